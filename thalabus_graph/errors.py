@@ -1,0 +1,158 @@
+"""The exception tree of thalabus-graph, grouped by what a caller can do about each failure.
+
+::
+
+    ThalabusError                       root: catch this to catch everything of ours
+    ├── ThalabusSyntaxError             malformed query text; has .position and a caret display
+    ├── PlanError                       a valid query that cannot be planned or evaluated
+    ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
+    ├── CapabilityError                 a backend declared unavailable for what was asked
+    ├── IngestError                     a bad input document (has .line_number when known)
+    ├── DatasetError                    unknown dataset / goal, or a failed dataset write
+    ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
+    ├── LauncherError                   the local Neo4j launcher could not do what was asked
+    ├── MigrationError                  a migration failed or history disagrees with files
+    │   ├── ChecksumMismatch            an applied migration file was edited
+    │   └── LockHeld                    another runner holds the migration lock
+    └── ServiceError                    an HTTP inference service (embedding, scoring) failed
+        ├── ServiceStatusError          a non-retryable HTTP status (4xx except 429)
+        ├── ServiceReplyError           a reply of the wrong shape, count or dimension
+        └── RetryableServiceError       worth retrying later
+            ├── RateLimited             HTTP 429; has .retry_after seconds when given
+            └── ServiceTimeout          no answer in time
+
+Foreign exceptions (neo4j, httpx) are mapped with ``raise ... from`` where they cross into
+our code, so callers never need to import driver exception types.
+"""
+
+from __future__ import annotations
+
+
+class ThalabusError(Exception):
+    """Root of every exception raised on purpose by thalabus-graph."""
+
+
+class ThalabusSyntaxError(ThalabusError):
+    """A query text that does not follow the grammar.
+
+    Attributes:
+        position: 0-based character offset where the text went wrong.
+        text: the whole query text.
+        expected: what the parser expected at that position.
+    """
+
+    def __init__(self, message: str, position: int, text: str = "") -> None:
+        self.position = position
+        self.text = text
+        self.expected = message
+        super().__init__(self._render(message, position, text))
+
+    @staticmethod
+    def _render(message: str, position: int, text: str) -> str:
+        if not text:
+            return f"{message} (at position {position})"
+        caret = " " * position + "^"
+        return f"{message} (at position {position})\n  {text}\n  {caret}"
+
+    def caret(self) -> str:
+        """The query with a caret under the failing position, on two lines."""
+        return f"{self.text}\n{' ' * self.position}^"
+
+
+class PlanError(ThalabusError):
+    """A syntactically valid query that cannot be planned or evaluated."""
+
+
+class ConfigurationError(ThalabusError):
+    """Wrong settings or arguments: the call must change, retrying will not help."""
+
+
+class CapabilityError(ThalabusError):
+    """A backend that declares it cannot do what was asked (e.g. an unavailable reranker)."""
+
+
+class IngestError(ThalabusError):
+    """A bad input document; ``line_number`` is the 1-based JSONL line when known."""
+
+    def __init__(self, message: str, line_number: int | None = None) -> None:
+        self.line_number = line_number
+        prefix = f"line {line_number}: " if line_number is not None else ""
+        super().__init__(prefix + message)
+
+
+class DatasetError(ThalabusError):
+    """An unknown dataset or goal, or a dataset write that was rolled back."""
+
+
+class GraphError(ThalabusError):
+    """Neo4j reported a failure; the original driver exception is the ``__cause__``."""
+
+
+class LauncherError(ThalabusError):
+    """The local Neo4j launcher could not install, start, stop or find a server."""
+
+
+class MigrationError(ThalabusError):
+    """A migration failed, or the applied history disagrees with the migration files."""
+
+
+class ChecksumMismatch(MigrationError):
+    """An already applied migration file was edited after it was applied."""
+
+
+class LockHeld(MigrationError):
+    """Another migration runner holds the lock."""
+
+
+class ServiceError(ThalabusError):
+    """An HTTP inference service (embedding or scoring) failed."""
+
+
+class ServiceStatusError(ServiceError):
+    """A non-retryable HTTP status; ``status_code`` holds it."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        self.status_code = status_code
+        super().__init__(message)
+
+
+class ServiceReplyError(ServiceError):
+    """A reply that is not of the documented shape (bad JSON, wrong count or dimension)."""
+
+
+class RetryableServiceError(ServiceError):
+    """A failure that may pass if the call is repeated later."""
+
+
+class RateLimited(RetryableServiceError):
+    """HTTP 429; ``retry_after`` is the server's hint in seconds, when it gave one."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ServiceTimeout(RetryableServiceError):
+    """The service did not answer in time."""
+
+
+__all__ = [
+    "CapabilityError",
+    "ChecksumMismatch",
+    "ConfigurationError",
+    "DatasetError",
+    "GraphError",
+    "IngestError",
+    "LauncherError",
+    "LockHeld",
+    "MigrationError",
+    "PlanError",
+    "RateLimited",
+    "RetryableServiceError",
+    "ServiceError",
+    "ServiceReplyError",
+    "ServiceStatusError",
+    "ServiceTimeout",
+    "ThalabusError",
+    "ThalabusSyntaxError",
+]

