@@ -1,0 +1,96 @@
+"""A thin wrapper over the neo4j driver: named statements, read/write routing, error mapping.
+
+Every read runs in a read transaction (routed to secondaries in a cluster), every write in a
+write transaction; neo4j exceptions become ``GraphError`` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+
+from thalabus_graph.errors import GraphError
+from thalabus_graph.graph import cypher_library
+
+T = TypeVar("T")
+Record = dict[str, Any]
+
+
+@contextmanager
+def mapped_errors(what: str) -> Iterator[None]:
+    """Turn neo4j driver exceptions into ``GraphError`` naming what was being done."""
+    try:
+        yield
+    except ServiceUnavailable as exc:
+        raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running? "
+                         "(`thalabus-graph neo4j start`)") from exc
+    except Neo4jError as exc:
+        raise GraphError(f"{what}: {exc.code}: {exc.message}") from exc
+    except neo4j.exceptions.DriverError as exc:
+        raise GraphError(f"{what}: {exc}") from exc
+
+
+class Database:
+    """Runs named statements against one database of one driver.
+
+    Example:
+        >>> db = Database.connect("bolt://127.0.0.1:7687")  # doctest: +SKIP
+        >>> db.read("count_documents")  # doctest: +SKIP
+    """
+
+    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+        self.driver = driver
+        self.database = database
+
+    @classmethod
+    def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
+                database: str = "neo4j") -> Database:
+        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
+        with mapped_errors(f"connecting to {uri}"):
+            driver = GraphDatabase.driver(uri, auth=auth)
+            try:
+                driver.verify_connectivity()
+            except Exception:
+                driver.close()
+                raise
+        return cls(driver, database)
+
+    def close(self) -> None:
+        """Close the driver and its connection pool."""
+        self.driver.close()
+
+    def read(self, name: str, **params: Any) -> list[Record]:
+        """Run the named statement in a read transaction; records as dicts."""
+        return self.read_tx(lambda tx: run(tx, name, **params), what=name)
+
+    def write(self, name: str, **params: Any) -> list[Record]:
+        """Run the named statement in its own write transaction; records as dicts."""
+        return self.write_tx(lambda tx: run(tx, name, **params), what=name)
+
+    def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
+        """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
+        with mapped_errors(what), self.driver.session(database=self.database) as session:
+            return session.execute_read(work)
+
+    def write_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "write") -> T:
+        """Run ``work`` in one managed write transaction: all of it commits or none of it."""
+        with mapped_errors(what), self.driver.session(database=self.database) as session:
+            return session.execute_write(work)
+
+    def run_schema(self, text: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run one schema statement in an auto-commit transaction (schema and data cannot mix)."""
+        with mapped_errors("schema statement"), self.driver.session(
+            database=self.database
+        ) as session:
+            session.run(text, params or {}).consume()
+
+
+def run(tx: ManagedTransaction, name: str, **params: Any) -> list[Record]:
+    """Run a named statement inside an open transaction; records as dicts."""
+    result = tx.run(cypher_library.load(name), params)  # type: ignore[arg-type]
+    return [record.data() for record in result]
