@@ -87,10 +87,10 @@ class Database:
         with mapped_errors("schema statement"), self.driver.session(
             database=self.database
         ) as session:
-            session.run(text, params or {}).consume()
+            session.run(text, dict(params or {})).consume()
 
 
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
-    result = tx.run(cypher_library.load(name), params)  # type: ignore[arg-type]
+    result = tx.run(cypher_library.load(name), params)
     return [record.data() for record in result]
