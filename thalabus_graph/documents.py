@@ -1,0 +1,523 @@
+"""Parse and validate the JSON Lines ingestion input, one document per line, streaming.
+
+``iter_documents(source)`` reads a file (or any iterable of lines) lazily and yields, per
+non-blank line, either a :class:`SourceDocument` or a :class:`LineError` with its line number.
+
+Input format (one JSON object per line; only ``documentid`` is required)::
+
+    {"documentid": "docid-3894",            non-empty string, no whitespace (see below)
+     "ontology": "asylum",                  optional string
+     "title": "...", "language": "de",      optional strings
+     "court": "BVGer", "year": 2021,        any other key with a scalar value (string, number,
+                                            boolean; null is dropped) is an extra property
+     "categories": {"COUNTRY_OF_ORIGIN": ["IQ"], "DECISION": "granted"},
+                                            name -> string or list of strings
+     "chapters": ["text of chapter 1", "..."],
+     "paragraphs": [["ch1 para 1", "ch1 para 2"], ["ch2 para 1"]],     optional, see below
+     "summaries": ["..."], "keywords": ["..."],
+     "embeddings": {"docid-3894-c1": [0.1, ...], "docid-3894-p2": [...]}}   optional
+
+Decisions:
+
+- Fragment ids are ``f"{documentid}-{letter}{n}"`` with ``c`` chapter, ``p`` paragraph,
+  ``s`` summary, ``k`` keyword, numbered from 1. The document id of a fragment id is everything
+  before its last hyphen, so a documentid may contain hyphens. It may not contain whitespace
+  or control characters, and may not itself end like a fragment id (``-c1``, ``-p12``...):
+  a category stub uses the documentid as its fragment id and would collide.
+- Paragraphs are numbered through the whole document (p1..pN). Unless given, they are derived
+  by splitting each chapter on blank lines (whitespace-only lines count as blank); each
+  paragraph is stripped. Explicit ``paragraphs`` are a list with one list of strings per
+  chapter (same length as ``chapters``); when ``chapters`` is absent, each chapter's text is
+  its paragraphs joined by a blank line.
+- ``chapters``, ``summaries`` and ``keywords`` are lists of non-blank strings (a bare string
+  counts as a one-element list); a blank entry is an error, since it would shift numbering.
+- A document with no text at all (only categories, or nothing) is valid.
+- ``embeddings`` are precomputed vectors keyed by fragment id of a chapter, paragraph or
+  summary of this document (keywords are not embedded). Alternatively keyed by kind:
+  ``{"chapters": [[...], null, ...], "paragraphs": [...], "summaries": [...]}`` with one entry
+  (or null) per fragment in order. Vectors must be non-empty lists of finite numbers; their
+  dimension is checked at ingest, against the settings.
+- Category names match ``[A-Za-z_][A-Za-z0-9_]*``; values are non-blank strings, kept
+  verbatim (``art$16``, ``x}y`` are plain data), de-duplicated in order; an empty list is
+  the same as no such category.
+- A documentid repeated within one file is not an error: both lines are yielded in order and,
+  since re-ingesting replaces a document whole, the later line wins.
+- Blank lines are skipped but still counted; a UTF-8 BOM at the start is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias, cast
+
+from thalabus_graph.errors import IngestError
+
+FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "keyword"]
+Scalar: TypeAlias = str | int | float | bool
+
+KIND_LETTERS: Mapping[FragmentKind, str] = {
+    "chapter": "c", "paragraph": "p", "summary": "s", "keyword": "k",
+}
+EMBEDDED_KINDS: tuple[FragmentKind, ...] = ("chapter", "paragraph", "summary")
+"""Fragment kinds that carry an embedding (keywords are searched as text only)."""
+
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_FRAGMENT_SUFFIX_RE = re.compile(r"-[cpsk][0-9]+\Z")
+_BAD_ID_CHARS_RE = re.compile(r"[\s\x00-\x1f\x7f]")
+_BLANK_LINE_RE = re.compile(r"\n[ \t\f\v]*\n")
+_RESERVED = frozenset({
+    "documentid", "ontology", "title", "language", "categories", "chapters", "paragraphs",
+    "summaries", "keywords", "embeddings",
+})
+_KIND_KEYS: Mapping[str, FragmentKind] = {
+    "chapters": "chapter", "paragraphs": "paragraph", "summaries": "summary",
+}
+
+
+def fragment_id(documentid: str, kind: FragmentKind, ordinal: int) -> str:
+    """The fragment id of the ``ordinal``-th (1-based) fragment of a kind: ``doc-1-c2``."""
+    return f"{documentid}-{KIND_LETTERS[kind]}{ordinal}"
+
+
+def document_id_of(fragmentid: str) -> str:
+    """The document id of a fragment id: everything before the last hyphen."""
+    head, sep, _ = fragmentid.rpartition("-")
+    return head if sep else fragmentid
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Split a chapter into paragraphs on blank lines; each stripped, empty ones dropped."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return [p.strip() for p in _BLANK_LINE_RE.split(text) if p.strip()]
+
+
+@dataclass(frozen=True)
+class SourceFragment:
+    """One text fragment of an input document.
+
+    Attributes:
+        kind: chapter, paragraph, summary or keyword.
+        fragmentid: ``{documentid}-{c|p|s|k}{ordinal}``.
+        documentid: the owning document.
+        ordinal: 1-based; paragraphs count through the whole document.
+        text: the fragment text.
+        chapter_fragmentid: for paragraphs, the chapter they belong to.
+        embedding: a precomputed vector when the input gave one.
+    """
+
+    kind: FragmentKind
+    fragmentid: str
+    documentid: str
+    ordinal: int
+    text: str
+    chapter_fragmentid: str | None = None
+    embedding: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    r"""A validated input document.
+
+    Example:
+        >>> doc = document_from_dict({"documentid": "d-1", "chapters": ["a\n\nb", "c"]})
+        >>> [p.fragmentid for p in doc.paragraphs]
+        ['d-1-p1', 'd-1-p2', 'd-1-p3']
+    """
+
+    documentid: str
+    ontology: str | None = None
+    title: str | None = None
+    language: str | None = None
+    properties: Mapping[str, Scalar] = field(default_factory=dict)
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    chapters: tuple[SourceFragment, ...] = ()
+    paragraphs: tuple[SourceFragment, ...] = ()
+    summaries: tuple[SourceFragment, ...] = ()
+    keywords: tuple[SourceFragment, ...] = ()
+    line_number: int | None = None
+
+    def fragments(self) -> Iterator[SourceFragment]:
+        """All fragments: chapters, paragraphs, summaries, keywords, in that order."""
+        yield from self.chapters
+        yield from self.paragraphs
+        yield from self.summaries
+        yield from self.keywords
+
+    def embeddable(self) -> Iterator[SourceFragment]:
+        """The fragments that carry an embedding (chapters, paragraphs, summaries)."""
+        yield from self.chapters
+        yield from self.paragraphs
+        yield from self.summaries
+
+    @property
+    def has_text(self) -> bool:
+        """True when the document has at least one fragment."""
+        return bool(self.chapters or self.summaries or self.keywords)
+
+
+@dataclass(frozen=True)
+class LineError:
+    """A line that failed validation; ``line_number`` is 1-based."""
+
+    line_number: int
+    message: str
+
+    def to_exception(self) -> IngestError:
+        """The same failure as an :class:`IngestError` (to raise)."""
+        return IngestError(self.message, self.line_number)
+
+
+ParsedLine: TypeAlias = SourceDocument | LineError
+
+
+def iter_documents(
+    source: str | os.PathLike[str] | Iterable[str] | Iterable[bytes],
+) -> Iterator[ParsedLine]:
+    """Yield a :class:`SourceDocument` or :class:`LineError` per non-blank line, lazily.
+
+    Args:
+        source: a path to a ``.jsonl`` file, or any iterable of lines (str or bytes),
+            such as an open file. Nothing is read before the iterator is advanced.
+    """
+    if isinstance(source, str | os.PathLike):
+        yield from _iter_path(source)
+        return
+    lines = cast("Iterable[str | bytes]", source)
+    for number, line in enumerate(lines, start=1):
+        parsed = _parse_line(line, number)
+        if parsed is not None:
+            yield parsed
+
+
+def read_documents(
+    source: str | os.PathLike[str] | Iterable[str] | Iterable[bytes],
+    *,
+    skip_errors: bool = False,
+    errors: list[LineError] | None = None,
+) -> Iterator[SourceDocument]:
+    """Yield the valid documents; a bad line raises :class:`IngestError`, or is skipped.
+
+    Args:
+        source: as for :func:`iter_documents`.
+        skip_errors: skip bad lines instead of raising at the first one.
+        errors: when given, skipped lines are appended to it.
+    """
+    for parsed in iter_documents(source):
+        if isinstance(parsed, LineError):
+            if not skip_errors:
+                raise parsed.to_exception()
+            if errors is not None:
+                errors.append(parsed)
+            continue
+        yield parsed
+
+
+def parse_document(line: str | bytes, line_number: int | None = None) -> SourceDocument:
+    """Parse one JSON line into a document, raising :class:`IngestError` when invalid."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IngestError(f"not valid JSON: {exc}", line_number) from None
+    return document_from_dict(obj, line_number)
+
+
+def document_from_dict(obj: Any, line_number: int | None = None) -> SourceDocument:
+    """Validate one decoded JSON value into a document, raising :class:`IngestError`."""
+    try:
+        return _Builder(obj, line_number).build()
+    except _Invalid as exc:
+        raise IngestError(str(exc), line_number) from None
+
+
+# --- internals ------------------------------------------------------------------------------
+
+
+class _Invalid(Exception):
+    """A validation failure inside one document (line number added by the caller)."""
+
+
+def _iter_path(path: str | os.PathLike[str]) -> Iterator[ParsedLine]:
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            parsed = _parse_line(raw, number)
+            if parsed is not None:
+                yield parsed
+
+
+def _parse_line(line: str | bytes, number: int) -> ParsedLine | None:
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return LineError(number, f"not valid UTF-8: {exc}")
+    if number == 1:
+        line = line.removeprefix("\ufeff")
+    if not line.strip():
+        return None
+    try:
+        return parse_document(line, number)
+    except IngestError as exc:
+        return LineError(number, _strip_prefix(str(exc), number))
+
+
+def _strip_prefix(message: str, number: int) -> str:
+    return message.removeprefix(f"line {number}: ")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _Builder:
+    """Validates one decoded JSON object and assembles the document."""
+
+    def __init__(self, obj: Any, line_number: int | None) -> None:
+        self.obj = obj
+        self.line_number = line_number
+        self.documentid = ""
+
+    def build(self) -> SourceDocument:
+        obj = self.obj
+        if not isinstance(obj, dict):
+            raise _Invalid(f"a document must be a JSON object, not {_json_type(obj)}")
+        self.documentid = self._documentid(obj.get("documentid"))
+        ontology = self._optional_str(obj, "ontology", allow_blank=False)
+        title = self._optional_str(obj, "title", allow_blank=True)
+        language = self._optional_str(obj, "language", allow_blank=False)
+        properties = self._properties(obj)
+        categories = self._categories(obj.get("categories"))
+
+        chapter_texts = self._text_list(obj, "chapters")
+        explicit = self._explicit_paragraphs(obj.get("paragraphs"), chapter_texts)
+        if chapter_texts is None:
+            chapter_texts = ["\n\n".join(p) for p in explicit] if explicit is not None else []
+        paragraph_groups = (
+            explicit if explicit is not None else [split_paragraphs(t) for t in chapter_texts]
+        )
+        summary_texts = self._text_list(obj, "summaries") or []
+        keyword_texts = self._text_list(obj, "keywords") or []
+
+        chapters = [self._fragment("chapter", i, t) for i, t in enumerate(chapter_texts, 1)]
+        paragraphs: list[SourceFragment] = []
+        for chapter, group in zip(chapters, paragraph_groups, strict=True):
+            for text in group:
+                paragraphs.append(self._fragment(
+                    "paragraph", len(paragraphs) + 1, text, chapter.fragmentid))
+        summaries = [self._fragment("summary", i, t) for i, t in enumerate(summary_texts, 1)]
+        keywords = [self._fragment("keyword", i, t) for i, t in enumerate(keyword_texts, 1)]
+
+        vectors = self._embeddings(obj.get("embeddings"), {
+            "chapter": chapters, "paragraph": paragraphs, "summary": summaries})
+        if vectors:
+            chapters, paragraphs, summaries = (
+                [_with_vector(f, vectors) for f in group]
+                for group in (chapters, paragraphs, summaries)
+            )
+        return SourceDocument(
+            documentid=self.documentid, ontology=ontology, title=title, language=language,
+            properties=properties, categories=categories, chapters=tuple(chapters),
+            paragraphs=tuple(paragraphs), summaries=tuple(summaries), keywords=tuple(keywords),
+            line_number=self.line_number,
+        )
+
+    def _documentid(self, value: Any) -> str:
+        if value is None:
+            raise _Invalid("missing documentid")
+        if not isinstance(value, str):
+            raise _Invalid(f"documentid must be a string, not {_json_type(value)}")
+        if not value:
+            raise _Invalid("documentid is empty")
+        if _BAD_ID_CHARS_RE.search(value):
+            raise _Invalid(f"documentid {value!r} contains whitespace or control characters")
+        if _FRAGMENT_SUFFIX_RE.search(value):
+            raise _Invalid(
+                f"documentid {value!r} ends like a fragment id (-c1, -p2, -s3, -k4); "
+                "it would collide with another document's fragments")
+        return value
+
+    def _optional_str(self, obj: dict[str, Any], key: str, *, allow_blank: bool) -> str | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise _Invalid(f"{key} must be a string, not {_json_type(value)}")
+        if not allow_blank and not value.strip():
+            raise _Invalid(f"{key} is blank")
+        return value
+
+    def _properties(self, obj: dict[str, Any]) -> dict[str, Scalar]:
+        props: dict[str, Scalar] = {}
+        for key, value in obj.items():
+            if key in _RESERVED or value is None:
+                continue
+            if not NAME_RE.match(key):
+                raise _Invalid(f"property name {key!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _Invalid(f"property {key!r} is not a finite number")
+            if not isinstance(value, str | int | float | bool):
+                raise _Invalid(
+                    f"property {key!r} must be a string, number or boolean, "
+                    f"not {_json_type(value)}")
+            props[key] = value
+        return props
+
+    def _categories(self, value: Any) -> dict[str, tuple[str, ...]]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise _Invalid(f"categories must be an object, not {_json_type(value)}")
+        result: dict[str, tuple[str, ...]] = {}
+        for name, raw in value.items():
+            if not NAME_RE.match(name):
+                raise _Invalid(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            items = [raw] if isinstance(raw, str) else raw
+            if not isinstance(items, list):
+                raise _Invalid(
+                    f"category {name} must be a string or a list of strings, "
+                    f"not {_json_type(raw)}")
+            values: list[str] = []
+            for item in items:
+                if not isinstance(item, str):
+                    raise _Invalid(
+                        f"category {name} has a value that is {_json_type(item)}, "
+                        "not a string")
+                if not item.strip():
+                    raise _Invalid(f"category {name} has a blank value")
+                if item not in values:
+                    values.append(item)
+            if values:
+                result[name] = tuple(values)
+        return result
+
+    def _text_list(self, obj: dict[str, Any], key: str) -> list[str] | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise _Invalid(f"{key} must be a list of strings, not {_json_type(value)}")
+        for i, item in enumerate(items, 1):
+            if not isinstance(item, str):
+                raise _Invalid(f"{key}[{i}] must be a string, not {_json_type(item)}")
+            if not item.strip():
+                raise _Invalid(f"{key}[{i}] is blank")
+        return [item.strip() for item in items]
+
+    def _explicit_paragraphs(
+        self, value: Any, chapter_texts: list[str] | None,
+    ) -> list[list[str]] | None:
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
+            raise _Invalid(
+                "paragraphs must be a list with one list of strings per chapter")
+        if chapter_texts is not None and len(value) != len(chapter_texts):
+            raise _Invalid(
+                f"paragraphs has {len(value)} lists but there are {len(chapter_texts)} "
+                "chapters; give one list per chapter")
+        groups: list[list[str]] = []
+        for c, group in enumerate(value, 1):
+            texts: list[str] = []
+            for p, item in enumerate(group, 1):
+                if not isinstance(item, str):
+                    raise _Invalid(
+                        f"paragraphs[{c}][{p}] must be a string, not {_json_type(item)}")
+                if not item.strip():
+                    raise _Invalid(f"paragraphs[{c}][{p}] is blank")
+                texts.append(item.strip())
+            if chapter_texts is None and not texts:
+                raise _Invalid(f"paragraphs[{c}] is empty and there is no chapter text")
+            groups.append(texts)
+        return groups
+
+    def _fragment(
+        self, kind: FragmentKind, ordinal: int, text: str, chapter: str | None = None,
+    ) -> SourceFragment:
+        return SourceFragment(
+            kind=kind, fragmentid=fragment_id(self.documentid, kind, ordinal),
+            documentid=self.documentid, ordinal=ordinal, text=text,
+            chapter_fragmentid=chapter,
+        )
+
+    def _embeddings(
+        self, value: Any, by_kind: Mapping[FragmentKind, list[SourceFragment]],
+    ) -> dict[str, tuple[float, ...]]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise _Invalid(f"embeddings must be an object, not {_json_type(value)}")
+        known = {f.fragmentid for group in by_kind.values() for f in group}
+        vectors: dict[str, tuple[float, ...]] = {}
+        for key, raw in value.items():
+            if key in _KIND_KEYS:
+                group = by_kind[_KIND_KEYS[key]]
+                if not isinstance(raw, list):
+                    raise _Invalid(f"embeddings.{key} must be a list of vectors")
+                if len(raw) != len(group):
+                    raise _Invalid(
+                        f"embeddings.{key} has {len(raw)} entries for {len(group)} {key}")
+                for fragment, vector in zip(group, raw, strict=True):
+                    if vector is not None:
+                        vectors[fragment.fragmentid] = self._vector(fragment.fragmentid, vector)
+            elif key in known:
+                vectors[key] = self._vector(key, raw)
+            else:
+                raise _Invalid(
+                    f"embeddings key {key!r} is not a chapter, paragraph or summary id of "
+                    "this document (nor chapters/paragraphs/summaries)")
+        return vectors
+
+    def _vector(self, fragmentid: str, raw: Any) -> tuple[float, ...]:
+        if not isinstance(raw, list) or not raw:
+            raise _Invalid(f"embedding of {fragmentid} must be a non-empty list of numbers")
+        for x in raw:
+            if not _is_number(x) or not math.isfinite(x):
+                raise _Invalid(
+                    f"embedding of {fragmentid} holds {json.dumps(x)}, not a finite number")
+        return tuple(float(x) for x in raw)
+
+
+def _with_vector(
+    fragment: SourceFragment, vectors: Mapping[str, tuple[float, ...]],
+) -> SourceFragment:
+    vector = vectors.get(fragment.fragmentid)
+    return fragment if vector is None else replace(fragment, embedding=vector)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+__all__ = [
+    "EMBEDDED_KINDS",
+    "KIND_LETTERS",
+    "FragmentKind",
+    "LineError",
+    "ParsedLine",
+    "SourceDocument",
+    "SourceFragment",
+    "document_from_dict",
+    "document_id_of",
+    "fragment_id",
+    "iter_documents",
+    "parse_document",
+    "read_documents",
+    "split_paragraphs",
+]
