@@ -49,14 +49,38 @@ class ThalabusSyntaxError(ThalabusError):
 
     @staticmethod
     def _render(message: str, position: int, text: str) -> str:
+        where = f"position {position}"
+        if "\n" in text:
+            line = text.count("\n", 0, position) + 1
+            column = position - (text.rfind("\n", 0, position) + 1)
+            where += f", line {line} column {column + 1}"
         if not text:
-            return f"{message} (at position {position})"
-        caret = " " * position + "^"
-        return f"{message} (at position {position})\n  {text}\n  {caret}"
+            return f"{message} (at {where})"
+        shown, caret = ThalabusSyntaxError._display(text, position)
+        return f"{message} (at {where})\n  {shown}\n  {caret}"
+
+    @staticmethod
+    def _display(text: str, position: int, width: int = 100) -> tuple[str, str]:
+        """The line of ``text`` holding ``position`` (cut to ``width``) and its caret line."""
+        position = max(0, min(position, len(text)))
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        end = len(text) if end == -1 else end
+        prefix = suffix = ""
+        if end - start > width:
+            left = max(start, min(position - width // 2, end - width))
+            right = min(end, left + width)
+            prefix = "..." if left > start else ""
+            suffix = "..." if right < end else ""
+            start, end = left, right
+        shown = "".join(c if c == "\t" or c.isprintable() else " " for c in text[start:end])
+        pad = "".join("\t" if c == "\t" else " " for c in shown[: position - start])
+        return prefix + shown + suffix, " " * len(prefix) + pad + "^"
 
     def caret(self) -> str:
-        """The query with a caret under the failing position, on two lines."""
-        return f"{self.text}\n{' ' * self.position}^"
+        """The query line with a caret under the failing position, on two lines."""
+        shown, caret = self._display(self.text, self.position)
+        return f"{shown}\n{caret}"
 
 
 class PlanError(ThalabusError):
