@@ -64,11 +64,11 @@ class Database:
         """Close the driver and its connection pool."""
         self.driver.close()
 
-    def read(self, name: str, **params: Any) -> list[Record]:
+    def read(self, name: str, /, **params: Any) -> list[Record]:
         """Run the named statement in a read transaction; records as dicts."""
         return self.read_tx(lambda tx: run(tx, name, **params), what=name)
 
-    def write(self, name: str, **params: Any) -> list[Record]:
+    def write(self, name: str, /, **params: Any) -> list[Record]:
         """Run the named statement in its own write transaction; records as dicts."""
         return self.write_tx(lambda tx: run(tx, name, **params), what=name)
 
@@ -90,7 +90,7 @@ class Database:
             session.run(text, dict(params or {})).consume()
 
 
-def run(tx: ManagedTransaction, name: str, **params: Any) -> list[Record]:
+def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
     result = tx.run(cypher_library.load(name), params)
     return [record.data() for record in result]

@@ -1,0 +1,2 @@
+MATCH (d:Document)
+RETURN d.documentid AS documentid

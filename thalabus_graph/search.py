@@ -1,0 +1,343 @@
+"""Search executors over the graph: semantic, text and category searches, and the universe.
+
+Each search returns fragments on its own score scale (see ``settings``) and may be restricted
+to a set of document ids, which is how the compiled plan pushes filters down. Filtered vector
+search chooses between exact cosine over the filtered fragments and the vector index with
+over-fetch by the estimated selectivity; every choice is recorded as a ``Step`` for explain.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from thalabus_graph import lucene
+from thalabus_graph.embeddings import Embedder
+from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
+from thalabus_graph.graph.database import Database, Record
+from thalabus_graph.settings import Settings
+
+DocSet = frozenset[str]
+"""A set of document ids; ``None`` in its place means "no restriction"."""
+
+
+@dataclass(frozen=True)
+class VectorSource:
+    """One embedded fragment kind: its label, vector index and tunables' names."""
+
+    source: str
+    label: str
+    index: str
+
+
+VECTOR_SOURCES = (
+    VectorSource("chapters", "Chapter", "typical_rag"),
+    VectorSource("paragraphs", "Paragraph", "paragraphs"),
+    VectorSource("summaries", "Summary", "summaries"),
+)
+TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
+
+
+@dataclass
+class Step:
+    """One executed (or planned) search call, for explain and profile output."""
+
+    kind: str
+    detail: dict[str, Any]
+    cypher: str = ""
+    rows: int = 0
+    ms: float = 0.0
+    children: list[Step] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, children included."""
+        out: dict[str, Any] = {"kind": self.kind, **self.detail}
+        if self.cypher:
+            out["cypher"] = self.cypher
+        out["rows"] = self.rows
+        out["ms"] = round(self.ms, 3)
+        if self.children:
+            out["children"] = [c.to_dict() for c in self.children]
+        return out
+
+
+class SearchExecutor:
+    """Runs the searches of one query evaluation (caches counts and phrase statistics).
+
+    Example:
+        >>> ex = SearchExecutor(db, settings, embedder, scope=None)  # doctest: +SKIP
+        >>> ex.semantic("asylum seeker", restrict=None)[:1]          # doctest: +SKIP
+    """
+
+    def __init__(self, db: Database, settings: Settings, embedder: Embedder,
+                 scope: DocSet | None = None) -> None:
+        self.db = db
+        self.settings = settings
+        self.embedder = embedder
+        self.scope = scope
+        self.steps: list[Step] = []
+        self.embed_ms = 0.0
+        self._counts: dict[str, int] | None = None
+        self._semantic_ranges: dict[str, tuple[float, float]] = {}
+        self._text_best_cache: dict[tuple[str, str, str | None], float] = {}
+        self._vectors: dict[str, list[float]] = {}
+
+    # --- helpers ---------------------------------------------------------------------
+    def restriction(self, restrict: DocSet | None) -> DocSet | None:
+        """The effective document restriction: the scope intersected with ``restrict``."""
+        if restrict is None:
+            return self.scope
+        if self.scope is None:
+            return restrict
+        return restrict & self.scope
+
+    def counts(self) -> dict[str, int]:
+        """Node counts per label (documents, chapters, paragraphs, summaries)."""
+        if self._counts is None:
+            rows = self.db.read("search_counts")
+            self._counts = {k: int(v) for k, v in rows[0].items()}
+        return self._counts
+
+    def query_vector(self, phrase: str) -> list[float]:
+        """The phrase's query embedding (cached per evaluation; the embedder caches too)."""
+        if phrase not in self._vectors:
+            start = time.perf_counter()
+            vec = self.embedder.embed_queries([phrase])[0]
+            self.embed_ms += (time.perf_counter() - start) * 1000
+            self._vectors[phrase] = [float(x) for x in vec]
+        return self._vectors[phrase]
+
+    def _read(self, step: Step, name: str, /, **params: Any) -> list[Record]:
+        start = time.perf_counter()
+        rows = self.db.read(name, **params)
+        step.ms += (time.perf_counter() - start) * 1000
+        step.rows += len(rows)
+        step.cypher = name
+        return rows
+
+    # --- semantic ----------------------------------------------------------------------
+    def uses_text(self, phrase: str) -> bool:
+        """Whether a SEMANTIC phrase also runs the text search (short, or hybrid for all)."""
+        if self.settings.hybrid_all_queries:
+            return True
+        return len(phrase.split()) <= self.settings.short_query_max_words
+
+    def semantic(self, phrase: str, restrict: DocSet | None, *,
+                 with_text: bool | None = None) -> list[Fragment]:
+        """Semantic search over chapters, paragraphs and summaries, fused with the text search
+        when the phrase qualifies (``with_text`` overrides the rule)."""
+        docs = self.restriction(restrict)
+        semantic = self._semantic_only(phrase, docs)
+        if docs == self.scope and phrase not in self._semantic_ranges:
+            self._remember_range(phrase, semantic)
+        fuse = self.uses_text(phrase) if with_text is None else with_text
+        if not fuse:
+            return semantic
+        text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
+        return self._fuse(phrase, semantic, text)
+
+    def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
+        vector = self.query_vector(phrase)
+        out: list[Fragment] = []
+        for src in VECTOR_SOURCES:
+            top_n = int(getattr(self.settings, f"top_n_{src.source}"))
+            factor = float(getattr(self.settings, f"score_factor_{src.source}"))
+            cap = float(getattr(self.settings, f"score_cap_{src.source}"))
+            for row in self._vector_search(src, vector, top_n, docs, phrase):
+                score = min(float(row["score"]) * factor, cap)
+                if score < self.settings.min_score:
+                    continue
+                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"], score,
+                                    src.source, (f"semantic:{src.source}",)))
+        return sort_fragments(out)
+
+    def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
+                       docs: DocSet | None, phrase: str) -> list[Record]:
+        step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
+        self.steps.append(step)
+        if docs is None:
+            step.detail.update(path="index", reason="no filter")
+            return self._read(step, "search_vector", index=src.index, k=top_n, vector=vector,
+                              documentids=None)
+        return self._filtered_vector_search(step, src, vector, top_n, docs)
+
+    def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
+                                top_n: int, docs: DocSet) -> list[Record]:
+        counts = self.counts()
+        total = counts.get(src.source, 0)
+        selectivity = len(docs) / counts["documents"] if counts["documents"] else 0.0
+        estimated = total * selectivity
+        step.detail.update(selectivity=round(selectivity, 6), filtered_documents=len(docs),
+                           estimated_fragments=round(estimated))
+        if not docs or total == 0:
+            step.detail.update(path="none", reason="empty filter or no fragments")
+            return []
+        ids = sorted(docs)
+        s = self.settings
+        k = math.ceil(top_n * s.vector_overfetch_factor / max(selectivity, 1e-9))
+        if estimated <= s.exact_search_max_candidates or k > s.index_max_k:
+            why = (f"estimated {round(estimated)} fragments <= {s.exact_search_max_candidates}"
+                   if estimated <= s.exact_search_max_candidates
+                   else f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
+            step.detail.update(path="exact", reason=why)
+            return self._read(step, "search_vector_exact", documentids=ids, label=src.label,
+                              vector=vector, k=top_n)
+        step.detail.update(path="index", overfetch_k=k,
+                           reason=f"estimated {round(estimated)} fragments: index with "
+                                  f"over-fetch x{s.vector_overfetch_factor}/selectivity")
+        while True:
+            rows = self._read(step, "search_vector", index=src.index, k=min(k, total),
+                              vector=vector, documentids=ids)
+            if len(rows) >= top_n or k >= total:
+                return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
+            if k * 2 > s.index_max_k:
+                step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
+                return self._read(step, "search_vector_exact", documentids=ids,
+                                  label=src.label, vector=vector, k=top_n)
+            k *= 2
+            step.detail["overfetch_k"] = k
+
+    # --- text --------------------------------------------------------------------------
+    def text(self, term: str, restrict: DocSet | None, *, case_sensitive: bool) -> list[Fragment]:
+        """Phrase search on chapters and keywords, scores divided by the best of each index's
+        unrestricted search; the case-sensitive form keeps hits containing the term exactly."""
+        docs = self.restriction(restrict)
+        hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive)
+        return sort_fragments(hits)
+
+    def _text_hits(self, term: str, docs: DocSet | None, *, phrase_mode: bool,
+                   case_sensitive: bool) -> list[Fragment]:
+        query = lucene.phrase_query(term) if phrase_mode else lucene.terms_query(term)
+        if not query or (docs is not None and not docs):
+            return []
+        out: list[Fragment] = []
+        for source, index in TEXT_SOURCES:
+            step = Step("text", {"term": term, "index": index, "lucene": query,
+                                 "case_sensitive": case_sensitive})
+            self.steps.append(step)
+            rows = self._fulltext(step, index, query, docs, term if case_sensitive else None)
+            if docs == self.scope:
+                best = rows[0]["score"] if rows else 0.0
+            else:
+                best = self._text_best(index, query, term if case_sensitive else None)
+            if best <= 0:
+                continue
+            for row in rows[: self.settings.top_n_text]:
+                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"],
+                                    float(row["score"]) / best, source, (f"text:{source}",)))
+        return out
+
+    def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
+                  exact: str | None) -> list[Record]:
+        """Full-text rows best first, restricted to ``docs`` with over-fetch, optionally kept
+        only where the text contains ``exact``."""
+        k = self.settings.top_n_text
+        ids = None if docs is None else sorted(docs)
+        if ids is not None:
+            documents = max(self.counts()["documents"], 1)
+            selectivity = max(len(ids) / documents, 1e-9)
+            k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
+        if exact is not None:
+            k = min(k * 5, self.settings.index_max_k)
+        params: dict[str, Any] = {"index": index, "query": query, "k": k, "documentids": ids}
+        if step is None:
+            rows = self.db.read("search_fulltext", **params)
+        else:
+            step.detail["k"] = k
+            rows = self._read(step, "search_fulltext", **params)
+        rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
+        if exact is not None:
+            rows = [r for r in rows if exact in (r["text"] or "")]
+        return rows
+
+    def _text_best(self, index: str, query: str, exact: str | None) -> float:
+        """The best score of the unrestricted (scoped) search: the normalisation divisor."""
+        key = (index, query, exact)
+        if key not in self._text_best_cache:
+            rows = self._fulltext(None, index, query, self.scope, exact)
+            self._text_best_cache[key] = float(rows[0]["score"]) if rows else 0.0
+        return self._text_best_cache[key]
+
+    # --- fusion ------------------------------------------------------------------------
+    def _semantic_range(self, phrase: str) -> tuple[float, float]:
+        """(min, max) semantic score of the phrase's unrestricted (scoped) search."""
+        if phrase not in self._semantic_ranges:
+            self._remember_range(phrase, self._semantic_only(phrase, self.scope))
+        return self._semantic_ranges[phrase]
+
+    def _remember_range(self, phrase: str, fragments: Sequence[Fragment]) -> None:
+        lo = min((f.score for f in fragments), default=0.0)
+        hi = max((f.score for f in fragments), default=0.0)
+        self._semantic_ranges[phrase] = (lo, hi)
+
+    def _fuse(self, phrase: str, semantic: Sequence[Fragment],
+              text: Sequence[Fragment]) -> list[Fragment]:
+        """Fuse a phrase's semantic and text fragments by ``settings.fusion``.
+
+        convex: ``(1 - w) * semantic_minmax + w * text`` (text already divided by its best);
+        max: the larger of the two normalised scores; rrf: reciprocal rank fusion.
+        Semantic scores are min-max normalised over the phrase's unrestricted search, so a
+        pushed-down filter never changes a fragment's fused score (rrf ranks do change).
+        """
+        rule = self.settings.fusion
+        if rule == "rrf":
+            return _rrf(semantic, text, self.settings.rrf_k)
+        lo, hi = self._semantic_range(phrase)
+        span = hi - lo
+        w = self.settings.fusion_text_weight
+        sem_norm = {f.fragmentid: ((f.score - lo) / span if span > 0 else 1.0) for f in semantic}
+        txt_norm = {f.fragmentid: f.score for f in text}
+        first: dict[str, Fragment] = {}
+        contributions: dict[str, set[str]] = {}
+        for f in (*semantic, *text):
+            first.setdefault(f.fragmentid, f)
+            contributions.setdefault(f.fragmentid, set()).update(f.contributions)
+        out: list[Fragment] = []
+        for fid, base in first.items():
+            s, t = sem_norm.get(fid, 0.0), txt_norm.get(fid, 0.0)
+            score = max(s, t) if rule == "max" else (1 - w) * s + w * t
+            out.append(Fragment(fid, base.documentid, base.text, score, base.source,
+                                tuple(sorted(contributions[fid]))))
+        return sort_fragments(out)
+
+    # --- categories and universe ---------------------------------------------------------
+    def category_documents(self, name: str, values: Sequence[str]) -> DocSet:
+        """Documents having any of ``values`` for category ``name`` (within the scope)."""
+        step = Step("category", {"name": name, "values": list(values)})
+        self.steps.append(step)
+        rows = self._read(step, "search_category", name=name, values=list(values))
+        docs = frozenset(r["documentid"] for r in rows)
+        return docs if self.scope is None else docs & self.scope
+
+    def universe(self) -> DocSet:
+        """Every document of the scope (all documents when there is no scope)."""
+        if self.scope is not None:
+            return self.scope
+        step = Step("universe", {})
+        self.steps.append(step)
+        rows = self._read(step, "universe_all_documents")
+        return frozenset(r["documentid"] for r in rows)
+
+
+def stubs(documentids: Iterable[str], contribution: str = CATEGORY_SOURCE) -> list[Fragment]:
+    """Category stubs for the documents, sorted."""
+    return sort_fragments(stub(d, (contribution,)) for d in documentids)
+
+
+def _rrf(semantic: Sequence[Fragment], text: Sequence[Fragment], k: int) -> list[Fragment]:
+    scores: dict[str, float] = {}
+    first: dict[str, Fragment] = {}
+    contributions: dict[str, set[str]] = {}
+    for ranked in (sort_fragments(semantic), sort_fragments(text)):
+        for rank, f in enumerate(ranked, start=1):
+            scores[f.fragmentid] = scores.get(f.fragmentid, 0.0) + 1.0 / (k + rank)
+            first.setdefault(f.fragmentid, f)
+            contributions.setdefault(f.fragmentid, set()).update(f.contributions)
+    return sort_fragments(
+        Fragment(fid, f.documentid, f.text, scores[fid], f.source,
+                 tuple(sorted(contributions[fid])))
+        for fid, f in first.items()
+    )
