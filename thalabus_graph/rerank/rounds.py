@@ -1,0 +1,295 @@
+"""Dataset reranking in rounds: rerank each round, select per round, merge rounds by fragment id.
+
+Rounds bound what one reranking call carries (``MAX_RERANKING_INPUT_FRAG``); they are not a
+relevance limit. `rerank_in_rounds_sync` serves callers without an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.rerank._http import as_service_error
+from thalabus_graph.rerank.policies import (
+    ScoredFragment,
+    SelectionPolicy,
+    ThresholdWithTiers,
+    ranked,
+)
+from thalabus_graph.rerank.protocol import Passage, Reranker, RerankFailure, is_score
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class FragmentLike(Protocol):
+    """Anything with ``fragmentid``, ``text`` and ``score`` attributes (e.g. a `Fragment`)."""
+
+    @property
+    def fragmentid(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+CandidateLike = Passage | tuple[str, str, float] | tuple[str, str, None] | FragmentLike
+"""A round member: a `Passage`, a ``(fragmentid, text, score)`` tuple or a fragment object."""
+
+
+@dataclass(frozen=True)
+class RoundsResult:
+    """The merged outcome of all rounds.
+
+    Attributes:
+        fragments: survivors of every round, merged by fragment id (higher score kept), sorted
+            by score descending then fragment id; ``score`` is the reranker's.
+        reranked: False when the order was inherited (empty query, or no round got a single
+            score), True otherwise.
+        rounds: how many rounds ran.
+        failures: failed batches (and reranker exceptions) of every round.
+        unscored_ids: candidates the reranker could not score; they take no part in selection.
+        tiers: per round, the `ThresholdWithTiers` tier that selected (None for other policies).
+        reason: why ``reranked`` is False: ``no-semantic-query`` | ``failed`` | ``empty``.
+
+    Example:
+        >>> RoundsResult((), reranked=False, reason="no-semantic-query").degraded
+        False
+    """
+
+    fragments: tuple[ScoredFragment, ...]
+    reranked: bool
+    rounds: int = 0
+    failures: tuple[RerankFailure, ...] = ()
+    unscored_ids: tuple[str, ...] = ()
+    tiers: tuple[int | None, ...] = ()
+    reason: str | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """True when some candidate went unscored or the reranker failed."""
+        return bool(self.failures or self.unscored_ids)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The fragments as plain dicts (see `ScoredFragment.to_dict`)."""
+        return [f.to_dict() for f in self.fragments]
+
+
+def as_passage(candidate: CandidateLike) -> Passage:
+    """A `Passage` from a tuple, a `Passage` or an object with fragment attributes."""
+    if isinstance(candidate, tuple):
+        if len(candidate) != 3:
+            raise ConfigurationError(
+                f"a candidate tuple is (fragmentid, text, score): {candidate!r}"
+            )
+        fid, text, score = candidate
+        return Passage(str(fid), str(text), None if score is None else float(score))
+    return Passage(candidate.fragmentid, candidate.text, candidate.score)
+
+
+def rounds_of(candidates: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``candidates`` in consecutive rounds of at most ``size``.
+
+    Example:
+        >>> [len(r) for r in rounds_of(range(16), 7)]
+        [7, 7, 2]
+    """
+    if size < 1:
+        raise ConfigurationError("round size must be at least 1")
+    current: list[T] = []
+    for c in candidates:
+        current.append(c)
+        if len(current) == size:
+            yield current
+            current = []
+    if current:
+        yield current
+
+
+async def _iterate(
+    rounds: Iterable[Sequence[CandidateLike]] | AsyncIterable[Sequence[CandidateLike]],
+) -> AsyncIterable[Sequence[CandidateLike]]:
+    if isinstance(rounds, AsyncIterable):
+        async for r in rounds:
+            yield r
+    else:
+        for r in rounds:
+            yield r
+
+
+async def rerank_in_rounds(
+    rounds: Iterable[Sequence[CandidateLike]] | AsyncIterable[Sequence[CandidateLike]],
+    query: str,
+    reranker: Reranker,
+    policy: SelectionPolicy | None = None,
+) -> RoundsResult:
+    """Rerank each round with ``reranker``, select with ``policy``, merge rounds.
+
+    ``query`` is the semantic part of the query only. An empty ``query`` keeps the input order
+    (first occurrence of each fragment id, retrieval scores) with ``reranked=False``. When no
+    candidate of any round gets a score, the input order is kept likewise (``reason`` says
+    ``failed`` or ``empty``). Candidates left unscored by a partly failed round are listed in
+    ``unscored_ids`` and are not selected: an unscored fragment is not evidence of relevance.
+
+    Example:
+        ``result = await rerank_in_rounds(rounds_of(candidates, 5000), '"bob" AND "cat"',
+        reranker, ThresholdWithTiers())``
+    """
+    chosen_policy: SelectionPolicy = policy if policy is not None else ThresholdWithTiers()
+    if not query.strip():
+        return await _keep_order(rounds, "no-semantic-query")
+    merged: dict[str, ScoredFragment] = {}
+    inputs: dict[str, Passage] = {}
+    failures: list[RerankFailure] = []
+    unscored: dict[str, None] = {}
+    tiers: list[int | None] = []
+    count = 0
+    any_scored = False
+    async for members in _iterate(rounds):
+        count += 1
+        passages = _dedupe(as_passage(c) for c in members)
+        for p in passages:
+            inputs.setdefault(p.id, p)
+        if not passages:
+            tiers.append(None)
+            continue
+        try:
+            reply = await reranker.score(query, passages)
+        except Exception as exc:  # one failing round degrades, it does not end the run
+            failures.append(RerankFailure(tuple(p.id for p in passages), as_service_error(exc)))
+            unscored.update(dict.fromkeys(p.id for p in passages))
+            tiers.append(None)
+            continue
+        failures.extend(reply.failures)
+        scored: list[ScoredFragment] = []
+        for p in passages:
+            value = reply.scores.get(p.id)
+            if value is None or not is_score(value):
+                unscored[p.id] = None
+                continue
+            scored.append(ScoredFragment(p.id, p.text, float(value), original_score=p.score))
+        any_scored = any_scored or bool(scored)
+        explain = getattr(chosen_policy, "select_explained", None)
+        if explain is not None:
+            selection = explain(scored)
+            selected, tier = selection.fragments, selection.tier
+        else:
+            selected, tier = chosen_policy.select(scored), None
+        tiers.append(tier)
+        for f in selected:
+            old = merged.get(f.fragmentid)
+            if old is None or f.score > old.score:
+                merged[f.fragmentid] = f
+    scored_anywhere = set(merged)
+    unscored_ids = tuple(i for i in unscored if i not in scored_anywhere)
+    if not any_scored and inputs:
+        reason = "failed" if failures else "empty"
+        return RoundsResult(
+            tuple(_original(p) for p in inputs.values()),
+            reranked=False,
+            rounds=count,
+            failures=tuple(failures),
+            unscored_ids=unscored_ids,
+            tiers=tuple(tiers),
+            reason=reason,
+        )
+    return RoundsResult(
+        tuple(ranked(list(merged.values()))),
+        reranked=True,
+        rounds=count,
+        failures=tuple(failures),
+        unscored_ids=unscored_ids,
+        tiers=tuple(tiers),
+    )
+
+
+async def _keep_order(
+    rounds: Iterable[Sequence[CandidateLike]] | AsyncIterable[Sequence[CandidateLike]],
+    reason: str,
+) -> RoundsResult:
+    seen: dict[str, Passage] = {}
+    count = 0
+    async for members in _iterate(rounds):
+        count += 1
+        for c in members:
+            p = as_passage(c)
+            seen.setdefault(p.id, p)
+    return RoundsResult(
+        tuple(_original(p) for p in seen.values()), reranked=False, rounds=count, reason=reason
+    )
+
+
+def _original(p: Passage) -> ScoredFragment:
+    score = p.score if p.score is not None and math.isfinite(p.score) else 0.0
+    return ScoredFragment(p.id, p.text, score, original_score=p.score)
+
+
+def _dedupe(passages: Iterable[Passage]) -> list[Passage]:
+    out: dict[str, Passage] = {}
+    for p in passages:
+        out.setdefault(p.id, p)
+    return list(out.values())
+
+
+def rerank_in_rounds_sync(
+    rounds: Iterable[Sequence[CandidateLike]],
+    query: str,
+    reranker: Reranker,
+    policy: SelectionPolicy | None = None,
+) -> RoundsResult:
+    """`rerank_in_rounds` for synchronous callers.
+
+    Runs its own event loop; called from a thread that already runs one, it uses a worker
+    thread instead of failing.
+
+    Example:
+        >>> from thalabus_graph.rerank import NoReranking, TopK
+        >>> result = rerank_in_rounds_sync([[("d-1-c1", "text", 0.4)]], "cat", NoReranking(),
+        ...                                TopK(5))
+        >>> [(f.fragmentid, f.score) for f in result.fragments]
+        [('d-1-c1', 0.4)]
+    """
+    coro_args = (rounds, query, reranker, policy)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(rerank_in_rounds(*coro_args))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, rerank_in_rounds(*coro_args)).result()
+
+
+def rerank_fragments(
+    candidates: Iterable[CandidateLike],
+    query: str,
+    reranker: Reranker,
+    policy: SelectionPolicy | None = None,
+    *,
+    round_size: int = 5000,
+) -> RoundsResult:
+    """Synchronously rerank a flat list of ``(fragmentid, text, score)`` in rounds.
+
+    Example:
+        >>> from thalabus_graph.rerank import NoReranking, TopK
+        >>> rerank_fragments([("d-1-c1", "a", 0.1), ("d-2-c1", "b", 0.3)], "q",
+        ...                  NoReranking(), TopK(1)).fragments[0].fragmentid
+        'd-2-c1'
+    """
+    return rerank_in_rounds_sync(rounds_of(candidates, round_size), query, reranker, policy)
+
+__all__ = [
+    "CandidateLike",
+    "FragmentLike",
+    "RoundsResult",
+    "as_passage",
+    "rerank_fragments",
+    "rerank_in_rounds",
+    "rerank_in_rounds_sync",
+    "rounds_of",
+]

@@ -1,0 +1,222 @@
+"""The reranking stage: `RerankingRetriever` wraps any `Retriever` and reorders its hits.
+
+The candidate set is bounded at construction; budget exhaustion, timeouts, failures and empty
+or invalid replies degrade to the retrieved order (``reranked=False``) with a trace event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+from thalabus_graph.errors import CapabilityError, ConfigurationError
+from thalabus_graph.rerank.budget import BudgetPolicy
+from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, document_id, is_score
+from thalabus_graph.rerank.tracing import DEGRADED, RERANKED, Tracer
+
+DEGRADE_REASONS = ("budget", "timeout", "failed", "empty")
+"""The ``reason`` values of a ``thalabus.rerank.degraded`` event."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk.
+
+    Attributes:
+        score: what retrieval (fusion) said; never overwritten.
+        rerank_score: what the reranker said; None when this hit was not reranked.
+        contributions: the branches that found it.
+
+    Example:
+        >>> Hit("docid-1-c3", text="...", score=0.7).document_id
+        'docid-1'
+    """
+
+    chunk_id: str
+    document_id: str = ""
+    text: str = ""
+    score: float = 0.0
+    rerank_score: float | None = None
+    contributions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.document_id:
+            object.__setattr__(self, "document_id", document_id(self.chunk_id))
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Hits, best first, and whether their order was computed by a reranker.
+
+    Attributes:
+        reranked: True when a reranker ordered the hits (also for `NoReranking`); False when
+            the order is inherited from the inner retriever.
+        degraded_reason: ``budget`` | ``timeout`` | ``failed`` | ``empty`` when the stage fell
+            back to the retrieved order, else None.
+        usage: what the reranker reported for this call.
+
+    Example:
+        >>> RetrievalResult((Hit("d-1", score=0.5),)).reranked
+        False
+    """
+
+    hits: tuple[Hit, ...] = ()
+    reranked: bool = False
+    degraded_reason: str | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that retrieves hits for a query."""
+
+    async def retrieve(
+        self, query: str, *, scope: Any = None, k: int = 10
+    ) -> RetrievalResult:
+        """At most ``k`` hits for ``query`` within ``scope``, best first."""
+        ...
+
+
+class RerankingRetriever:
+    """A `Retriever` that asks ``inner`` for ``candidates`` hits and reranks them to ``top_n``.
+
+    Degrades, never fails, on reranker trouble: budget exhausted (the reranker is not called),
+    timeout, an exception, or a reply with no usable scores keep the retrieved order with
+    ``reranked=False`` and a ``thalabus.rerank.degraded`` trace event naming the reason.
+    Cancellation and the inner retriever's errors propagate.
+
+    Order: scored hits by rerank score descending, ties by chunk id; then unscored candidates
+    in their retrieved order. Scores for ids that were not candidates are ignored.
+
+    Example:
+        >>> stage = RerankingRetriever(inner_retriever, NoReranking(), candidates=50, top_n=8)
+        ... # doctest: +SKIP
+        >>> found = await stage.retrieve("how do I get my money back", k=8)  # doctest: +SKIP
+        >>> found.hits[0].rerank_score, found.hits[0].score, found.reranked  # doctest: +SKIP
+
+    Raises:
+        ConfigurationError: unless ``candidates >= top_n >= 1`` and ``timeout_seconds > 0``.
+        CapabilityError: the reranker declares itself unavailable.
+    """
+
+    def __init__(
+        self,
+        inner: Retriever,
+        reranker: Reranker,
+        *,
+        candidates: int = 50,
+        top_n: int = 8,
+        timeout_seconds: float = 5.0,
+        budget: BudgetPolicy | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        if not candidates >= top_n >= 1:
+            raise ConfigurationError(
+                f"need candidates >= top_n >= 1, got candidates={candidates}, top_n={top_n}"
+            )
+        if not timeout_seconds > 0:
+            raise ConfigurationError("timeout_seconds must be positive")
+        if not reranker.available:
+            raise CapabilityError(f"reranker {type(reranker).__name__} is not available")
+        self.inner = inner
+        self.reranker = reranker
+        self.candidates = candidates
+        self.top_n = top_n
+        self.timeout_seconds = timeout_seconds
+        self.budget = budget
+        self.tracer = tracer
+
+    async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
+        """At most ``min(k, top_n)`` hits, reranked when possible.
+
+        Raises:
+            ConfigurationError: ``k < 1``.
+        """
+        if k < 1:
+            raise ConfigurationError("k must be at least 1")
+        limit = min(k, self.top_n)
+        found = await self.inner.retrieve(query, scope=scope, k=self.candidates)
+        hits = _unique(found.hits)[: self.candidates]
+        if not hits:
+            return RetrievalResult((), reranked=False)
+        if self.budget is not None and not self.budget.try_acquire():
+            return self._degrade(hits, limit, "budget")
+        passages = [Passage(h.chunk_id, h.text, h.score) for h in hits]
+        reply: RerankReply | None = None
+        try:
+            async with asyncio.timeout(self.timeout_seconds):
+                reply = await self.reranker.score(query, passages)
+        except TimeoutError:
+            return self._degrade(hits, limit, "timeout")
+        except Exception as exc:  # a failing reranker degrades; cancellation propagates
+            return self._degrade(hits, limit, "failed", error=repr(exc))
+        finally:
+            if self.budget is not None:
+                self.budget.record(reply.usage if reply is not None else {})
+        return self._apply(hits, limit, reply)
+
+    def _apply(
+        self, hits: list[Hit], limit: int, reply: RerankReply
+    ) -> RetrievalResult:
+        wanted = {h.chunk_id for h in hits}
+        scores = {
+            i: float(s) for i, s in reply.scores.items() if i in wanted and is_score(s)
+        }
+        usage = dict(reply.usage)
+        if not scores:
+            kind = reply.failure_kind()
+            reason = {"timeout": "timeout", "failed": "failed"}.get(kind or "", "empty")
+            errors = "; ".join(str(e) for e in reply.errors)
+            return self._degrade(hits, limit, reason, error=errors or None, usage=usage)
+        if reply.passthrough:
+            ordered = [replace(h, rerank_score=scores.get(h.chunk_id)) for h in hits]
+        else:
+            scored = sorted(
+                (h for h in hits if h.chunk_id in scores),
+                key=lambda h: (-scores[h.chunk_id], h.chunk_id),
+            )
+            ordered = [replace(h, rerank_score=scores[h.chunk_id]) for h in scored]
+            ordered += [h for h in hits if h.chunk_id not in scores]
+        self._trace(
+            RERANKED,
+            {
+                "candidates": len(hits),
+                "scored": len(scores),
+                "unscored": len(hits) - len(scores),
+                "failures": len(reply.failures),
+                "returned": min(limit, len(ordered)),
+            },
+        )
+        return RetrievalResult(tuple(ordered[:limit]), reranked=True, usage=usage)
+
+    def _degrade(
+        self,
+        hits: list[Hit],
+        limit: int,
+        reason: str,
+        *,
+        error: str | None = None,
+        usage: Mapping[str, int] | None = None,
+    ) -> RetrievalResult:
+        attributes: dict[str, object] = {"reason": reason, "candidates": len(hits)}
+        if error:
+            attributes["error"] = error
+        self._trace(DEGRADED, attributes)
+        kept = tuple(replace(h, rerank_score=None) for h in hits[:limit])
+        return RetrievalResult(kept, reranked=False, degraded_reason=reason, usage=usage or {})
+
+    def _trace(self, name: str, attributes: Mapping[str, object]) -> None:
+        if self.tracer is not None:
+            self.tracer.event(name, attributes)
+
+
+def _unique(hits: Sequence[Hit]) -> list[Hit]:
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for h in hits:
+        if h.chunk_id not in seen:
+            seen.add(h.chunk_id)
+            out.append(h)
+    return out
