@@ -1,0 +1,160 @@
+"""Evaluates a parsed query to fragments: the reference walk and the compiled plan.
+
+Both share one trampolined walk (no Python recursion, so deep queries are safe). The reference
+evaluates every subtree on its own and combines with the rules of ``fragments``. The compiled
+plan (``pushdown=True``) passes a document restriction down the tree: an AND evaluates its
+filter side (or, with two scored sides, its left side) first and restricts the other side to
+the documents found, and NOT evaluates its operand only inside its universe. Restricting never
+changes a fragment's score, so the two agree wherever the reference's top-N is not truncated,
+and the plan finds the best fragments among the filtered documents instead of the filtered
+survivors of a global top-N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TypeAlias
+
+from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
+from thalabus_graph.query import (
+    And,
+    Category,
+    Node,
+    Not,
+    Or,
+    Semantic,
+    Text,
+    TrueNode,
+    fold,
+)
+from thalabus_graph.search import DocSet, SearchExecutor, stubs
+
+Result: TypeAlias = list[Fragment] | None
+"""Fragments, or None for TRUE (no constraint)."""
+BranchReranker: TypeAlias = Callable[[Node, list[Fragment]], list[Fragment]]
+"""Reranks one branch's fragments with that branch's own query (automatically_rerank)."""
+_Frame: TypeAlias = Generator[tuple[Node, DocSet | None], Result, Result]
+
+UNIVERSE = "universe"
+
+
+def _docs(fragments: list[Fragment]) -> DocSet:
+    return frozenset(f.documentid for f in fragments)
+
+
+def _narrow(restrict: DocSet | None, docs: DocSet) -> DocSet:
+    return docs if restrict is None else restrict & docs
+
+
+class Evaluator:
+    """Evaluates AST nodes with one ``SearchExecutor``.
+
+    Args:
+        executor: runs the searches (and carries the scope: ontology / parent datasets).
+        pushdown: True for the compiled plan, False for the reference evaluator.
+        rerank_branch: when given, each AND/OR operand is reranked before combining.
+    """
+
+    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
+                 rerank_branch: BranchReranker | None = None) -> None:
+        self.executor = executor
+        self.pushdown = pushdown
+        self.rerank_branch = rerank_branch
+        self._filters: dict[int, bool] = {}
+
+    def evaluate(self, node: Node) -> list[Fragment]:
+        """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
+        self._filters = self._pure_filters(node)
+        result = self._run(node)
+        if result is None:
+            return stubs(self.executor.universe(), UNIVERSE)
+        return result
+
+    # --- the walk ------------------------------------------------------------------------
+    def _run(self, root: Node) -> Result:
+        stack: list[_Frame] = [self._frame(root, None)]
+        value: Result = None
+        first = True
+        while stack:
+            try:
+                child, restrict = stack[-1].send(None) if first else stack[-1].send(value)
+            except StopIteration as done:
+                stack.pop()
+                value = done.value
+                first = False
+                continue
+            stack.append(self._frame(child, restrict))
+            first = True
+        return value
+
+    def _frame(self, node: Node, restrict: DocSet | None) -> _Frame:
+        ex = self.executor
+        if not self.pushdown:
+            restrict = None
+        if isinstance(node, Semantic):
+            return ex.semantic(node.text, restrict)
+        if isinstance(node, Text):
+            return ex.text(node.text, restrict, case_sensitive=node.case_sensitive)
+        if isinstance(node, Category):
+            docs = ex.category_documents(node.name, node.values)
+            return stubs(docs if restrict is None else docs & restrict)
+        if isinstance(node, TrueNode):
+            return None
+        if isinstance(node, Not):
+            universe = ex.universe() if restrict is None else ex.restriction(restrict) or \
+                frozenset()
+            excluded = yield (node.operand, universe)
+            if excluded is None:
+                return []
+            return combine_not(stubs(universe, UNIVERSE), excluded)
+        if isinstance(node, Or):
+            left = yield (node.left, restrict)
+            right = yield (node.right, restrict)
+            if left is None or right is None:
+                return None
+            left, right = self._rerank(node.left, left), self._rerank(node.right, right)
+            return combine_or(left, right)
+        if isinstance(node, And):
+            return (yield from self._and(node, restrict))
+        raise TypeError(f"not a query node: {node!r}")
+
+    def _and(self, node: And, restrict: DocSet | None) -> _Frame:
+        swap = self._filters.get(id(node.right), False) and not self._filters.get(
+            id(node.left), False)
+        first, second = (node.right, node.left) if swap else (node.left, node.right)
+        first_result = yield (first, restrict)
+        if first_result is None:
+            return (yield (second, restrict))
+        if not first_result:
+            return []
+        second_result = yield (second, _narrow(restrict, _docs(first_result)))
+        if second_result is None:
+            return first_result
+        if swap:
+            first_result, second_result = second_result, first_result
+        left = self._rerank(node.left, first_result)
+        right = self._rerank(node.right, second_result)
+        return combine_and(left, right)
+
+    def _rerank(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
+        if self.rerank_branch is None or not fragments or all(f.is_stub for f in fragments):
+            return fragments
+        return self.rerank_branch(node, fragments)
+
+    @staticmethod
+    def _pure_filters(root: Node) -> dict[int, bool]:
+        """id(node) -> whether the subtree is a pure filter, computed once, bottom-up."""
+        out: dict[int, bool] = {}
+
+        def step(node: Node, kids: tuple[bool, ...]) -> bool:
+            if isinstance(node, Semantic | Text):
+                value = False
+            elif isinstance(node, Not | Category | TrueNode):
+                value = True
+            else:
+                value = all(kids)
+            out[id(node)] = value
+            return value
+
+        fold(root, step)
+        return out
