@@ -1,0 +1,4 @@
+// Names of every constraint, for clean().
+SHOW CONSTRAINTS YIELD name
+RETURN name
+ORDER BY name
