@@ -1,0 +1,132 @@
+"""``thalabus-graph neo4j start|stop|status``: a local Neo4j Community server without Docker.
+
+Wraps ``thalabus_graph.graph.launcher.LocalNeo4j``; the data dir identifies the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from thalabus_graph.cli import common
+from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir
+
+_EPILOG = """\
+examples:
+  thalabus-graph neo4j start                      # free port, ./.thalabus/neo4j-data
+  export NEO4J_URI=$(thalabus-graph neo4j start | tail -n 1)
+  thalabus-graph neo4j start --port 7687 --neo4j-version 2026.09.0 --data /tmp/n4j
+  thalabus-graph neo4j status --json
+  thalabus-graph neo4j stop
+
+The first start downloads Neo4j Community with Maven (needs java, javac, mvn; about 30 s)
+into ~/.cache/thalabus-graph/neo4j (or $THALABUS_NEO4J_HOME). The default data dir is
+$THALABUS_NEO4J_DATA, else ./.thalabus/neo4j-data; the default version is
+$THALABUS_NEO4J_VERSION, else 5.26.31. Versions 2025.01+ need a JDK 21+.
+"""
+
+
+def _add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, default=None, metavar="DIR",
+        help="data dir of the server (default: $THALABUS_NEO4J_DATA, else ./.thalabus/neo4j-data)",
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``neo4j`` command group with ``start``, ``stop`` and ``status``."""
+    group = subparsers.add_parser(
+        "neo4j", help="start, stop or inspect a local Neo4j server (no Docker)",
+        description="Run Neo4j Community locally on 127.0.0.1 with Bolt, no auth, no Docker.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = group.add_subparsers(dest="neo4j_action", metavar="ACTION", required=True)
+
+    start = actions.add_parser(
+        "start", help="start a server; prints its Bolt URI as the last line",
+        description="Start Neo4j and return once it answers Bolt. The last line of stdout is "
+        "the Bolt URI (with --json: one JSON object).",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    start.add_argument("--port", type=int, default=None,
+                       help="Bolt port on 127.0.0.1 (default: a free one)")
+    _add_data_option(start)
+    start.add_argument("--neo4j-version", default=None, metavar="V",
+                       help="Neo4j version from Maven Central (default 5.26.31)")
+    start.add_argument("--heap", default="1g", help="JVM maximum heap (default 1g)")
+    start.add_argument("--timeout", type=float, default=180.0,
+                       help="seconds to wait for the server to answer (default 180)")
+    common.add_common_options(start, uri=False)
+    start.set_defaults(handler=_start)
+
+    stop = actions.add_parser(
+        "stop", help="stop the server of a data dir",
+        description="Stop the server with SIGTERM (clean shutdown), SIGKILL after --timeout.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_data_option(stop)
+    stop.add_argument("--timeout", type=float, default=60.0,
+                      help="seconds to wait before SIGKILL (default 60)")
+    common.add_common_options(stop, uri=False)
+    stop.set_defaults(handler=_stop)
+
+    status = actions.add_parser(
+        "status", help="report whether a server runs on a data dir",
+        description="Exit code 0 when a server runs on the data dir, 1 when none does.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_data_option(status)
+    common.add_common_options(status, uri=False)
+    status.set_defaults(handler=_status)
+
+
+def _server(args: argparse.Namespace) -> LocalNeo4j:
+    data = args.data if args.data is not None else default_data_dir()
+    return LocalNeo4j(
+        version=getattr(args, "neo4j_version", None),
+        data_dir=data,
+        port=getattr(args, "port", None),
+        heap=getattr(args, "heap", "1g"),
+    )
+
+
+def _start(args: argparse.Namespace) -> int:
+    server = _server(args)
+    if not server.installed():
+        print(f"installing Neo4j {server.version} into {server.cache_dir} (first time only)...",
+              file=sys.stderr, flush=True)
+    uri = server.start(timeout=args.timeout)
+    if args.json:
+        print(json.dumps(server.status().to_dict()))
+    else:
+        print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
+              file=sys.stderr)
+        print(uri)
+    return common.EXIT_OK
+
+
+def _stop(args: argparse.Namespace) -> int:
+    server = _server(args)
+    stopped = server.stop(timeout=args.timeout)
+    if args.json:
+        common.emit_json({"data_dir": str(server.data_dir), "stopped": stopped})
+    else:
+        print(f"stopped Neo4j on {server.data_dir}" if stopped
+              else f"no Neo4j running on {server.data_dir}")
+    return common.EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    state = _server(args).status()
+    if args.json:
+        common.emit_json(state.to_dict())
+    elif state.running:
+        print(f"running: pid {state.pid}, {state.uri}, Neo4j {state.version}, "
+              f"{'answering' if state.answering else 'not answering yet'} "
+              f"(data {state.data_dir})")
+    else:
+        print(f"not running (data {state.data_dir})")
+    return common.EXIT_OK if state.running else common.EXIT_FAILURE

@@ -1,0 +1,671 @@
+"""A local Neo4j server without Docker: Maven fetches the jars, a small Java class runs them.
+
+``LocalNeo4j`` installs (once per version, cached), starts a detached JVM with Bolt on loopback,
+waits until the driver connects, and stops it with SIGTERM so the store shuts down cleanly.
+
+Layout::
+
+    <cache root>/<version>/          ~/.cache/thalabus-graph/neo4j, or $THALABUS_NEO4J_HOME
+        pom.xml  lib/*.jar  classes/Launcher.class  launcher.sha256  install.lock
+    <data dir>/                      chosen by the caller; one server per data dir
+        neo4j.pid.json  neo4j.log  neo4j.conf  data/  logs/
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from thalabus_graph.errors import ConfigurationError, LauncherError
+from thalabus_graph.settings import Settings
+
+DEFAULT_VERSION = "5.26.31"
+"""Neo4j 5.26 LTS: runs on Java 17 and 21."""
+PID_FILE = "neo4j.pid.json"
+LOG_FILE = "neo4j.log"
+CONF_FILE = "neo4j.conf"
+READY_MARKER = "THALABUS-NEO4J-READY"
+LAUNCHER_CLASS = "Launcher"
+JVM_FLAGS = (
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+)
+"""From Neo4j's own ``neo4j.conf``; without the java.nio open, vector indexes fail or stall."""
+JVM_SEARCH_ROOT = Path("/usr/lib/jvm")
+_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-.][A-Za-z0-9.]+)?$")
+
+
+@dataclass(frozen=True)
+class JavaInstallation:
+    """A JDK: its home directory and Java feature (major) version."""
+
+    home: Path
+    major: int
+
+    @property
+    def java(self) -> Path:
+        """The ``java`` executable."""
+        return self.home / "bin" / "java"
+
+    @property
+    def javac(self) -> Path:
+        """The ``javac`` executable (absent in a bare JRE)."""
+        return self.home / "bin" / "javac"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What the pid file and the process table say about a data dir's server."""
+
+    data_dir: Path
+    running: bool
+    pid: int | None = None
+    port: int | None = None
+    uri: str | None = None
+    version: str | None = None
+    log_file: Path | None = None
+    started_at: float | None = None
+    answering: bool = False
+    """True when the Bolt port accepts a TCP connection right now."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (paths as strings)."""
+        out = asdict(self)
+        out["data_dir"] = str(self.data_dir)
+        out["log_file"] = str(self.log_file) if self.log_file else None
+        return out
+
+
+# --------------------------------------------------------------------------- java selection
+
+
+def java_major_range(version: str) -> tuple[int, int]:
+    """Smallest Java major a Neo4j version needs, and the newest it is known to run on.
+
+    5.x runs on 17 and 21; calendar versions (2025.01+) need 21 and support 25 from 2025.10.
+    """
+    try:
+        major = int(version.split(".", 1)[0])
+    except ValueError as exc:
+        raise ConfigurationError(f"not a Neo4j version: {version!r}") from exc
+    if major < 5:
+        raise ConfigurationError(f"Neo4j {version} is too old; use 5.26.x or a 2025+ release")
+    if major < 2025:
+        return 17, 21
+    return 21, 25
+
+
+def _read_release_major(home: Path) -> int | None:
+    """The Java major version from a JDK's ``release`` file, without starting a JVM."""
+    try:
+        text = (home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r'^JAVA_VERSION="([^"]+)"', text, re.MULTILINE)
+    return _parse_major(match.group(1)) if match else None
+
+
+def _parse_major(version: str) -> int | None:
+    """``17.0.15`` -> 17, ``1.8.0_392`` -> 8, ``25`` -> 25."""
+    match = re.match(r"(\d+)(?:\.(\d+))?", version)
+    if not match:
+        return None
+    first = int(match.group(1))
+    if first == 1 and match.group(2):
+        return int(match.group(2))
+    return first
+
+
+def java_installation(home: Path) -> JavaInstallation | None:
+    """Describe the JDK at ``home``, or None when it has no ``bin/java``."""
+    home = home.resolve()
+    if not (home / "bin" / "java").is_file():
+        return None
+    major = _read_release_major(home)
+    if major is None:
+        try:
+            proc = subprocess.run(
+                [str(home / "bin" / "java"), "-version"],
+                capture_output=True, text=True, timeout=30, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        match = re.search(r'version "([^"]+)"', proc.stderr)
+        major = _parse_major(match.group(1)) if match else None
+    return JavaInstallation(home, major) if major is not None else None
+
+
+def find_java(version: str, java_home: Path | str | None = None) -> JavaInstallation:
+    """Pick a JDK (java and javac) that can run Neo4j ``version``.
+
+    Order: the ``java_home`` argument (must fit), ``$JAVA_HOME`` if new enough, a JDK under
+    /usr/lib/jvm (the oldest that is new enough and not newer than known to work), ``java``
+    on PATH. Raises LauncherError saying what to install when none fits.
+    """
+    low, high = java_major_range(version)
+    hint = (
+        f"Neo4j {version} needs a JDK {low}+ (java and javac): install one, e.g. "
+        f"`apt-get install openjdk-{low}-jdk-headless`, or set JAVA_HOME"
+    )
+    if java_home is not None:
+        found = java_installation(Path(java_home))
+        if found is None or not found.javac.is_file():
+            raise LauncherError(f"{java_home} is not a JDK (no bin/java or bin/javac). {hint}")
+        if found.major < low:
+            raise LauncherError(f"{java_home} is Java {found.major}. {hint}")
+        return found
+    env_home = os.environ.get("JAVA_HOME")
+    if env_home:
+        found = java_installation(Path(env_home))
+        if found is not None and found.major >= low and found.javac.is_file():
+            return found
+    candidates: dict[Path, JavaInstallation] = {}
+    if JVM_SEARCH_ROOT.is_dir():
+        for entry in sorted(JVM_SEARCH_ROOT.iterdir()):
+            found = java_installation(entry)
+            if found is not None and found.javac.is_file() and low <= found.major:
+                candidates[found.home] = found
+    fitting = sorted(candidates.values(), key=lambda j: (j.major > high, j.major, str(j.home)))
+    if fitting:
+        return fitting[0]
+    on_path = shutil.which("java")
+    if on_path:
+        found = java_installation(Path(on_path).resolve().parent.parent)
+        if found is not None and found.major >= low and found.javac.is_file():
+            return found
+    raise LauncherError(f"no suitable JDK found. {hint}")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def default_cache_root() -> Path:
+    """``$THALABUS_NEO4J_HOME``, else ``~/.cache/thalabus-graph/neo4j``."""
+    configured = os.environ.get("THALABUS_NEO4J_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "thalabus-graph" / "neo4j"
+
+
+def default_version() -> str:
+    """``$THALABUS_NEO4J_VERSION``, else the pinned 5.26 LTS patch."""
+    return os.environ.get("THALABUS_NEO4J_VERSION") or Settings().neo4j_version or DEFAULT_VERSION
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_answers(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    """True when something accepts TCP connections on ``host:port``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def process_alive(pid: int) -> bool:
+    """True when ``pid`` is a live process (zombies count as dead and are reaped if ours)."""
+    if pid <= 0:
+        return False
+    with contextlib.suppress(ChildProcessError, OSError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else ""
+    return state not in ("Z", "X")
+
+
+def _is_our_launcher(pid: int) -> bool:
+    """True unless /proc shows ``pid`` is some other program (guards against pid reuse)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return LAUNCHER_CLASS.encode() in cmdline.split(b"\0")
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    """The last lines of a text file, or a note that it is missing."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _write_json_atomic(path: Path, value: dict[str, Any]) -> None:
+    """Write JSON via a temp file and rename, so readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(value, handle, indent=2)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock, so concurrent installs of one version do not interleave."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run_tool(argv: list[str], *, cwd: Path, env: dict[str, str], what: str,
+              timeout: float) -> None:
+    """Run a build tool; on failure raise LauncherError with the end of its output."""
+    try:
+        proc = subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LauncherError(f"{what} did not finish within {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise LauncherError(f"{what} could not run: {exc}") from exc
+    if proc.returncode != 0:
+        output = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
+        raise LauncherError(f"{what} failed (exit {proc.returncode}):\n{output}")
+
+
+def _resource_text(name: str) -> str:
+    """A file shipped in ``thalabus_graph/resources/launcher``."""
+    return (resources.files("thalabus_graph") / "resources" / "launcher" / name).read_text(
+        encoding="utf-8"
+    )
+
+
+# --------------------------------------------------------------------------- the server
+
+
+class LocalNeo4j:
+    """One Neo4j Community server on loopback, owned through its data directory.
+
+    The constructor does no I/O. ``start`` installs when needed, so a first start downloads
+    the jars (~125 MB for 5.26, ~155 MB for 2026.x) into the cache; later starts reuse them.
+
+    Example:
+        >>> server = LocalNeo4j(data_dir=Path("/tmp/n4j"))          # doctest: +SKIP
+        >>> uri = server.start()                                    # doctest: +SKIP
+        >>> server.stop()                                           # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        version: str | None = None,
+        data_dir: Path | str | None = None,
+        port: int | None = None,
+        java_home: Path | str | None = None,
+        cache_dir: Path | str | None = None,
+        *,
+        heap: str = "1g",
+        page_cache: str = "256m",
+        transaction_memory: str = "512m",
+    ) -> None:
+        """Describe a server.
+
+        Args:
+            version: Neo4j version on Maven Central (default ``$THALABUS_NEO4J_VERSION`` or
+                5.26.31).
+            data_dir: where the store, logs and pid file live (default
+                ``$THALABUS_NEO4J_DATA`` or ``./.thalabus/neo4j-data``).
+            port: Bolt port on 127.0.0.1; None picks a free one at start.
+            java_home: a JDK to use instead of the automatic choice.
+            cache_dir: cache root for jars and the compiled launcher; the version is a
+                sub-directory (default ``$THALABUS_NEO4J_HOME`` or ~/.cache/thalabus-graph/neo4j).
+            heap: JVM ``-Xmx``; page_cache and transaction_memory: Neo4j memory limits.
+        """
+        self.version = version or default_version()
+        if not _VERSION_RE.match(self.version):
+            raise ConfigurationError(f"not a Neo4j version: {self.version!r}")
+        java_major_range(self.version)
+        if port is not None and not 0 < port < 65536:
+            raise ConfigurationError(f"port must be in 1..65535, not {port}")
+        self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
+        self.port = port
+        self.java_home = Path(java_home) if java_home is not None else None
+        root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_root()
+        self.cache_dir = root.absolute() / self.version
+        self.heap = heap
+        self.page_cache = page_cache
+        self.transaction_memory = transaction_memory
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -- paths -----------------------------------------------------------------------------
+
+    @property
+    def pid_file(self) -> Path:
+        """JSON file naming the running server's pid, port, URI and version."""
+        return self.data_dir / PID_FILE
+
+    @property
+    def log_file(self) -> Path:
+        """The JVM's stdout and stderr."""
+        return self.data_dir / LOG_FILE
+
+    @property
+    def lib_dir(self) -> Path:
+        """The resolved Neo4j jars."""
+        return self.cache_dir / "lib"
+
+    @property
+    def classes_dir(self) -> Path:
+        """The compiled Launcher class."""
+        return self.cache_dir / "classes"
+
+    # -- install ---------------------------------------------------------------------------
+
+    def installed(self) -> bool:
+        """True when jars and an up-to-date compiled launcher are in the cache."""
+        return (self.lib_dir / ".complete").is_file() and self._launcher_current()
+
+    def install(self) -> Path:
+        """Resolve the Neo4j jars with Maven and compile the launcher; a no-op when cached.
+
+        Returns the version's cache directory. Safe to call from several processes at once.
+        """
+        if self.installed():
+            return self.cache_dir
+        java = find_java(self.version, self.java_home)
+        with _file_lock(self.cache_dir / "install.lock"):
+            if not (self.lib_dir / ".complete").is_file():
+                self._resolve_jars(java)
+            if not self._launcher_current():
+                self._compile_launcher(java)
+        return self.cache_dir
+
+    def _resolve_jars(self, java: JavaInstallation) -> None:
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise LauncherError(
+                "Maven (mvn) is not on PATH; it resolves the Neo4j jars: "
+                "install it, e.g. `apt-get install maven`"
+            )
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        pom = _resource_text("pom.xml").replace("@NEO4J_VERSION@", self.version)
+        (self.cache_dir / "pom.xml").write_text(pom, encoding="utf-8")
+        staging = self.cache_dir / "lib.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        env = dict(os.environ, JAVA_HOME=str(java.home))
+        _run_tool(
+            [mvn, "-q", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
+             f"-DoutputDirectory={staging}"],
+            cwd=self.cache_dir, env=env, timeout=1800,
+            what=f"Maven resolving org.neo4j:neo4j:{self.version}",
+        )
+        if not any(staging.glob("neo4j-bolt-*.jar")):
+            raise LauncherError(f"Maven finished but no Neo4j jars landed in {staging}")
+        (staging / ".complete").write_text(self.version + "\n", encoding="utf-8")
+        shutil.rmtree(self.lib_dir, ignore_errors=True)
+        staging.rename(self.lib_dir)
+
+    def _launcher_hash(self) -> str:
+        source = _resource_text("Launcher.java")
+        low, _ = java_major_range(self.version)
+        return hashlib.sha256(f"{low}\n{source}".encode()).hexdigest()
+
+    def _launcher_current(self) -> bool:
+        stamp = self.cache_dir / "launcher.sha256"
+        try:
+            recorded = stamp.read_text(encoding="utf-8").strip()
+        except OSError:
+            return False
+        return (self.classes_dir / f"{LAUNCHER_CLASS}.class").is_file() and (
+            recorded == self._launcher_hash()
+        )
+
+    def _compile_launcher(self, java: JavaInstallation) -> None:
+        if not java.javac.is_file():
+            raise LauncherError(
+                f"{java.home} has no javac: install a full JDK, e.g. "
+                "`apt-get install openjdk-17-jdk-headless`"
+            )
+        low, _ = java_major_range(self.version)
+        with tempfile.TemporaryDirectory(prefix="launcher-", dir=self.cache_dir) as tmp:
+            work = Path(tmp)
+            src = work / f"{LAUNCHER_CLASS}.java"
+            src.write_text(_resource_text("Launcher.java"), encoding="utf-8")
+            out = work / "classes"
+            _run_tool(
+                [str(java.javac), "--release", str(low), "-nowarn", "-d", str(out),
+                 "-cp", self._classpath(with_classes=False), str(src)],
+                cwd=work, env=dict(os.environ), timeout=600, what="javac Launcher.java",
+            )
+            shutil.rmtree(self.classes_dir, ignore_errors=True)
+            out.rename(self.classes_dir)
+        (self.cache_dir / "launcher.sha256").write_text(self._launcher_hash() + "\n")
+
+    def _classpath(self, *, with_classes: bool = True) -> str:
+        jars = sorted(str(p) for p in self.lib_dir.glob("*.jar"))
+        if with_classes:
+            jars.insert(0, str(self.classes_dir))
+        return os.pathsep.join(jars)
+
+    # -- pid file --------------------------------------------------------------------------
+
+    def _read_pid_file(self) -> dict[str, Any] | None:
+        try:
+            value = json.loads(self.pid_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _live_record(self) -> dict[str, Any] | None:
+        """The pid file's record when it names a live launcher; a stale file is removed."""
+        record = self._read_pid_file()
+        if record is None:
+            return None
+        pid = record.get("pid")
+        if isinstance(pid, int) and process_alive(pid) and _is_our_launcher(pid):
+            return record
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_file.unlink()
+        return None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        """Whether a server runs on this data dir, and where it listens."""
+        record = self._live_record()
+        if record is None:
+            return ServerStatus(data_dir=self.data_dir, running=False, log_file=self.log_file)
+        port = record.get("port")
+        return ServerStatus(
+            data_dir=self.data_dir,
+            running=True,
+            pid=record.get("pid"),
+            port=port,
+            uri=record.get("uri"),
+            version=record.get("version"),
+            log_file=self.log_file,
+            started_at=record.get("started_at"),
+            answering=isinstance(port, int) and port_answers(port),
+        )
+
+    def start(self, timeout: float = 180.0) -> str:
+        """Start the server and return its Bolt URI once the driver can connect.
+
+        Installs first when needed (a first install takes about half a minute). Refuses a
+        data dir whose server already runs. On failure the JVM is stopped and the error
+        carries the end of its log.
+        """
+        record = self._live_record()
+        if record is not None:
+            raise LauncherError(
+                f"Neo4j is already running on {self.data_dir} "
+                f"(pid {record.get('pid')}, uri {record.get('uri')}); "
+                "stop it first: thalabus-graph neo4j stop"
+            )
+        self.install()
+        java = find_java(self.version, self.java_home)
+        port = self.port if self.port is not None else free_port()
+        if port_answers(port):
+            raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        conf = self.data_dir / CONF_FILE
+        conf.write_text(self._conf_text(), encoding="utf-8")
+        argv = [
+            str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS,
+            "-cp", self._classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port), str(conf),
+        ]
+        uri = f"bolt://127.0.0.1:{port}"
+        begun = time.monotonic()
+        with self.log_file.open("wb") as log:
+            proc = subprocess.Popen(
+                argv, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+            )
+        self._proc = proc
+        _write_json_atomic(self.pid_file, {
+            "pid": proc.pid, "port": port, "uri": uri, "version": self.version,
+            "java_home": str(java.home), "data_dir": str(self.data_dir),
+            "log_file": str(self.log_file), "started_at": time.time(),
+        })
+        try:
+            self._wait_ready(proc, uri, port, begun + timeout)
+        except BaseException:
+            self._kill(proc.pid, grace=10.0)
+            with contextlib.suppress(FileNotFoundError):
+                self.pid_file.unlink()
+            raise
+        return uri
+
+    def _conf_text(self) -> str:
+        """Raw settings, by name, so moved Java constants never matter."""
+        settings = {
+            "server.memory.pagecache.size": self.page_cache,
+            "dbms.memory.transaction.total.max": self.transaction_memory,
+            # Bolt otherwise waits 5 s twice on shutdown for idle worker threads.
+            "internal.server.bolt.thread_pool_shutdown_wait_time": "1s",
+            "internal.server.bolt.connection_shutdown_wait_time": "1s",
+        }
+        return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], uri: str, port: int,
+                    deadline: float) -> None:
+        """Poll until the driver connects; raise with the log tail if the JVM dies or stalls."""
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import DriverError, Neo4jError
+
+        while True:
+            code = proc.poll()
+            if code is not None:
+                raise LauncherError(
+                    f"Neo4j {self.version} exited with code {code} while starting; "
+                    f"end of {self.log_file}:\n{_tail(self.log_file)}"
+                )
+            if port_answers(port, timeout=0.25):
+                try:
+                    with GraphDatabase.driver(uri, auth=None, connection_timeout=5.0) as driver:
+                        driver.verify_connectivity()
+                    return
+                except (DriverError, Neo4jError, OSError):
+                    pass
+            if time.monotonic() > deadline:
+                raise LauncherError(
+                    f"Neo4j {self.version} did not answer on {uri} in time; "
+                    f"end of {self.log_file}:\n{_tail(self.log_file)}"
+                )
+            time.sleep(0.2)
+
+    def stop(self, timeout: float = 60.0) -> bool:
+        """Stop the server with SIGTERM (SIGKILL after ``timeout`` s); False if none ran."""
+        record = self._live_record()
+        if record is None:
+            return False
+        pid = int(record["pid"])
+        self._kill(pid, grace=timeout)
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_file.unlink()
+        return True
+
+    def _kill(self, pid: int, grace: float) -> None:
+        """SIGTERM, wait up to ``grace`` s, then SIGKILL the process group; reap our child."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if process_alive(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            end = time.monotonic() + 10.0
+            while process_alive(pid) and time.monotonic() < end:
+                time.sleep(0.1)
+        if self._proc is not None and self._proc.pid == pid:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=1.0)
+            self._proc = None
+
+    def __enter__(self) -> LocalNeo4j:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def default_data_dir() -> Path:
+    """``$THALABUS_NEO4J_DATA``, else ``./.thalabus/neo4j-data`` under the current directory."""
+    configured = os.environ.get("THALABUS_NEO4J_DATA")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.cwd() / ".thalabus" / "neo4j-data"
+
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "JVM_FLAGS",
+    "JavaInstallation",
+    "LocalNeo4j",
+    "ServerStatus",
+    "default_cache_root",
+    "default_data_dir",
+    "default_version",
+    "find_java",
+    "free_port",
+    "java_major_range",
+]
