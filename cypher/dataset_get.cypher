@@ -1,0 +1,7 @@
+MATCH (ds:Dataset {datasetid: $datasetid})
+OPTIONAL MATCH (ds)-[:DERIVED_FROM]->(parent:Dataset)
+RETURN ds.datasetid AS datasetid, ds.name AS name, ds.kind AS kind, ds.query AS query,
+       toString(ds.created_at) AS created_at, ds.session AS session,
+       COUNT { (ds)-[:AGGREGATES]->() } AS members,
+       COUNT { (ds)-[a:AGGREGATES]->() WHERE a.hidden } AS hidden,
+       collect(parent.datasetid) AS derived_from

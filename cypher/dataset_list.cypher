@@ -1,0 +1,8 @@
+MATCH (ds:Dataset)
+WHERE $session IS NULL OR ds.session = $session
+OPTIONAL MATCH (ds)-[:DERIVED_FROM]->(parent:Dataset)
+RETURN ds.datasetid AS datasetid, ds.name AS name, ds.kind AS kind, ds.query AS query,
+       toString(ds.created_at) AS created_at, ds.session AS session,
+       COUNT { (ds)-[:AGGREGATES]->() } AS members,
+       collect(parent.datasetid) AS derived_from
+ORDER BY ds.created_at, ds.datasetid

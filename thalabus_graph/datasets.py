@@ -1,0 +1,228 @@
+"""Datasets: result sets stored in the graph, inspectable with Cypher; goals and goal context.
+
+A dataset is written in one write transaction (node, members, lineage), so a failed write
+leaves nothing behind. Members point at fragment nodes, or at the Document for a category
+stub; ``weight`` is the score, ``hidden`` hides a member from readers of that dataset only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from thalabus_graph.errors import DatasetError, GraphError
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.graph.database import Database, Record, run
+from thalabus_graph.settings import Settings
+
+_WRITE_CHUNK = 5000
+
+
+@dataclass(frozen=True)
+class Member:
+    """One dataset member as read back: its id, weight and (for fragments) text."""
+
+    fragmentid: str
+    documentid: str
+    text: str | None
+    weight: float
+    source: str
+    hidden: bool = False
+    original_score: float | None = None
+    rerank_text: str = ""
+
+    @property
+    def score(self) -> float:
+        """The member's weight, under the name rerankers read."""
+        return self.weight
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"fragmentid": self.fragmentid, "documentid": self.documentid,
+                "text": self.text, "weight": self.weight, "source": self.source,
+                "hidden": self.hidden, "original_score": self.original_score}
+
+
+@dataclass(frozen=True)
+class GoalContext:
+    """The fragments a goal's datasets contribute to a RAG message."""
+
+    fragments: list[Member]
+    fill_up_used: bool
+    truncated: bool
+    characters: int
+    datasets: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"fragments": [m.to_dict() for m in self.fragments],
+                "fill_up_used": self.fill_up_used, "truncated": self.truncated,
+                "characters": self.characters, "datasets": self.datasets}
+
+
+class Datasets:
+    """Create, read, hide and list datasets; attach them to goals.
+
+    Example:
+        >>> ds = graph.datasets.create(fragments, session="s1", query='"x"')  # doctest: +SKIP
+        >>> graph.datasets.members(ds)[:3]                                    # doctest: +SKIP
+    """
+
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+
+    def create(self, fragments: Sequence[Fragment | Member], *, session: str, query: str = "",
+               kind: str = "dataset", name: str | None = None,
+               derived_from: str | None = None) -> str:
+        """Write a dataset ``{session}#{kind}_{n}`` with the fragments as members, in one
+        transaction; returns its id."""
+        if not session or "#" in session:
+            raise DatasetError("a session name must be non-empty and contain no '#'")
+        fragment_rows, document_rows = _member_rows(fragments)
+
+        def work(tx: ManagedTransaction) -> str:
+            number = int(run(tx, "dataset_next_number", session=session, kind=kind)[0]["number"])
+            datasetid = f"{session}#{kind}_{number}"
+            run(tx, "dataset_create", datasetid=datasetid, name=name or datasetid, kind=kind,
+                query=query, session=session, number=number, size=len(fragments))
+            added = 0
+            for statement, rows in (("dataset_add_fragments", fragment_rows),
+                                    ("dataset_add_documents", document_rows)):
+                for start in range(0, len(rows), _WRITE_CHUNK):
+                    chunk = rows[start:start + _WRITE_CHUNK]
+                    added += int(run(tx, statement, datasetid=datasetid, rows=chunk)[0]["added"])
+            if added != len(fragment_rows) + len(document_rows):
+                raise DatasetError(f"{datasetid}: {len(fragment_rows) + len(document_rows)} "
+                                   f"members given but only {added} exist in the graph")
+            if derived_from is not None:
+                run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)
+            return datasetid
+
+        if derived_from is not None:
+            self.get(derived_from)
+        try:
+            return self.db.write_tx(work, what="creating a dataset")
+        except GraphError as exc:
+            if "ConstraintValidation" in str(exc):  # a concurrent writer took the same number
+                return self.db.write_tx(work, what="creating a dataset")
+            raise
+
+    def get(self, datasetid: str) -> dict[str, Any]:
+        """The dataset's node properties, member counts and parents; DatasetError if unknown."""
+        rows = self.db.read("dataset_get", datasetid=datasetid)
+        if not rows:
+            raise DatasetError(f"no dataset {datasetid!r} (list them: thalabus-graph datasets "
+                               "list)")
+        return rows[0]
+
+    def list_datasets(self, session: str | None = None) -> list[Record]:
+        """Every dataset (of one session when given), oldest first."""
+        return self.db.read("dataset_list", session=session)
+
+    def members(self, datasetid: str, *, include_hidden: bool = False,
+                limit: int | None = None) -> list[Member]:
+        """Members best first (ties by id); hidden ones only when asked."""
+        self.get(datasetid)
+        out: list[Member] = []
+        for page in self.pages(datasetid, page_size=limit or 10000,
+                               include_hidden=include_hidden):
+            out.extend(page)
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+        return out
+
+    def pages(self, datasetid: str, *, page_size: int,
+              include_hidden: bool = False) -> Iterator[list[Member]]:
+        """Members in pages of ``page_size``, best first: one page in memory at a time."""
+        skip = 0
+        while True:
+            rows = self.db.read("dataset_members", datasetid=datasetid, skip=skip,
+                                limit=page_size, include_hidden=include_hidden)
+            if not rows:
+                return
+            yield [_member(r) for r in rows]
+            if len(rows) < page_size:
+                return
+            skip += page_size
+
+    def hide(self, datasetid: str, ids: Sequence[str], hidden: bool = True) -> int:
+        """Hide (or show again) members of one dataset; returns how many changed."""
+        self.get(datasetid)
+        rows = self.db.write("dataset_hide", datasetid=datasetid, ids=list(ids), hidden=hidden)
+        return int(rows[0]["changed"])
+
+    def use_for_goal(self, goalid: str, datasetid: str) -> int:
+        """Attach a dataset to a goal (created when new); returns its ordinal."""
+        self.get(datasetid)
+        return int(self.db.write("goal_use_dataset", goalid=goalid,
+                                 datasetid=datasetid)[0]["ordinal"])
+
+    def goal_context(self, goalid: str, *, min_score: float | None = None,
+                     target: int | None = None, char_budget: int | None = None) -> GoalContext:
+        """Members of the goal's datasets at or above ``min_score`` (hidden ones skipped),
+        within the character budget; when fewer than ``target`` pass, fill up from the best
+        below-threshold members while the budget lasts (per dataset, as the seed does)."""
+        s = self.settings
+        threshold = s.min_reranking_score_frag if min_score is None else min_score
+        goal_target = s.max_reranking_output_doc if target is None else target
+        budget = s.max_rag_message_length if char_budget is None else char_budget
+        datasets = [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
+        if not datasets:
+            raise DatasetError(f"goal {goalid!r} has no datasets")
+        chosen: dict[str, Member] = {}
+        used = 0
+        truncated = fill_up = False
+        for datasetid in datasets:
+            below: list[Member] = []
+            for member in self.members(datasetid):
+                if member.fragmentid in chosen:
+                    continue
+                if member.weight < threshold:
+                    below.append(member)
+                    continue
+                size = len(member.text or "")
+                if used + size > budget:
+                    truncated = True
+                    break
+                chosen[member.fragmentid] = member
+                used += size
+            if truncated or not below or len(chosen) >= goal_target:
+                continue
+            fill_up = True
+            for member in sorted(below, key=lambda m: (-m.weight, m.fragmentid)):
+                if len(chosen) >= goal_target:
+                    break
+                size = len(member.text or "")
+                if used + size > budget:
+                    truncated = True
+                    break
+                chosen[member.fragmentid] = member
+                used += size
+        ordered = sorted(chosen.values(), key=lambda m: (-m.weight, m.fragmentid))
+        return GoalContext(ordered, fill_up, truncated, used, datasets)
+
+
+def _member(row: Record) -> Member:
+    return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
+                  row["source"], bool(row["hidden"]), row["original_score"],
+                  row["rerank_text"] or "")
+
+
+def _member_rows(fragments: Sequence[Fragment | Member]
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    fragment_rows: list[dict[str, Any]] = []
+    document_rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for f in fragments:
+        if f.fragmentid in seen:
+            continue
+        seen.add(f.fragmentid)
+        original = getattr(f, "original_score", None)
+        row = {"id": f.fragmentid, "weight": float(f.score), "original_score": original}
+        is_stub = f.source == "category"
+        (document_rows if is_stub else fragment_rows).append(row)
+    return fragment_rows, document_rows
