@@ -15,6 +15,7 @@ from thalabus_graph.cli import common
 COMMAND_MODULES = (
     "thalabus_graph.cli.neo4j_cmd",
     "thalabus_graph.cli.parse_cmd",
+    "thalabus_graph.cli.migrate_cmd",
     "thalabus_graph.cli.graph_cmds",
 )
 

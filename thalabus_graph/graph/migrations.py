@@ -350,8 +350,9 @@ class Analysis:
             raise SettingsMismatch(
                 "settings differ from those the database was migrated with: "
                 + "; ".join(parts) + ". Existing indexes cannot change in place: restore the "
-                "settings, or drop the indexes and their history (MigrationRunner.clean) and "
-                "migrate again")
+                "settings, or rebuild the schema (`thalabus-graph migrations clean --schema "
+                "--yes`, i.e. MigrationRunner.clean(schema=True), then migrate) and re-ingest "
+                "embeddings of the new size")
         if self.unknown:
             versions = ", ".join(f"V{a.version:04d} ({a.description})" for a in self.unknown)
             raise MigrationError(

@@ -1,0 +1,197 @@
+"""``thalabus-graph migrate`` and ``thalabus-graph migrations status|unlock``.
+
+Applies the versioned migrations in ``migrations/`` (indexes take their dimension, similarity and
+analyzer from ``THALABUS_*`` settings) and shows which versions are applied or pending.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from thalabus_graph.cli import common
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import (
+    STATE_APPLIED,
+    STATE_PENDING,
+    MigrationReport,
+    MigrationRunner,
+    StatusRow,
+)
+from thalabus_graph.settings import Settings
+
+EXAMPLES = """\
+examples:
+  thalabus-graph migrate
+  thalabus-graph migrate --uri bolt://127.0.0.1:7687 --json
+  THALABUS_EMBEDDING_DIMENSIONS=768 thalabus-graph migrate
+  thalabus-graph migrations status
+  thalabus-graph migrations unlock
+  thalabus-graph migrations clean --schema --yes && thalabus-graph migrate
+
+exit codes: 0 ok; 1 failure (edited migration, lock held, failed statement, Neo4j
+unreachable; `migrations status` also when a version is changed or unknown); 2 bad settings
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``migrate`` and ``migrations`` sub-commands."""
+    migrate: argparse.ArgumentParser = subparsers.add_parser(
+        "migrate",
+        help="apply pending schema migrations (constraints, vector and fulltext indexes)",
+        description="Apply every pending migration in migrations/ in version order under a "
+        "lock, then wait until all indexes are ONLINE. A second run changes nothing.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_options(migrate)
+    migrate.add_argument(
+        "--lock-timeout", type=float, default=120.0, metavar="SECONDS",
+        help="wait this long for another runner's lock before failing (default 120)",
+    )
+    migrate.set_defaults(handler=handle_migrate)
+
+    group: argparse.ArgumentParser = subparsers.add_parser(
+        "migrations",
+        help="show migration status; remove a stale lock; clean the history",
+        description="Inspect the migration history of a database.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = group.add_subparsers(dest="migrations_command", metavar="ACTION", required=True)
+    status = actions.add_parser(
+        "status", help="list every version: applied, pending, changed, unknown",
+        description="One row per migration version with its state and installation time.",
+    )
+    _add_options(status)
+    status.set_defaults(handler=handle_status)
+    unlock = actions.add_parser(
+        "unlock", help="remove a lock left by a migration runner that died",
+        description="Delete the migration lock node. Only when no runner is active.",
+    )
+    _add_options(unlock)
+    unlock.set_defaults(handler=handle_unlock)
+    clean = actions.add_parser(
+        "clean", help="forget the migration history (with --schema: drop every index too)",
+        description="Delete the migration history and lock; with --schema also drop every "
+        "constraint and index, so the next `migrate` rebuilds them (e.g. after changing "
+        "THALABUS_EMBEDDING_DIMENSIONS; data stays, embeddings of the old size must be "
+        "re-ingested). Destructive: needs --yes.",
+    )
+    _add_options(clean)
+    clean.add_argument("--schema", action="store_true",
+                       help="also drop every constraint and index")
+    clean.add_argument("--yes", action="store_true", help="confirm")
+    clean.set_defaults(handler=handle_clean)
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    common.add_common_options(parser)
+    parser.add_argument(
+        "--migrations-dir", default=None, metavar="DIR",
+        help="folder of V<n>__<what>.cypher files (default: $THALABUS_MIGRATIONS_DIR, "
+        "else the repository's migrations/)",
+    )
+
+
+def _connect(args: argparse.Namespace) -> Database:
+    uri: str = args.uri or common.default_uri()
+    user, password = os.environ.get("NEO4J_USERNAME"), os.environ.get("NEO4J_PASSWORD")
+    auth = (user or "neo4j", password) if password else None
+    return Database.connect(uri, auth=auth, database=args.database)
+
+
+def _runner(args: argparse.Namespace, db: Database) -> MigrationRunner:
+    return MigrationRunner(db, Settings.from_env(), migrations_dir=args.migrations_dir,
+                           lock_timeout=getattr(args, "lock_timeout", 120.0))
+
+
+def handle_migrate(args: argparse.Namespace) -> int:
+    """Apply pending migrations and print what was done."""
+    db = _connect(args)
+    try:
+        report = _runner(args, db).migrate()
+    finally:
+        db.close()
+    if args.json:
+        common.emit_json(report.to_dict())
+    else:
+        print(format_report(report))
+    return common.EXIT_OK
+
+
+def handle_status(args: argparse.Namespace) -> int:
+    """Print one row per migration version; exit 1 when history and files disagree."""
+    db = _connect(args)
+    try:
+        rows = _runner(args, db).status()
+    finally:
+        db.close()
+    if args.json:
+        common.emit_json([r.to_dict() for r in rows])
+    else:
+        print(format_table(rows))
+    ok = all(r.state in (STATE_APPLIED, STATE_PENDING) for r in rows)
+    return common.EXIT_OK if ok else common.EXIT_FAILURE
+
+
+def handle_unlock(args: argparse.Namespace) -> int:
+    """Remove the migration lock whoever holds it."""
+    db = _connect(args)
+    try:
+        removed = _runner(args, db).unlock()
+    finally:
+        db.close()
+    if args.json:
+        common.emit_json({"removed": removed})
+    else:
+        print("migration lock removed" if removed else "no migration lock was held")
+    return common.EXIT_OK
+
+
+def handle_clean(args: argparse.Namespace) -> int:
+    """Forget the history (and with ``--schema`` drop the schema); needs ``--yes``."""
+    if not args.yes:
+        raise ConfigurationError("`migrations clean` is destructive: add --yes to confirm")
+    db = _connect(args)
+    try:
+        _runner(args, db).clean(schema=args.schema)
+    finally:
+        db.close()
+    what = "history and schema" if args.schema else "history"
+    if args.json:
+        common.emit_json({"cleaned": what})
+    else:
+        print(f"migration {what} removed; run `thalabus-graph migrate` to rebuild")
+    return common.EXIT_OK
+
+
+def format_report(report: MigrationReport) -> str:
+    """Human-readable summary of one ``migrate()`` run."""
+    lines = [f"applied V{s.version:04d} {s.description} ({s.statements} statements, "
+             f"{s.execution_time_ms} ms)" for s in report.applied]
+    current = "none" if report.current_version is None else f"V{report.current_version:04d}"
+    if not report.applied:
+        lines.append(f"nothing to migrate: database is at {current}")
+    else:
+        lines.append(f"database is at {current}")
+    return "\n".join(lines)
+
+
+def format_table(rows: Sequence[StatusRow]) -> str:
+    """The status rows as an aligned text table (a header line, then one line per version)."""
+    header = ("VERSION", "DESCRIPTION", "STATE", "INSTALLED ON", "DETAIL")
+    body = [(f"V{r.version:04d}", r.description, r.state,
+             r.installed_on.strftime("%Y-%m-%d %H:%M:%S") if r.installed_on else "-",
+             r.detail) for r in rows]
+    if not body:
+        return "no migrations found"
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    out = []
+    for row in [header, *body]:
+        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    return "\n".join(out)
+
