@@ -11,7 +11,10 @@ import sys
 from typing import Any
 
 from thalabus_graph.cli import common
-from thalabus_graph.query import parse, rerank_query, semantic_clauses, serialize, to_json
+from thalabus_graph.query import depth, parse, rerank_query, semantic_clauses, serialize, to_json
+
+MAX_INDENTED_DEPTH = 64
+"""Deeper trees print on one line: indented JSON grows with the square of the depth."""
 
 EXAMPLES = """\
 examples:
@@ -45,7 +48,10 @@ def register(subparsers: Any) -> None:
         "--summary", action="store_true",
         help="print the AST, canonical text, semantic clauses and rerank query as one JSON",
     )
-    parser.add_argument("--compact", action="store_true", help="print JSON on one line")
+    parser.add_argument(
+        "--compact", action="store_true",
+        help=f"print JSON on one line (automatic for trees deeper than {MAX_INDENTED_DEPTH})",
+    )
     parser.add_argument(
         "--json", action="store_true", help="accepted for symmetry: the output is JSON already",
     )
@@ -56,7 +62,7 @@ def handle(args: argparse.Namespace) -> int:
     """Parse ``args.query`` and print the requested form."""
     text: str = sys.stdin.read().rstrip("\n") if args.query == "-" else args.query
     node = parse(text)
-    indent = None if args.compact else 2
+    indent = None if args.compact or depth(node) > MAX_INDENTED_DEPTH else 2
     if args.canonical:
         print(serialize(node))
     elif args.summary:

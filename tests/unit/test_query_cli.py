@@ -1,0 +1,58 @@
+"""``thalabus-graph parse``: AST JSON on stdout, positioned errors on stderr with exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from thalabus_graph.cli import build_parser, main
+
+
+def test_parse_prints_the_ast(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", '"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ']) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == {
+        "type": "AND",
+        "left": {"type": "SEMANTIC", "text": "asylum seeker"},
+        "right": {"type": "CATEGORY", "name": "COUNTRY_OF_ORIGIN", "values": ["IQ"]},
+    }
+
+
+def test_syntax_error_goes_to_stderr_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", '"a" AND']) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "error: expected a term" in captured.err
+    assert "(at position 7)" in captured.err
+    assert captured.err.rstrip().endswith("^")
+
+
+def test_canonical_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "--canonical", "not 'a' and (\"b\" or \"c\")"]) == 0
+    assert capsys.readouterr().out == "NOT 'a' AND (\"b\" OR \"c\")\n"
+    for extra in ([], ["--compact"]):
+        assert main(["parse", "--summary", *extra, '"a" AND NOT "b"']) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["semantic_clauses"] == ["a"]
+        assert summary["rerank_query"] == "a"
+        assert summary["canonical"] == '"a" AND NOT "b"'
+        assert summary["ast"]["type"] == "AND"
+
+
+def test_reads_stdin_and_prints_deep_trees(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("(" * 3000 + '"a"' + ")" * 3000 + "\n"))
+    assert main(["parse", "-"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"type": "SEMANTIC", "text": "a"}
+    deep = " AND ".join(['"a"'] * 3000)
+    assert main(["parse", "--compact", deep]) == 0
+    assert capsys.readouterr().out.count('"AND"') == 2999
+
+
+def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["parse", "--help"])
+    assert "examples:" in capsys.readouterr().out
