@@ -42,6 +42,8 @@ def endpoint_url(base_url: str, protocol: str) -> str:
         raise ConfigurationError(
             f"reranker protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}"
         )
+    if not base_url:
+        raise ConfigurationError("a score API reranker needs a URL")
     url = httpx.URL(base_url)
     path = url.path.rstrip("/")
     if path.endswith(("/score", "/rerank")):
