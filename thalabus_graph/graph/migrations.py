@@ -185,9 +185,9 @@ def _ends_line(text: str, i: int) -> bool:
 
 
 def normalise(text: str) -> str:
-    """Unify line endings, strip trailing spaces and drop blank lines."""
+    """Unify line endings, strip trailing spaces, leading indentation and blank lines."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(ln.rstrip() for ln in lines if ln.strip())
+    return "\n".join(ln.rstrip() for ln in lines if ln.strip()).lstrip()
 
 
 def checksum(statements: Sequence[Statement]) -> str:
