@@ -52,7 +52,7 @@ class Database:
                 database: str = "neo4j") -> Database:
         """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
         with mapped_errors(f"connecting to {uri}"):
-            driver = GraphDatabase.driver(uri, auth=auth)
+            driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
             try:
                 driver.verify_connectivity()
             except Exception:

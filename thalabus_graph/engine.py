@@ -1,0 +1,315 @@
+"""``ThalabusGraph``: the entry point that ties parsing, searches, datasets and reranking.
+
+The object holds a driver and configuration only; no state is kept between calls, so any
+number of workers can share one Neo4j (or a cluster, through ``neo4j://`` routing URIs).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from thalabus_graph.datasets import Datasets, GoalContext, Member
+from thalabus_graph.documents import SourceDocument
+from thalabus_graph.embeddings import Embedder, embedder_from_settings
+from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.graph.database import Database
+from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.query import Node, parse, rerank_query, serialize
+from thalabus_graph.rerank import (
+    Reranker,
+    ScoredFragment,
+    SelectionPolicy,
+    ThresholdWithTiers,
+    reranker_from_settings,
+)
+from thalabus_graph.rerank.policies import ranked
+from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
+from thalabus_graph.search import DocSet, SearchExecutor
+from thalabus_graph.settings import Settings
+
+DEFAULT_SESSION = "default"
+
+
+@dataclass(frozen=True)
+class DocumentHit:
+    """A document-level result: its best fragment score and its details."""
+
+    documentid: str
+    score: float
+    title: str | None
+    ontology: str | None
+    properties: dict[str, Any]
+    categories: dict[str, list[str]]
+    fragments: list[Fragment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"documentid": self.documentid, "score": self.score, "title": self.title,
+                "ontology": self.ontology, "properties": self.properties,
+                "categories": self.categories,
+                "fragments": [f.to_dict() for f in self.fragments]}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What a query returned: fragments (or documents), the dataset ids written, the plan."""
+
+    query: str
+    fragments: list[Fragment]
+    documents: list[DocumentHit] | None = None
+    dataset_ids: list[str] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids}
+        if self.documents is not None:
+            out["documents"] = [d.to_dict() for d in self.documents]
+        else:
+            out["fragments"] = [f.to_dict() for f in self.fragments]
+        if self.plan is not None:
+            out["plan"] = self.plan
+        return out
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    """A reranked dataset: its id, the surviving members and whether the order was computed."""
+
+    dataset_id: str
+    parent_id: str
+    query: str
+    fragments: list[dict[str, Any]]
+    reranked: bool
+    reason: str | None
+    rounds: int
+    failures: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"dataset_id": self.dataset_id, "parent_id": self.parent_id,
+                "query": self.query, "reranked": self.reranked, "reason": self.reason,
+                "rounds": self.rounds, "failures": self.failures,
+                "fragments": self.fragments}
+
+
+class ThalabusGraph:
+    """The retrieval engine over one Neo4j database.
+
+    Example:
+        >>> g = ThalabusGraph.connect("bolt://127.0.0.1:7687")      # doctest: +SKIP
+        >>> g.migrate(); g.ingest("corpus.jsonl")                    # doctest: +SKIP
+        >>> g.query('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ').documents  # doctest: +SKIP
+    """
+
+    def __init__(self, db: Database, *, settings: Settings | None = None,
+                 embedder: Embedder | None = None, reranker: Reranker | None = None) -> None:
+        self.db = db
+        self.settings = settings or Settings.from_env()
+        self._embedder = embedder
+        self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
+        self.datasets = Datasets(db, self.settings)
+
+    @classmethod
+    def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
+                database: str = "neo4j", settings: Settings | None = None,
+                embedder: Embedder | None = None,
+                reranker: Reranker | None = None) -> ThalabusGraph:
+        """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily."""
+        target = uri or os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+        db = Database.connect(target, auth=auth, database=database)
+        return cls(db, settings=settings, embedder=embedder, reranker=reranker)
+
+    def close(self) -> None:
+        """Close the driver."""
+        self.db.close()
+
+    def __enter__(self) -> ThalabusGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The configured embedder (local e5 unless ``embedder_url`` is set), made on first use."""
+        if self._embedder is None:
+            self._embedder = embedder_from_settings(self.settings)
+        return self._embedder
+
+    # --- schema and ingestion ------------------------------------------------------------
+    def migrate(self) -> Any:
+        """Apply pending migrations; returns the migration report."""
+        from thalabus_graph.graph.migrations import MigrationRunner
+
+        return MigrationRunner(self.db, self.settings).migrate()
+
+    def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
+               *, strict: bool = False, progress: bool | None = None,
+               embed: bool = True) -> IngestReport:
+        """Ingest JSON Lines (a path) or documents; see ``thalabus_graph.ingest``.
+
+        ``embed=False`` ingests only supplied embeddings (no model is loaded).
+        """
+        embedder = self.embedder if embed else None
+        return Ingestor(self.db, self.settings, embedder).ingest(
+            documents, strict=strict, progress=progress)
+
+    # --- querying ------------------------------------------------------------------------
+    def executor(self, *, ontology_id: str | None = None,
+                 subset_of_datasetids: Sequence[str] | None = None) -> SearchExecutor:
+        """A search executor for one evaluation, with its scope resolved."""
+        return SearchExecutor(self.db, self.settings, self.embedder,
+                              scope=self._scope(ontology_id, subset_of_datasetids))
+
+    def _scope(self, ontology_id: str | None,
+               subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
+        scope: DocSet | None = None
+        if ontology_id is not None:
+            rows = self.db.read("universe_ontology_documents", ontologyid=ontology_id)
+            scope = frozenset(r["documentid"] for r in rows)
+        if subset_of_datasetids is not None:
+            for datasetid in subset_of_datasetids:
+                self.datasets.get(datasetid)
+            rows = self.db.read("universe_dataset_documents",
+                                datasetids=list(subset_of_datasetids))
+            docs = frozenset(r["documentid"] for r in rows)
+            scope = docs if scope is None else scope & docs
+        return scope
+
+    def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
+                 subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
+                 automatically_rerank: bool = False) -> tuple[list[Fragment], SearchExecutor]:
+        """Raw fragments of a query (compiled plan, or the reference evaluator)."""
+        node = parse(query) if isinstance(query, str) else query
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
+        branch = self._rerank_branch if automatically_rerank else None
+        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch)
+        return evaluator.evaluate(node), ex
+
+    def query(self, text: str, *, ontology_id: str | None = None,
+              subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
+              create_dataset: bool = False, automatically_rerank: bool = False,
+              session: str = DEFAULT_SESSION, profile: bool = False) -> QueryResult:
+        """Run a Thalabus query.
+
+        The dataset (when asked) is written from the raw fragments before any aggregation.
+        ``return_documents`` aggregates to documents (best fragment score each, with details);
+        ``profile`` attaches the executed plan (steps, rows, milliseconds).
+        """
+        node = parse(text)
+        start = time.perf_counter()
+        fragments, ex = self.evaluate(node, ontology_id=ontology_id,
+                                      subset_of_datasetids=subset_of_datasetids,
+                                      automatically_rerank=automatically_rerank)
+        elapsed = (time.perf_counter() - start) * 1000
+        dataset_ids: list[str] = []
+        if create_dataset:
+            dataset_ids.append(self.datasets.create(fragments, session=session,
+                                                    query=serialize(node)))
+        documents = self.documents_of(fragments) if return_documents else None
+        plan = None
+        if profile:
+            plan = {"query": serialize(node), "ms": round(elapsed, 3),
+                    "embed_ms": round(ex.embed_ms, 3), "fragments": len(fragments),
+                    "steps": [s.to_dict() for s in ex.steps]}
+        return QueryResult(text, fragments, documents, dataset_ids, plan)
+
+    def documents_of(self, fragments: Sequence[Fragment]) -> list[DocumentHit]:
+        """Aggregate fragments to documents: best score each, details fetched, best first."""
+        ranked = aggregate_documents(fragments)
+        if not ranked:
+            return []
+        rows = self.db.read("document_details", documentids=[d for d, _ in ranked])
+        details = {r["documentid"]: r for r in rows}
+        by_doc: dict[str, list[Fragment]] = {}
+        for f in fragments:
+            by_doc.setdefault(f.documentid, []).append(f)
+        out: list[DocumentHit] = []
+        for docid, score in ranked:
+            row = details.get(docid, {})
+            props = dict(row.get("properties") or {})
+            cats: dict[str, list[str]] = {}
+            for c in row.get("categories") or []:
+                if c.get("name") is not None:
+                    cats.setdefault(c["name"], []).append(c["value"])
+            out.append(DocumentHit(docid, score, props.get("title"), row.get("ontology"),
+                                   props, {k: sorted(v) for k, v in cats.items()},
+                                   by_doc.get(docid, [])))
+        return out
+
+    def rag_fragments(self, text: str, *, ontology_id: str | None = None,
+                      subset_of_datasetids: Sequence[str] | None = None,
+                      create_dataset: bool = False, session: str = DEFAULT_SESSION,
+                      ) -> QueryResult:
+        """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
+        ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``."""
+        result = self.query(text, ontology_id=ontology_id,
+                            subset_of_datasetids=subset_of_datasetids, return_documents=False,
+                            create_dataset=create_dataset, session=session)
+        s = self.settings
+        picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
+                            max_per_doc=s.max_fragments_per_doc, max_total=s.max_rag_output_frag)
+        return QueryResult(text, picked, None, result.dataset_ids)
+
+    # --- reranking -----------------------------------------------------------------------
+    def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
+        """Branch-level reranking: the branch's semantic clauses score its fragments."""
+        query = rerank_query(node)
+        if not query:
+            return fragments
+        scorable = [f for f in fragments if f.text]
+        result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
+                                  query, self.reranker, _KeepAll(),
+                                  round_size=self.settings.max_reranking_input_frag)
+        if not result.reranked:
+            return fragments
+        scores = {f.fragmentid: f.score for f in result.fragments}
+        return [f.with_score(scores[f.fragmentid]) if f.fragmentid in scores else f
+                for f in fragments]
+
+    def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
+                       session: str | None = None,
+                       policy: SelectionPolicy | None = None) -> RerankResult:
+        """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``.
+
+        The rerank query is the positive semantic clauses of ``query_text`` (default: the
+        query the dataset was made from) joined by " AND "; with none, the order is kept and
+        the result says so. Members are read one round at a time.
+        """
+        info = self.datasets.get(dataset_id)
+        text = info.get("query") or "" if query_text is None else query_text
+        rerank_text = rerank_query(parse(text))
+        s = self.settings
+        rounds = ([(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
+                  for page in self.datasets.pages(dataset_id,
+                                                  page_size=s.max_reranking_input_frag))
+        chosen = policy or ThresholdWithTiers.from_settings(s)
+        result = rerank_in_rounds_sync(rounds, rerank_text, self.reranker, chosen)
+        stubs = {m.fragmentid for m in self.datasets.members(dataset_id)
+                 if m.source == "category"}
+        members = [Member(f.fragmentid, f.documentid if f.fragmentid not in stubs
+                          else f.fragmentid, f.text, f.score,
+                          "category" if f.fragmentid in stubs else "fragment",
+                          original_score=f.original_score) for f in result.fragments]
+        new_id = self.datasets.create(members, session=session or info["session"],
+                                      query=rerank_text, kind="rerank",
+                                      derived_from=dataset_id)
+        return RerankResult(new_id, dataset_id, rerank_text, result.to_dicts(), result.reranked,
+                            result.reason, result.rounds, len(result.failures))
+
+    def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
+        """The goal's RAG context (see ``Datasets.goal_context``)."""
+        return self.datasets.goal_context(goalid, **kwargs)
+
+
+class _KeepAll:
+    """Selection policy that keeps every scored fragment (branch reranking rescores only)."""
+
+    def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
+        return ranked(scored)
