@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from thalabus_graph.errors import ThalabusSyntaxError
@@ -70,3 +73,15 @@ def test_deep_unclosed_parenthesis_is_a_syntax_error() -> None:
     with pytest.raises(ThalabusSyntaxError) as info:
         parse(text)
     assert info.value.position == len(text)
+
+
+def test_benchmark_module_measures_without_recursion_error() -> None:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "parse_bench.py"
+    spec = importlib.util.spec_from_file_location("parse_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for name, text in (("chain", bench.chain(2_000)), ("nested", bench.nested(2_000))):
+        figures = bench.measure(name, text, repeat=1)
+        assert figures["chars"] == len(text)
+        assert figures["parse_seconds"] > 0
