@@ -163,10 +163,12 @@ def score_reply(protocol: str, query: str, texts: list[str], scorer: Scorer,
                 "usage": {"prompt_tokens": 10 * len(texts), "total_tokens": 10 * len(texts)}}
     if protocol == "tei":
         return [{"index": i, "score": scores[i]} for i in order]
-    results = [{"index": i, "relevance_score": scores[i]} for i in order]
+    results: list[dict[str, Any]] = [{"index": i, "relevance_score": scores[i]} for i in order]
     if protocol == "vllm-rerank":
+        documents = [{"index": i, "document": {"text": texts[i]}, "relevance_score": scores[i]}
+                     for i in order]
         return {"id": "rerank-1", "model": "m", "usage": {"total_tokens": 10 * len(texts)},
-                "results": [{**r, "document": {"text": texts[r["index"]]}} for r in results]}
+                "results": documents}
     if protocol == "cohere":
         return {"id": "c-1", "results": results,
                 "meta": {"billed_units": {"search_units": 1}}}
