@@ -261,6 +261,11 @@ def _is_our_launcher(pid: int) -> bool:
     return LAUNCHER_CLASS.encode() in cmdline.split(b"\0")
 
 
+def _version_flags(java: JavaInstallation) -> list[str]:
+    """Flags only some JDKs know: JDK 23+ warns about sun.misc.Unsafe unless told to allow it."""
+    return ["--sun-misc-unsafe-memory-access=allow"] if java.major >= 23 else []
+
+
 def _tail(path: Path, lines: int = 25) -> str:
     """The last lines of a text file, or a note that it is missing."""
     try:
@@ -545,7 +550,7 @@ class LocalNeo4j:
         conf = self.data_dir / CONF_FILE
         conf.write_text(self._conf_text(), encoding="utf-8")
         argv = [
-            str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS,
+            str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java),
             "-cp", self._classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port), str(conf),
         ]
         uri = f"bolt://127.0.0.1:{port}"

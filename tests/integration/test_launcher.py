@@ -1,0 +1,156 @@
+"""The local Neo4j launcher against real servers: lifecycle, refusal, status, Cypher, vectors.
+
+These start their own servers (not the session fixture) so they test the launcher itself, on
+the default 5.26 line and on the 2026.x line (JDK 21+, skipped when none is installed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from neo4j import Driver, GraphDatabase
+
+from thalabus_graph.cli import main as cli_main
+from thalabus_graph.errors import LauncherError
+from thalabus_graph.graph.launcher import (
+    DEFAULT_VERSION,
+    LocalNeo4j,
+    find_java,
+    process_alive,
+)
+
+pytestmark = pytest.mark.integration
+
+CALENDAR_VERSION = "2026.09.0"
+
+
+def _process_gone(pid: int, wait: float = 5.0) -> bool:
+    end = time.monotonic() + wait
+    while process_alive(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _check_vector_index(driver: Driver) -> None:
+    """Create, populate and query a vector index; needs the java.nio add-opens to work."""
+    driver.execute_query(
+        "CREATE VECTOR INDEX launcher_probe IF NOT EXISTS FOR (p:LauncherProbe) ON p.embedding "
+        "OPTIONS {indexConfig: {`vector.dimensions`: 3, `vector.similarity_function`: 'cosine'}}",
+        database_="neo4j",
+    )
+    driver.execute_query(
+        "UNWIND $rows AS r CREATE (:LauncherProbe {name: r.name, embedding: r.embedding})",
+        {"rows": [
+            {"name": "x", "embedding": [1.0, 0.0, 0.0]},
+            {"name": "y", "embedding": [0.0, 1.0, 0.0]},
+            {"name": "xy", "embedding": [0.7, 0.7, 0.0]},
+        ]},
+        database_="neo4j",
+    )
+    driver.execute_query("CALL db.awaitIndexes(60)", database_="neo4j")
+    records, _, _ = driver.execute_query(
+        "CALL db.index.vector.queryNodes('launcher_probe', 2, $vec) YIELD node, score "
+        "RETURN node.name AS name, score",
+        {"vec": [0.9, 0.1, 0.0]},
+        database_="neo4j",
+    )
+    assert [r["name"] for r in records] == ["x", "xy"]
+    assert 0.5 < records[1]["score"] < records[0]["score"] <= 1.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
+    """A 5.26 server for the read-only checks of this module."""
+    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("launcher"))
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+def test_status_reports_running_server(server: LocalNeo4j) -> None:
+    state = server.status()
+    assert state.running and state.answering
+    assert state.version == DEFAULT_VERSION
+    assert state.uri == f"bolt://127.0.0.1:{state.port}"
+    record = json.loads(server.pid_file.read_text())
+    assert record["pid"] == state.pid and record["uri"] == state.uri
+
+
+def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
+    twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
+    with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://"):
+        twin.start()
+    assert server.status().answering
+
+
+def test_cypher_and_vector_index(server: LocalNeo4j) -> None:
+    uri = server.status().uri
+    assert uri is not None
+    with GraphDatabase.driver(uri) as driver:
+        records, _, _ = driver.execute_query("RETURN 1 AS one", database_="neo4j")
+        assert records[0]["one"] == 1
+        _check_vector_index(driver)
+
+
+def test_start_stop_leaves_nothing_behind(tmp_path: Path) -> None:
+    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "data")
+    local.start()
+    pid = local.status().pid
+    assert pid is not None and process_alive(pid)
+    assert local.stop() is True
+    assert _process_gone(pid)
+    assert not local.pid_file.exists()
+    assert local.status().running is False
+    assert local.stop() is False
+    # The store lock went with the process: the same data dir starts again, now via the CLI.
+    data = str(local.data_dir)
+    assert cli_main(["neo4j", "start", "--data", data]) == 0
+    again = local.status()
+    assert again.running and again.pid != pid
+    assert cli_main(["neo4j", "stop", "--data", data]) == 0
+    assert again.pid is not None and _process_gone(again.pid)
+    assert not local.pid_file.exists()
+    assert cli_main(["neo4j", "status", "--data", data]) == 1
+
+
+def test_stale_pid_file_is_cleaned(tmp_path: Path) -> None:
+    local = LocalNeo4j(data_dir=tmp_path)
+    local.pid_file.write_text(json.dumps({"pid": 2**22 + 12345, "uri": "bolt://x:1"}))
+    assert local.status().running is False
+    assert not local.pid_file.exists()
+
+
+def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
+    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path, heap="not-a-size")
+    with pytest.raises(LauncherError, match=r"exited with code \d+ while starting(.|\n)*heap"):
+        local.start(timeout=60)
+    assert not local.pid_file.exists()
+
+
+def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
+    version = os.environ.get("THALABUS_NEO4J_CALENDAR_VERSION", CALENDAR_VERSION)
+    try:
+        find_java(version)
+    except LauncherError as exc:
+        pytest.skip(str(exc))
+    local = LocalNeo4j(version=version, data_dir=tmp_path / "data")
+    uri = local.start()
+    try:
+        assert local.status().version == version
+        with GraphDatabase.driver(uri) as driver:
+            assert driver.execute_query("RETURN 1 AS one", database_="neo4j").records[0]["one"]
+            _check_vector_index(driver)
+    finally:
+        pid = local.status().pid
+        assert local.stop()
+    assert pid is not None and _process_gone(pid)
+    assert not local.pid_file.exists()
