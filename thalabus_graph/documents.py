@@ -53,7 +53,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
 
@@ -176,7 +176,7 @@ ParsedLine: TypeAlias = SourceDocument | LineError
 
 
 def iter_documents(
-    source: str | os.PathLike[str] | Iterable[str] | Iterable[bytes],
+    source: str | os.PathLike[str] | Iterable[str | bytes],
 ) -> Iterator[ParsedLine]:
     """Yield a :class:`SourceDocument` or :class:`LineError` per non-blank line, lazily.
 
@@ -187,15 +187,14 @@ def iter_documents(
     if isinstance(source, str | os.PathLike):
         yield from _iter_path(source)
         return
-    lines = cast("Iterable[str | bytes]", source)
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(source, start=1):
         parsed = _parse_line(line, number)
         if parsed is not None:
             yield parsed
 
 
 def read_documents(
-    source: str | os.PathLike[str] | Iterable[str] | Iterable[bytes],
+    source: str | os.PathLike[str] | Iterable[str | bytes],
     *,
     skip_errors: bool = False,
     errors: list[LineError] | None = None,

@@ -245,7 +245,8 @@ class CountingEmbedder:
         self.calls.append(list(texts))
         rows = [[len(t) + 1.0, float(sum(map(ord, t)) % 7), 1.0, 0.0] for t in texts]
         out = np.asarray(rows, dtype=np.float32)
-        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+        unit: Vectors = (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+        return unit
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         return self._vectors(texts)

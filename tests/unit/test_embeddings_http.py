@@ -50,7 +50,9 @@ def reply(n: int, *, order: Iterator[int] | None = None, dim: int = DIM,
 
 def expected(n: int) -> np.ndarray[Any, np.dtype[np.float32]]:
     rows = np.asarray([unit(i) for i in range(n)], dtype=np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    out: np.ndarray[Any, np.dtype[np.float32]] = rows / np.linalg.norm(rows, axis=1,
+                                                                        keepdims=True)
+    return out
 
 
 # --- a scripted loopback server -------------------------------------------------------------
