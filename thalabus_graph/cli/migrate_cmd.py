@@ -99,7 +99,8 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
 
 def _connect(args: argparse.Namespace) -> Database:
     uri: str = args.uri or common.default_uri()
-    user, password = os.environ.get("NEO4J_USERNAME"), os.environ.get("NEO4J_PASSWORD")
+    user = os.environ.get("NEO4J_USERNAME") or os.environ.get("NEO4J_USER")
+    password = os.environ.get("NEO4J_PASSWORD")
     auth = (user or "neo4j", password) if password else None
     return Database.connect(uri, auth=auth, database=args.database)
 

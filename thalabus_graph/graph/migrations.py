@@ -537,6 +537,11 @@ class HistoryDao:
             ))
         return out
 
+    def chain(self) -> list[tuple[int, int]]:
+        """The ``MIGRATED_TO`` links of the history as (from version, to version) pairs."""
+        rows = self.database.read("migrations_history_chain")
+        return [(int(r["from_version"]), int(r["to_version"])) for r in rows]
+
     def record(self, migration: Migration, used: Mapping[str, str], installed_by: str,
                execution_time_ms: int) -> None:
         """Append one applied migration to the history chain."""

@@ -1,0 +1,36 @@
+"""Integration fixtures on top of ``tests/conftest.py``'s ``neo4j_uri`` / ``neo4j_driver``.
+
+``db``: a session-wide ``Database`` on the real server, migrated once (settings from
+``THALABUS_*``). ``clean_db``: the same database with every data node deleted before the test;
+the schema and the migration history and lock stay.
+"""
+
+from __future__ import annotations
+
+import pytest
+from neo4j import Driver
+
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import MigrationRunner
+from thalabus_graph.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def db_settings() -> Settings:
+    """The settings the session's database is migrated with."""
+    return Settings.from_env()
+
+
+@pytest.fixture(scope="session")
+def db(neo4j_driver: Driver, db_settings: Settings) -> Database:
+    """A migrated ``Database`` on the session's Neo4j (migrations run once per session)."""
+    database = Database(neo4j_driver)
+    MigrationRunner(database, db_settings).migrate()
+    return database
+
+
+@pytest.fixture()
+def clean_db(db: Database) -> Database:
+    """``db`` with all data nodes deleted first; schema and migration history are kept."""
+    db.write("migrations_delete_data_nodes")
+    return db

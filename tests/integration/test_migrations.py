@@ -1,0 +1,266 @@
+"""Migrations against a real Neo4j: from empty, idempotence, refusals, locking, failures.
+
+Community has a single user database, so the tests that start from an empty schema drop it
+and migrate again; every test that touches the history restores it on the way out, leaving
+the migrated schema in place for the other tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from thalabus_graph.cli import main
+from thalabus_graph.errors import ChecksumMismatch, LockHeld, MigrationError
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import (
+    STATE_APPLIED,
+    STATE_SETTINGS_CHANGED,
+    MigrationReport,
+    MigrationRunner,
+    SettingsMismatch,
+    discover,
+)
+from thalabus_graph.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+REPO_MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+VECTOR_INDEXES = {"typical_rag": "Chapter", "paragraphs": "Paragraph", "summaries": "Summary"}
+FULLTEXT_INDEXES = {"chapters_fulltext": "Chapter", "keywords_fulltext": "Keyword"}
+
+
+@pytest.fixture()
+def runner(db: Database, db_settings: Settings) -> Iterator[MigrationRunner]:
+    """A runner on the repository's migrations; history and schema restored afterwards."""
+    yield MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS)
+    restore = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS)
+    restore.unlock()
+    if not restore.analyze().ok:
+        restore.clean()  # history only: the IF NOT EXISTS statements re-record it
+    restore.migrate()
+
+
+@pytest.fixture()
+def copied_migrations(tmp_path: Path) -> Path:
+    """A writable copy of the repository's migrations folder."""
+    folder = tmp_path / "migrations"
+    shutil.copytree(REPO_MIGRATIONS, folder)
+    return folder
+
+
+def local_versions() -> list[int]:
+    return [m.version for m in discover(REPO_MIGRATIONS)]
+
+
+def history_versions(runner: MigrationRunner) -> list[int]:
+    return [a.version for a in runner.dao.history()]
+
+
+def schema_names(runner: MigrationRunner) -> set[str]:
+    return {row["name"] for row in runner.dao.indexes() if row["type"] != "LOOKUP"}
+
+
+def test_migrate_from_empty(runner: MigrationRunner) -> None:
+    runner.clean(schema=True)
+    assert schema_names(runner) == set()
+    assert runner.dao.history() == []
+
+    report = runner.migrate()
+
+    assert [s.version for s in report.applied] == local_versions()
+    assert report.current_version == local_versions()[-1]
+    assert history_versions(runner) == local_versions()
+    versions = local_versions()
+    assert runner.dao.chain() == list(itertools.pairwise(versions))
+    assert set(VECTOR_INDEXES) | set(FULLTEXT_INDEXES) <= schema_names(runner)
+    assert runner.dao.read_lock() is None
+
+
+def test_second_run_changes_nothing(runner: MigrationRunner) -> None:
+    runner.migrate()
+    before = (runner.dao.history(), runner.dao.indexes())
+    report = runner.migrate()
+    assert report.applied == ()
+    assert report.already_applied == len(local_versions())
+    assert (runner.dao.history(), runner.dao.indexes()) == before
+    assert [r.state for r in runner.status()] == [STATE_APPLIED] * len(local_versions())
+
+
+def test_indexes_are_online_with_configured_options(runner: MigrationRunner,
+                                                    db_settings: Settings) -> None:
+    runner.migrate()
+    rows = {row["name"]: row for row in runner.dao.indexes()}
+    for name, label in VECTOR_INDEXES.items():
+        row = rows[name]
+        assert (row["type"], row["state"], row["labelsOrTypes"], row["properties"]) == (
+            "VECTOR", "ONLINE", [label], ["embedding"])
+        config = row["options"]["indexConfig"]
+        assert config["vector.dimensions"] == db_settings.embedding_dimensions
+        assert config["vector.similarity_function"].lower() == db_settings.vector_similarity
+    for name, label in FULLTEXT_INDEXES.items():
+        row = rows[name]
+        assert (row["type"], row["state"], row["labelsOrTypes"], row["properties"]) == (
+            "FULLTEXT", "ONLINE", [label], ["text"])
+        config = row["options"]["indexConfig"]
+        assert config["fulltext.analyzer"] == db_settings.fulltext_analyzer
+        assert config["fulltext.eventually_consistent"] is False
+    assert all(row["state"] == "ONLINE" for row in rows.values())
+    for constraint in ("document_documentid", "fragment_fragmentid", "chapter_fragmentid",
+                       "paragraph_fragmentid", "summary_fragmentid", "keyword_fragmentid",
+                       "ontology_ontologyid", "dataset_datasetid", "goal_goalid",
+                       "category_ontologyid_name_value"):
+        assert rows[constraint]["owningConstraint"] == constraint
+    assert rows["category_ontologyid_name_value"]["properties"] == ["ontologyid", "name",
+                                                                    "value"]
+    assert rows["fragment_documentid"]["properties"] == ["documentid"]
+
+
+def test_two_runners_at_once_leave_one_history(runner: MigrationRunner, db: Database,
+                                               db_settings: Settings) -> None:
+    runner.clean(schema=True)
+    start = threading.Barrier(2)
+    reports: list[MigrationReport] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        own = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS, lock_timeout=120)
+        start.wait()
+        try:
+            reports.append(own.migrate())
+        except BaseException as exc:  # collected and re-raised in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    applied = sorted(len(r.applied) for r in reports)
+    assert applied == [0, len(local_versions())]
+    assert history_versions(runner) == local_versions()
+    assert len(runner.dao.chain()) == len(local_versions()) - 1
+    assert runner.dao.read_lock() is None
+
+
+def test_lock_held_by_another_runner(runner: MigrationRunner, db: Database,
+                                     db_settings: Settings) -> None:
+    other = "someone-else:1:test"
+    assert runner.dao.try_lock(other).owner == other
+    try:
+        impatient = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS,
+                                    lock_timeout=0.5)
+        with pytest.raises(LockHeld, match="someone-else:1:test"):
+            impatient.migrate()
+        assert runner.dao.read_lock() is not None  # the other runner's lock is untouched
+    finally:
+        runner.dao.release_lock(other)
+
+    # A patient runner waits for the lock to be released, then finds nothing to do.
+    assert runner.dao.try_lock(other).owner == other
+    release = threading.Timer(1.0, runner.dao.release_lock, args=(other,))
+    release.start()
+    began = time.monotonic()
+    report = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS,
+                             lock_timeout=30).migrate()
+    release.join()
+    assert time.monotonic() - began >= 0.9
+    assert report.applied == ()
+    assert runner.dao.read_lock() is None
+
+
+def test_edited_applied_migration_is_refused(runner: MigrationRunner, db: Database,
+                                             db_settings: Settings, copied_migrations: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    runner.migrate()
+    history = runner.dao.history()
+    first = sorted(copied_migrations.glob("V*.cypher"))[0]
+    first.write_text(first.read_text(encoding="utf-8")
+                     + "\nCREATE INDEX mig_test_edited IF NOT EXISTS FOR (n:MigTest) ON (n.x);\n",
+                     encoding="utf-8")
+    monkeypatch.setenv("THALABUS_MIGRATIONS_DIR", str(copied_migrations))
+    edited = MigrationRunner(db, db_settings)  # folder from THALABUS_MIGRATIONS_DIR
+
+    with pytest.raises(ChecksumMismatch, match=first.name):
+        edited.migrate()
+
+    assert "mig_test_edited" not in schema_names(runner)
+    assert runner.dao.history() == history
+    assert runner.dao.read_lock() is None
+    assert edited.status()[0].state == "changed"
+
+
+def test_changed_dimension_is_refused(runner: MigrationRunner, db: Database,
+                                      db_settings: Settings) -> None:
+    runner.migrate()
+    history = runner.dao.history()
+    other = db_settings.replace(embedding_dimensions=db_settings.embedding_dimensions + 1)
+    changed = MigrationRunner(db, other, migrations_dir=REPO_MIGRATIONS)
+
+    with pytest.raises(SettingsMismatch, match="EMBEDDING_DIMENSIONS was"):
+        changed.migrate()
+
+    assert runner.dao.history() == history
+    states = {r.description: r.state for r in changed.status()}
+    assert states["vector indexes"] == STATE_SETTINGS_CHANGED
+    rows = {row["name"]: row for row in runner.dao.indexes()}
+    assert (rows["typical_rag"]["options"]["indexConfig"]["vector.dimensions"]
+            == db_settings.embedding_dimensions)
+
+
+def test_failed_statement_keeps_history_consistent(runner: MigrationRunner, db: Database,
+                                                   db_settings: Settings,
+                                                   copied_migrations: Path) -> None:
+    runner.migrate()
+    last = local_versions()[-1]
+    good = copied_migrations / f"V{last + 1:04d}__harmless.cypher"
+    good.write_text("// recorded before the broken one fails\nRETURN 1 AS one;\n",
+                    encoding="utf-8")
+    broken = copied_migrations / f"V{last + 2:04d}__broken.cypher"
+    broken.write_text("RETURN 1 AS fine;\n\nCREATE INDEX FOR oops\nON nothing;\n",
+                      encoding="utf-8")
+    extended = MigrationRunner(db, db_settings, migrations_dir=copied_migrations)
+
+    with pytest.raises(MigrationError) as caught:
+        extended.migrate()
+
+    message = str(caught.value)
+    assert broken.name in message
+    assert "statement 2 of 2" in message
+    assert "line 3" in message and "CREATE INDEX FOR oops" in message
+    assert history_versions(runner) == [*local_versions(), last + 1]
+    assert runner.dao.chain()[-1] == (last, last + 1)
+    assert runner.dao.read_lock() is None
+    states = {r.version: r.state for r in extended.status()}
+    assert states[last + 1] == STATE_APPLIED and states[last + 2] == "pending"
+
+
+def test_cli_migrate_and_status(runner: MigrationRunner, neo4j_uri: str,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    runner.migrate()
+    assert main(["migrate", "--uri", neo4j_uri, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["applied"] == [] and report["current_version"] == local_versions()[-1]
+
+    assert main(["migrations", "status", "--uri", neo4j_uri]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["VERSION", "DESCRIPTION", "STATE"]
+    assert len(table) == 1 + len(local_versions())
+    assert all(" applied " in line for line in table[1:])
+
+    assert main(["migrations", "status", "--uri", neo4j_uri, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["version"] for r in rows] == local_versions()
+
+
+def test_clean_db_keeps_schema_and_history(clean_db: Database, runner: MigrationRunner) -> None:
+    assert history_versions(runner) == local_versions()
+    assert set(VECTOR_INDEXES) <= schema_names(runner)
