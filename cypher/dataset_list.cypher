@@ -5,4 +5,4 @@ RETURN ds.datasetid AS datasetid, ds.name AS name, ds.kind AS kind, ds.query AS 
        toString(ds.created_at) AS created_at, ds.session AS session,
        COUNT { (ds)-[:AGGREGATES]->() } AS members,
        collect(parent.datasetid) AS derived_from
-ORDER BY ds.created_at, ds.datasetid
+ORDER BY created_at, datasetid

@@ -1,0 +1,175 @@
+"""``thalabus-graph ingest | query | rerank | datasets list|show``: the engine from a shell."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from thalabus_graph.cli import common
+from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.settings import Settings
+
+
+def _graph(args: argparse.Namespace) -> ThalabusGraph:
+    return ThalabusGraph.connect(args.uri or common.default_uri(), database=args.database,
+                                 settings=Settings.from_env())
+
+
+def register(subparsers: Any) -> None:
+    """Add the engine sub-commands."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = subparsers.add_parser(
+        "ingest", help="ingest documents from a JSON Lines file", formatter_class=fmt,
+        epilog="examples:\n  thalabus-graph ingest corpus.jsonl\n"
+               "  thalabus-graph ingest corpus.jsonl --strict --json")
+    p.add_argument("file", help="JSON Lines file, one document per line")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at the first bad line (default: skip and report it)")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    common.add_common_options(p)
+    p.set_defaults(handler=_ingest)
+
+    p = subparsers.add_parser(
+        "query", help="run a Thalabus query", formatter_class=fmt,
+        epilog="examples:\n"
+               "  thalabus-graph query '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
+               "  thalabus-graph query '\"kitchen floor\" OR '\"'\"'cleanup'\"'\"'' --fragments\n"
+               "  thalabus-graph query 'NOT DECISION=granted' --ontology asylum --dataset\n"
+               "  thalabus-graph query '\"cat\"' --profile --json")
+    p.add_argument("text", help="the query (quote it for the shell)")
+    p.add_argument("--ontology", default=None, help="restrict to one ontology")
+    p.add_argument("--within", action="append", default=None, metavar="DATASET",
+                   help="restrict to documents of these datasets (repeatable)")
+    p.add_argument("--fragments", action="store_true", help="show fragments, not documents")
+    p.add_argument("--rag", action="store_true", help="the fast path (rag_fragments)")
+    p.add_argument("--dataset", action="store_true", help="store the result as a dataset")
+    p.add_argument("--session", default="default", help="dataset session name")
+    p.add_argument("--rerank", action="store_true", help="rerank each branch (needs a reranker)")
+    p.add_argument("--profile", action="store_true", help="show the executed plan with timings")
+    p.add_argument("--limit", type=int, default=10, help="rows to print (default 10)")
+    common.add_common_options(p)
+    p.set_defaults(handler=_query)
+
+    p = subparsers.add_parser(
+        "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
+        epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
+               "  THALABUS_RERANKER_URL=http://127.0.0.1:8000 thalabus-graph rerank "
+               "'default#dataset_1' --query '\"religious conversion\"'")
+    p.add_argument("dataset", help="dataset id")
+    p.add_argument("--query", default=None, help="query text (default: the dataset's query)")
+    p.add_argument("--session", default=None, help="session of the new dataset")
+    p.add_argument("--limit", type=int, default=10)
+    common.add_common_options(p)
+    p.set_defaults(handler=_rerank)
+
+    p = subparsers.add_parser("datasets", help="list or show datasets", formatter_class=fmt,
+                              epilog="examples:\n  thalabus-graph datasets list\n"
+                                     "  thalabus-graph datasets show 'default#dataset_1'")
+    sub = p.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
+    q = sub.add_parser("list", help="every dataset")
+    q.add_argument("--session", default=None)
+    common.add_common_options(q)
+    q.set_defaults(handler=_datasets_list)
+    q = sub.add_parser("show", help="one dataset and its best members")
+    q.add_argument("dataset")
+    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--hidden", action="store_true", help="include hidden members")
+    common.add_common_options(q)
+    q.set_defaults(handler=_datasets_show)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        progress = False if args.no_progress or args.json else None
+        report = g.ingest(args.file, strict=args.strict, progress=progress)
+    if args.json:
+        common.emit_json(report.to_dict())
+    else:
+        d = report.to_dict()
+        print(f"ingested {d['documents']} documents, {d['fragments']} fragments in "
+              f"{d['seconds']} s ({d['fragments_per_second']} fragments/s); embeddings: "
+              f"{d['embeddings_computed']} computed, {d['embeddings_reused']} reused, "
+              f"{d['embeddings_supplied']} supplied")
+        for e in report.errors:
+            print(f"skipped line {e.line_number}: {e.message}", file=sys.stderr)
+    return common.EXIT_OK
+
+
+def _short(text: str | None, width: int = 70) -> str:
+    if text is None:
+        return "-"
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _query(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        if args.rag:
+            result = g.rag_fragments(args.text, ontology_id=args.ontology,
+                                     subset_of_datasetids=args.within,
+                                     create_dataset=args.dataset, session=args.session)
+        else:
+            result = g.query(args.text, ontology_id=args.ontology,
+                             subset_of_datasetids=args.within,
+                             return_documents=not args.fragments,
+                             create_dataset=args.dataset, session=args.session,
+                             automatically_rerank=args.rerank, profile=args.profile)
+    if args.json:
+        common.emit_json(result.to_dict())
+        return common.EXIT_OK
+    if result.documents is not None:
+        print(f"{len(result.documents)} documents")
+        for d in result.documents[: args.limit]:
+            print(f"  {d.score:7.4f}  {d.documentid:<16} {_short(d.title, 60)}")
+    else:
+        print(f"{len(result.fragments)} fragments")
+        for f in result.fragments[: args.limit]:
+            print(f"  {f.score:7.4f}  {f.fragmentid:<20} {f.source:<10} {_short(f.text, 50)}")
+    for datasetid in result.dataset_ids:
+        print(f"dataset: {datasetid}")
+    if result.plan is not None:
+        common.emit_json(result.plan)
+    return common.EXIT_OK
+
+
+def _rerank(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        result = g.rerank_dataset(args.dataset, args.query, session=args.session)
+    if args.json:
+        common.emit_json(result.to_dict())
+        return common.EXIT_OK
+    state = "reranked" if result.reranked else f"order kept ({result.reason})"
+    print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
+          f"{state}, {result.rounds} rounds, {result.failures} failures")
+    for f in result.fragments[: args.limit]:
+        print(f"  {f['score']:9.5f}  {f['fragmentid']:<20} {_short(f['text'], 50)}")
+    return common.EXIT_OK
+
+
+def _datasets_list(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        rows = g.datasets.list_datasets(args.session)
+    if args.json:
+        common.emit_json(rows)
+        return common.EXIT_OK
+    for r in rows:
+        parents = ",".join(r["derived_from"]) or "-"
+        print(f"{r['datasetid']:<28} {r['members']:>6} members  from {parents:<24} "
+              f"{_short(r['query'], 40)}")
+    return common.EXIT_OK
+
+
+def _datasets_show(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        info = g.datasets.get(args.dataset)
+        members = g.datasets.members(args.dataset, include_hidden=args.hidden,
+                                     limit=args.limit)
+    if args.json:
+        common.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
+        return common.EXIT_OK
+    print(f"{info['datasetid']}: {info['members']} members ({info['hidden']} hidden), "
+          f"query {info['query']!r}, derived from {info['derived_from'] or '-'}")
+    for m in members:
+        print(f"  {m.weight:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}")
+    return common.EXIT_OK
