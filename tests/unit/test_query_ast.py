@@ -135,3 +135,30 @@ def test_walks_and_fold() -> None:
     assert depth(TRUE) == 1
     count = fold(node, lambda _n, kids: 1 + sum(kids))
     assert count == 6
+
+
+def test_copy_and_pickle() -> None:
+    import copy
+    import pickle
+
+    node = parse("\"a\" AND NOT x=1,'2 3' OR @'b'")
+    assert copy.copy(node) is node
+    assert copy.deepcopy(node) is node
+    for original in (node, TRUE, And(TRUE, Semantic("a")), Not(TRUE)):
+        restored = pickle.loads(pickle.dumps(original))
+        assert restored == original
+        assert hash(restored) == hash(original)
+
+
+def test_dataclass_replace_validates() -> None:
+    assert dataclasses.replace(Semantic("a"), text="b") == Semantic("b")
+    with pytest.raises(ValueError):
+        dataclasses.replace(Semantic("a"), text="")
+
+
+def test_structural_pattern_matching() -> None:
+    match parse('"a" AND x=1'):
+        case And(Semantic(text), Category(name, values)):
+            assert (text, name, values) == ("a", "x", ("1",))
+        case _:
+            pytest.fail("no match")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
+import pickle
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,8 @@ def test_five_thousand_deep(text: str) -> None:
     assert from_dict(node.to_dict()) == node
     assert len(to_json(node)) > 0
     assert len(repr(node)) > 0
+    assert pickle.loads(pickle.dumps(node)) == node
+    assert copy.deepcopy(node) is node
     assert sum(1 for _ in walk(node)) >= 1
     is_pure_filter(node)
 

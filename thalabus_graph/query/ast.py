@@ -4,10 +4,11 @@ Nodes are frozen dataclasses; equality, hashing, ``repr``, ``to_dict`` and ``fro
 recurse in Python, so trees thousands of levels deep (``"a" AND "b" AND ...``) are safe.
 
 What is and is not depth-safe: construction, ``==``, ``hash``, ``repr``, ``to_dict``,
-``from_dict``, :func:`walk`, :func:`walk_postorder`, :func:`fold`, :func:`depth` and everything
-in ``parser``, ``serialize`` and ``clauses`` are iterative. ``copy.deepcopy``, ``pickle`` and
-``json.dumps(node.to_dict())`` are the standard library's and recurse: use
-:func:`thalabus_graph.query.serialize.to_json` instead of ``json.dumps`` for deep trees.
+``from_dict``, ``copy.copy``/``copy.deepcopy`` (they return the node itself), ``pickle`` (a node
+pickles as its canonical text), :func:`walk`, :func:`walk_postorder`, :func:`fold`,
+:func:`depth` and everything in ``parser``, ``serialize`` and ``clauses`` are iterative. The
+standard library's ``json.dumps(node.to_dict())`` recurses and fails a few thousand levels down:
+use :func:`thalabus_graph.query.serialize.to_json` for deep trees.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class _NodeBase:
     __slots__ = ("_hash",)
     _hash: int
     TYPE: ClassVar[str]
+    __match_args__: ClassVar[tuple[str, ...]]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _NodeBase):
@@ -79,6 +81,28 @@ class _NodeBase:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of ARCHITECTURE section 3 (plain dicts, lists, strings, bools)."""
         return fold(self, _to_dict_step)  # type: ignore[arg-type]
+
+    def __copy__(self) -> _NodeBase:
+        return self  # immutable: a copy may be the node itself
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _NodeBase:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the canonical query text: flat, so deep trees pickle without recursion."""
+        from thalabus_graph.query.serialize import serialize
+
+        try:
+            return (_from_text, (serialize(self),))  # type: ignore[arg-type]
+        except ValueError:  # a TRUE inside a tree has no text: pickle the fields instead
+            return (type(self), tuple(getattr(self, name) for name in self.__match_args__))
+
+
+def _from_text(text: str) -> Node:
+    """Unpickle a node from its canonical text."""
+    from thalabus_graph.query.parser import parse
+
+    return parse(text)
 
 
 def _check_phrase(kind: str, text: object) -> str:
