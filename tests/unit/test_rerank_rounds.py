@@ -1,0 +1,243 @@
+"""Dataset reranking in rounds: per-round selection, merge by fragment id, degradation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thalabus_graph.errors import ServiceReplyError
+from thalabus_graph.rerank import (
+    NoReranking,
+    Passage,
+    RerankFailure,
+    RerankReply,
+    ScoreApiReranker,
+    ThresholdWithTiers,
+    TopK,
+    rerank_fragments,
+    rerank_in_rounds,
+    rerank_in_rounds_sync,
+    rounds_of,
+)
+from thalabus_graph.rerank.policies import order_key
+from thalabus_graph.rerank.testing import LoopbackServer, score_handler
+
+
+class TableReranker:
+    """Scores from a fixed table; records every call."""
+
+    def __init__(self, table: dict[str, float], missing: set[str] | None = None) -> None:
+        self.table = table
+        self.missing = missing or set()
+        self.calls: list[tuple[str, list[str]]] = []
+
+    @property
+    def available(self) -> bool:
+        return True
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+        self.calls.append((query, [p.id for p in passages]))
+        scores = {p.id: self.table[p.id] for p in passages
+                  if p.id in self.table and p.id not in self.missing}
+        failed = tuple(p.id for p in passages if p.id in self.missing)
+        failures = (RerankFailure(failed, ServiceReplyError("bad batch")),) if failed else ()
+        return RerankReply(scores=scores, failures=failures)
+
+
+def candidates(n: int) -> list[tuple[str, str, float]]:
+    return [(f"docid-{i % 6}-c{i}", f"text {i}", 0.9 - i / 100) for i in range(n)]
+
+
+def table_for(cands: list[tuple[str, str, float]]) -> dict[str, float]:
+    return {fid: ((i * 37) % 23) / 100 for i, (fid, _, _) in enumerate(cands)}
+
+
+def test_rounds_of_seven() -> None:
+    cands = candidates(30)
+    rounds = list(rounds_of(cands, 7))
+    assert [len(r) for r in rounds] == [7, 7, 7, 7, 2]
+    reranker = TableReranker(table_for(cands))
+    result = rerank_in_rounds_sync(rounds, "bob", reranker, TopK(3))
+    assert result.rounds == 5 and result.reranked and not result.degraded
+    assert [len(ids) for _, ids in reranker.calls] == [7, 7, 7, 7, 2]
+    assert all(q == "bob" for q, _ in reranker.calls)
+    # per round the best 3 survive; merged and sorted globally
+    expected: list[str] = []
+    table = table_for(cands)
+    for r in rounds:
+        expected += sorted((c[0] for c in r), key=lambda f: (-table[f], f))[:3]
+    assert sorted(f.fragmentid for f in result.fragments) == sorted(expected)
+    assert list(result.fragments) == sorted(result.fragments, key=order_key)
+    first = result.fragments[0]
+    assert first.score == table[first.fragmentid]  # the reranker's score
+    original = {c[0]: c[2] for c in cands}
+    assert all(f.original_score == original[f.fragmentid] for f in result.fragments)
+    assert all(f.documentid == f.fragmentid.rsplit("-", 1)[0] for f in result.fragments)
+
+
+def test_merge_by_fragment_id_keeps_the_higher_score() -> None:
+    class PerRound:
+        available = True
+
+        def __init__(self) -> None:
+            self.round = 0
+
+        async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+            self.round += 1
+            return RerankReply({p.id: 0.1 * self.round for p in passages})
+
+    rounds = [[("a-1", "x", 0.5), ("b-1", "y", 0.4)], [("a-1", "x", 0.5)]]
+    result = rerank_in_rounds_sync(rounds, "q", PerRound(), TopK(5))
+    assert [(f.fragmentid, f.score) for f in result.fragments] == [("a-1", 0.2), ("b-1", 0.1)]
+
+
+def test_an_empty_query_keeps_the_input_order() -> None:
+    reranker = TableReranker({})
+    rounds = [[("b-1", "x", 0.1), ("a-1", "y", 0.9)], [("c-1", "z", 0.5), ("b-1", "x", 0.1)]]
+    result = rerank_in_rounds_sync(rounds, "  ", reranker, ThresholdWithTiers())
+    assert not result.reranked and result.reason == "no-semantic-query"
+    assert [f.fragmentid for f in result.fragments] == ["b-1", "a-1", "c-1"]
+    assert [f.score for f in result.fragments] == [0.1, 0.9, 0.5]
+    assert reranker.calls == []
+
+
+def test_a_round_that_fails_is_reported_and_its_fragments_are_not_invented() -> None:
+    cands = candidates(14)
+    table = table_for(cands)
+    missing = {c[0] for c in cands[7:]}
+    result = rerank_in_rounds_sync(rounds_of(cands, 7), "q", TableReranker(table, missing),
+                                   TopK(100))
+    assert result.reranked and result.degraded
+    assert {f.fragmentid for f in result.fragments} == {c[0] for c in cands[:7]}
+    assert set(result.unscored_ids) == missing
+    assert len(result.failures) == 1
+
+
+def test_a_reranker_exception_degrades_one_round() -> None:
+    class Flaky:
+        available = True
+
+        def __init__(self) -> None:
+            self.n = 0
+
+        async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+            self.n += 1
+            if self.n == 1:
+                raise RuntimeError("model crashed")
+            return RerankReply({p.id: 0.5 for p in passages})
+
+    cands = candidates(10)
+    result = rerank_in_rounds_sync(rounds_of(cands, 5), "q", Flaky(), TopK(10))
+    assert result.reranked and len(result.fragments) == 5
+    assert "model crashed" in str(result.failures[0].error)
+    assert len(result.unscored_ids) == 5
+
+
+def test_nothing_scored_keeps_the_input_order_and_says_so() -> None:
+    cands = candidates(9)
+    reranker = TableReranker({}, missing={c[0] for c in cands})
+    result = rerank_in_rounds_sync(rounds_of(cands, 7), "q", reranker, TopK(3))
+    assert not result.reranked and result.reason == "failed"
+    assert [f.fragmentid for f in result.fragments] == [c[0] for c in cands]
+    assert result.degraded
+    empty = rerank_in_rounds_sync(rounds_of(cands, 7), "q", TableReranker({}), TopK(3))
+    assert not empty.reranked and empty.reason == "empty" and not empty.failures
+
+
+def test_threshold_tiers_run_per_round() -> None:
+    cands = [(f"docid-{d}-c{i}", "t", 0.5) for d in range(8) for i in range(3)]
+    table = {fid: 0.001 * (int(fid.split("-")[1]) + 1) for fid, _, _ in cands}
+    policy = ThresholdWithTiers(min_score=0.2, min_output_frag=2, max_output_frag=4,
+                                min_output_doc=3)
+    result = rerank_in_rounds_sync(rounds_of(cands, 12), "q", TableReranker(table), policy)
+    assert result.tiers == (2, 2)
+    for r in rounds_of(cands, 12):
+        round_docs = {f.documentid for f in result.fragments if (f.fragmentid, "t", 0.5) in r}
+        assert len(round_docs) >= 3
+
+
+def test_async_rounds_and_fragment_objects() -> None:
+    @dataclass(frozen=True)
+    class Fragment:
+        fragmentid: str
+        text: str
+        score: float
+
+    async def produce() -> AsyncIterator[list[Fragment]]:
+        for r in rounds_of([Fragment(c[0], c[1], c[2]) for c in candidates(10)], 7):
+            await asyncio.sleep(0)
+            yield r
+
+    result = asyncio.run(rerank_in_rounds(produce(), "q", NoReranking(), TopK(2)))
+    assert result.rounds == 2 and result.reranked
+    assert [f.fragmentid for f in result.fragments] == ["docid-0-c0", "docid-1-c1",
+                                                        "docid-1-c7", "docid-2-c8"]
+    assert all(f.score == f.original_score for f in result.fragments)
+
+
+def test_the_sync_wrapper_works_inside_a_running_loop() -> None:
+    async def inside() -> int:
+        return len(rerank_fragments(candidates(5), "q", NoReranking(), TopK(2)).fragments)
+
+    assert asyncio.run(inside()) == 2
+
+
+def test_rounds_through_a_real_score_server_replay_identically() -> None:
+    cands = [(f"docid-{i % 9}-p{i}", " ".join(["bob", "cat", "dog"][: i % 4]), 0.5)
+             for i in range(40)]
+    with LoopbackServer(score_handler("tei")) as server:
+        reranker = ScoreApiReranker(server.url, protocol="tei", batch_size=4)
+        policy = ThresholdWithTiers(min_score=0.6, min_output_frag=5, min_output_doc=5)
+        first = rerank_fragments(cands, "bob cat", reranker, policy, round_size=7)
+        again = rerank_fragments(cands, "bob cat", reranker, policy, round_size=7)
+    assert first.reranked and not first.degraded
+    assert first.to_dicts() == sorted(first.to_dicts(),
+                                      key=lambda d: (-d["score"], d["fragmentid"]))
+    assert again.to_dicts() == first.to_dicts()
+    # with the whole input in one round the order does not depend on the input order
+    one = rerank_fragments(cands, "bob cat", TableReranker({c[0]: 0.5 for c in cands}),
+                           TopK(40), round_size=100)
+    two = rerank_fragments(list(reversed(cands)), "bob cat",
+                           TableReranker({c[0]: 0.5 for c in cands}), TopK(40), round_size=100)
+    assert [f.fragmentid for f in one.fragments] == [f.fragmentid for f in two.fragments]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 30), st.floats(0, 1)), max_size=40),
+    st.integers(1, 10),
+)
+def test_rounds_output_is_sorted_and_drawn_from_the_input(
+    rows: list[tuple[int, int, float]], size: int
+) -> None:
+    cands = [(f"docid-{d}-c{c}", "t", s) for d, c, s in rows]
+    table = {fid: s for fid, _, s in cands}
+    result = rerank_fragments(cands, "q", TableReranker(table), ThresholdWithTiers(0.5, 3, 6, 2),
+                              round_size=size)
+    out = list(result.fragments)
+    assert out == sorted(out, key=order_key)
+    assert len({f.fragmentid for f in out}) == len(out)
+    assert {f.fragmentid for f in out} <= set(table)
+
+
+def _never() -> Iterator[list[tuple[str, str, float]]]:
+    return iter([])
+
+
+def test_no_rounds_at_all() -> None:
+    result = rerank_in_rounds_sync(_never(), "q", NoReranking())
+    assert result.fragments == () and result.rounds == 0
+
+
+def test_bad_candidate_tuples_are_rejected() -> None:
+    from thalabus_graph.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError):
+        rerank_in_rounds_sync([[("a-1", "t")]], "q", NoReranking())  # type: ignore[list-item]
+    with pytest.raises(ConfigurationError):
+        list(rounds_of([1], 0))
