@@ -24,7 +24,7 @@ from thalabus_graph.query import (
 )
 
 PROPERTY_SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # Phrases drawn from characters that stress the quoting: quotes, backslashes, keywords, spaces.

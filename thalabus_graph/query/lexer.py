@@ -179,10 +179,10 @@ def tokenize(text: str) -> Iterator[Token]:
                 pos = match.end()
             else:
                 word = _WORD.match(text, pos)
-                shown = word.group() if word is not None else name
+                shown = _snippet(word.group() if word is not None else name, 0)
                 raise ThalabusSyntaxError(
-                    f"unexpected bare word {_snippet(shown, 0)!r}: expected {TERM_HINT} or "
-                    f"an operator; quote words as \"{shown}\" or '{shown}'",
+                    f"unexpected bare word {shown!r}: quote it (\"{shown}\" searches by "
+                    f"meaning, '{shown}' by text) or write NAME=VALUE for a category",
                     pos,
                     text,
                 )

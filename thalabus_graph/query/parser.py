@@ -20,6 +20,16 @@ Each token is pushed and popped at most once, so parsing is O(n) in the length o
 and nothing recurses: a 10,000-term chain or 5,000 nested parentheses parse like any query.
 The first error in reading order is reported as a :class:`ThalabusSyntaxError` whose
 ``position`` is the offending token's offset (``len(text)`` when the text ended too early).
+
+Decisions the grammar leaves open (pinned by ``tests/query_cases.json``):
+
+- An unterminated quote or an unclosed ``(`` is reported at ``len(text)``, where the closing
+  character was due; the message names the offset of the opening one.
+- A phrase, text or quoted category value that is empty *or only whitespace* is an error at
+  its opening quote (``@`` for ``@'...'``); ``@`` without ``'`` is an error just after the ``@``.
+- A word followed by ``=`` is always a category name, even after ``AND`` (``"a" AND =x`` reads
+  the category ``AND=x``); after ``=`` or ``,`` a bare word is a value even if it spells a
+  keyword (``X=AND``).
 """
 
 from __future__ import annotations
