@@ -19,9 +19,15 @@ _SPACES = re.compile(r"\s+")
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 
 
-def normalise(term: str) -> str:
-    """Apostrophes to spaces, quotes and special punctuation removed, spaces collapsed."""
-    text = _APOSTROPHES.sub(" ", term)
+def normalise(term: str, *, keep_apostrophes: bool = False) -> str:
+    """Apostrophes to spaces, quotes and special punctuation removed, spaces collapsed.
+
+    With ``keep_apostrophes`` an apostrophe inside a word stays (as ``'``): analyzers index
+    "Jane's" as one token (standard) or as "jane" (english), which "jane s" cannot match.
+    """
+    text = _APOSTROPHES.sub("'" if keep_apostrophes else " ", term)
+    if keep_apostrophes:
+        text = re.sub(r"(?<!\w)'|'(?!\w)", " ", text)
     text = _QUOTES_AND_PUNCT.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
@@ -31,19 +37,29 @@ def escape(text: str) -> str:
     return _LUCENE_SPECIAL.sub(r"\\\1", text)
 
 
-def words(term: str) -> list[str]:
+def words(term: str, *, keep_apostrophes: bool = False) -> list[str]:
     """The normalised words of a term, lowercased (the analyzers lowercase the index too)."""
-    return [w for w in normalise(term).lower().split(" ") if w]
+    text = normalise(term, keep_apostrophes=keep_apostrophes).lower()
+    return [w for w in text.split(" ") if w]
+
+
+def _variants(term: str) -> list[list[str]]:
+    split, kept = words(term), words(term, keep_apostrophes=True)
+    return [split] if kept == split or not kept else [split, kept]
 
 
 def phrase_query(term: str) -> str:
-    """A Lucene phrase query matching the words of ``term`` in order; '' when nothing is left."""
-    found = words(term)
-    if not found:
-        return ""
-    return '"' + " ".join(escape(w) for w in found) + '"'
+    """A Lucene phrase query matching the words of ``term`` in order ('' when nothing is
+    left); a term with an apostrophe also matches its unsplit form ("jane s" OR "jane's")."""
+    phrases = ['"' + " ".join(escape(w) for w in found) + '"'
+               for found in _variants(term) if found]
+    return " OR ".join(phrases)
 
 
 def terms_query(term: str) -> str:
     """A Lucene query matching any word of ``term`` (BM25 ranks documents with more of them)."""
-    return " ".join(escape(w) for w in words(term))
+    seen: dict[str, None] = {}
+    for found in _variants(term):
+        for w in found:
+            seen.setdefault(w)
+    return " ".join(escape(w) for w in seen)

@@ -33,3 +33,9 @@ def test_every_special_character_is_escaped(text: str) -> None:
         assert ch not in '+-&|!(){}[]^"~*?:/'
         i += 1
     assert escape("") == ""
+
+
+def test_apostrophes_match_split_and_unsplit_tokens() -> None:
+    assert phrase_query("Jane's") == '"jane s" OR "jane\'s"'
+    assert terms_query("Jane's cat") == "jane s cat jane's"
+    assert phrase_query("'quoted'") == '"quoted"'
