@@ -18,13 +18,17 @@ File format and rules:
   used are recorded beside it (``placeholders``, JSON text).
 * Dimension-change rule: when an applied migration's recorded placeholder values differ from
   the current settings (say ``EMBEDDING_DIMENSIONS`` 384 then 768), ``migrate()`` refuses with
-  ``SettingsMismatch``: an existing index cannot change its options in place. Restore the
-  setting, or drop the affected indexes and that history entry (``MigrationRunner.clean``) and
-  migrate again.
+  ``SettingsMismatch`` (a ``MigrationError`` and a ``ConfigurationError``): an existing index
+  cannot change its options in place. Restore the setting, or rebuild the schema with
+  ``MigrationRunner.clean(schema=True)`` (CLI ``migrations clean --schema --yes``), migrate,
+  and re-ingest the embeddings at the new size.
 * An applied migration whose file changed raises ``ChecksumMismatch`` naming the file; an
   applied version with no file, or a new file older than the newest applied version, raises
   ``MigrationError``. A failed statement raises ``MigrationError`` naming the file and the
-  statement; that version is not recorded, earlier ones stay recorded.
+  statement; that version is not recorded, earlier ones stay recorded. Each statement runs in
+  its own auto-commit transaction (schema and data writes cannot share one), so statements
+  before the failing one keep their effect: write them idempotent (``IF NOT EXISTS``, MERGE)
+  and a fixed file re-runs cleanly.
 
 History is a chain of ``:__Neo4jMigration {version, description, checksum, placeholders,
 installed_on, installed_by, execution_time_ms}`` nodes linked by ``MIGRATED_TO {at, in, by}``
@@ -35,6 +39,7 @@ then finds nothing left to do, or raises ``LockHeld``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -663,7 +668,10 @@ class MigrationRunner:
         """Compare files, history and settings (reads the history; takes no lock)."""
         values = placeholder_values(self.settings)
         local = self.local()
-        self.dao.ensure_bootstrap_schema()
+        # The constraints only spare "unknown label" notifications on a fresh database; a
+        # read-only user cannot create them and can still read the history.
+        with contextlib.suppress(GraphError):
+            self.dao.ensure_bootstrap_schema()
         return analyze(local, self.dao.history(), values)
 
     def status(self) -> list[StatusRow]:
