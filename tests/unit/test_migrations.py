@@ -269,3 +269,8 @@ def test_analyze_reports_out_of_order_files() -> None:
     with pytest.raises(MigrationError, match="older than the newest applied"):
         result.raise_for_problems()
     assert status_rows(result)[1].state == STATE_OUT_OF_ORDER
+
+
+def test_text_inside_strings_is_kept_exactly() -> None:
+    source = "RETURN 'a  \n\n  b' AS s,   \n\n  `x  \n\ny` AS t;\nRETURN 1"
+    assert texts(source) == ["RETURN 'a  \n\n  b' AS s,\n  `x  \n\ny` AS t", "RETURN 1"]

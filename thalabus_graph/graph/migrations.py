@@ -104,7 +104,9 @@ def split_statements(text: str) -> list[Statement]:
     """Split Cypher text on ``;`` at the end of a line, outside strings and comments.
 
     A ``;`` counts as a separator when only whitespace or a comment follows it on its line.
-    Comments are removed; empty statements are dropped; the last statement needs no ``;``.
+    Comments are removed, and outside strings so are trailing spaces and blank lines; text
+    inside strings and quoted identifiers is kept exactly. Empty statements are dropped; the
+    last statement needs no ``;``.
 
     Example:
         >>> [s.text for s in split_statements("RETURN ';';\\nRETURN 2")]
@@ -112,24 +114,23 @@ def split_statements(text: str) -> list[Statement]:
     """
     statements: list[Statement] = []
     current: list[str] = []
-    start_line = 1
+    first: int | None = None  # line of the statement's first character
     line = 1
     i, n = 0, len(text)
     quote: str | None = None  # ', " or ` while inside a string or quoted identifier
 
     def flush() -> None:
-        nonlocal current
-        body = normalise("".join(current))
-        if body:
-            offset = 0
-            raw = "".join(current)
-            for ch in raw:
-                if ch == "\n":
-                    offset += 1
-                elif not ch.isspace():
-                    break
-            statements.append(Statement(body, start_line + offset))
-        current = []
+        nonlocal current, first
+        body = "".join(current).strip()
+        if body and first is not None:
+            statements.append(Statement(body, first))
+        current, first = [], None
+
+    def end_of_line() -> None:
+        while current and current[-1] in " \t\r":
+            current.pop()
+        if current and current[-1] != "\n":
+            current.append("\n")
 
     while i < n:
         ch = text[i]
@@ -149,11 +150,6 @@ def split_statements(text: str) -> list[Statement]:
             line += ch == "\n"
             i += 1
             continue
-        if ch in "'\"`":
-            quote = ch
-            current.append(ch)
-            i += 1
-            continue
         if text.startswith("//", i):
             end = text.find("\n", i)
             i = n if end < 0 else end
@@ -161,22 +157,28 @@ def split_statements(text: str) -> list[Statement]:
         if text.startswith("/*", i):
             end = text.find("*/", i + 2)
             end = n if end < 0 else end + 2
-            skipped = text[i:end]
-            line += skipped.count("\n")
-            current.append("\n" * skipped.count("\n") if "\n" in skipped else " ")
+            line += text.count("\n", i, end)
+            current.append(" ")
             i = end
             continue
         if ch == ";" and _ends_line(text, i + 1):
             flush()
             i += 1
-            start_line = line
             continue
+        if ch == "\n":
+            end_of_line()
+            line += 1
+            i += 1
+            continue
+        if first is None and not ch.isspace():
+            first = line
+        if ch in "'\"`":
+            quote = ch
         current.append(ch)
-        line += ch == "\n"
         i += 1
     if quote is not None:
-        raise MigrationError(f"unterminated {quote} quote in statement starting at line "
-                             f"{start_line}")
+        raise MigrationError(f"unterminated {quote} quote in the statement starting at line "
+                             f"{first}")
     flush()
     return statements
 
