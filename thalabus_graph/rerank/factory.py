@@ -6,18 +6,17 @@ An empty ``reranker_url`` means `NoReranking`; ``reranker_protocol`` picks the w
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.rerank.model import ModelReranker
 from thalabus_graph.rerank.protocol import NoReranking, Reranker
 from thalabus_graph.rerank.score_api import PROTOCOLS, ScoreApiReranker
+from thalabus_graph.settings import Settings
 
 
 def reranker_from_settings(
-    settings: Any,
+    settings: Settings,
     *,
     client: httpx.AsyncClient | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
@@ -36,8 +35,8 @@ def reranker_from_settings(
     Raises:
         ConfigurationError: an unknown protocol, or a missing model where one is needed.
     """
-    url: str = settings.reranker_url
-    protocol: str = settings.reranker_protocol
+    url = settings.reranker_url
+    protocol = settings.reranker_protocol
     if not url or protocol == "none":
         return NoReranking()
     if protocol == "chat":

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.rerank.protocol import document_id
+from thalabus_graph.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class ThresholdWithTiers:
             raise ConfigurationError("max_output_frag must be at least 1")
 
     @classmethod
-    def from_settings(cls, settings: Any) -> ThresholdWithTiers:
+    def from_settings(cls, settings: Settings) -> ThresholdWithTiers:
         """The policy with the ``*_reranking_*`` values of a `Settings`."""
         return cls(
             min_score=settings.min_reranking_score_frag,
