@@ -183,6 +183,12 @@ def test_no_reranking_keeps_the_order_and_still_sets_reranked() -> None:
     assert tracer.named(DEGRADED) == []
 
 
+def test_no_reranking_costs_nothing_against_a_budget() -> None:
+    budget = Budget(max_calls=0)
+    stage = RerankingRetriever(Inner(), NoReranking(), candidates=5, top_n=3, budget=budget)
+    assert run(stage).reranked and budget.calls == 0
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     st.permutations(list(range(12))),

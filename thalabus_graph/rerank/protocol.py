@@ -127,6 +127,9 @@ class NoReranking:
         (True, {'a': 0.5})
     """
 
+    billable = False
+    """Costs nothing: the reranking stage does not charge it to a budget."""
+
     @property
     def available(self) -> bool:
         """Always True."""

@@ -85,7 +85,8 @@ class RerankingRetriever:
     Degrades, never fails, on reranker trouble: budget exhausted (the reranker is not called),
     timeout, an exception, or a reply with no usable scores keep the retrieved order with
     ``reranked=False`` and a ``thalabus.rerank.degraded`` trace event naming the reason.
-    Cancellation and the inner retriever's errors propagate.
+    Cancellation and the inner retriever's errors propagate. A reranker with ``billable =
+    False`` (`NoReranking`) is never charged to the budget.
 
     Order: scored hits by rerank score descending, ties by chunk id; then unscored candidates
     in their retrieved order. Scores for ids that were not candidates are ignored.
@@ -141,7 +142,8 @@ class RerankingRetriever:
         hits = _unique(found.hits)[: self.candidates]
         if not hits:
             return RetrievalResult((), reranked=False)
-        if self.budget is not None and not self.budget.try_acquire():
+        budget = self.budget if getattr(self.reranker, "billable", True) else None
+        if budget is not None and not budget.try_acquire():
             return self._degrade(hits, limit, "budget")
         passages = [Passage(h.chunk_id, h.text, h.score) for h in hits]
         reply: RerankReply | None = None
@@ -153,13 +155,11 @@ class RerankingRetriever:
         except Exception as exc:  # a failing reranker degrades; cancellation propagates
             return self._degrade(hits, limit, "failed", error=repr(exc))
         finally:
-            if self.budget is not None:
-                self.budget.record(reply.usage if reply is not None else {})
+            if budget is not None:  # the reserved call is recorded, with what it reported
+                budget.record(reply.usage if reply is not None else {})
         return self._apply(hits, limit, reply)
 
-    def _apply(
-        self, hits: list[Hit], limit: int, reply: RerankReply
-    ) -> RetrievalResult:
+    def _apply(self, hits: list[Hit], limit: int, reply: RerankReply) -> RetrievalResult:
         wanted = {h.chunk_id for h in hits}
         scores = {
             i: float(s) for i, s in reply.scores.items() if i in wanted and is_score(s)
