@@ -133,6 +133,21 @@ def test_json_replies_are_accepted_with_or_without_a_fence(
     assert dict(reply.scores) == {"docid-1-c1": 0.9, "docid-3-c1": 0.2}  # missing ids allowed
 
 
+def test_batches_are_scored_independently(chat: LoopbackServer) -> None:
+    def handle(request: Request) -> Response:
+        if "refund" in request.json()["messages"][1]["content"]:
+            return honest_model(request)
+        return Response(json_body=chat_reply("I cannot help with that."))
+
+    chat.handler = handle
+    reply = asyncio.run(model(chat, batch_size=1).score(QUERY, PASSAGES))
+    assert len(chat.requests) == 3 and reply.usage["requests"] == 3
+    assert set(reply.scores) == {"docid-1-c1", "docid-3-c1"}
+    assert [f.passage_ids for f in reply.failures] == [("docid-2-c1",)]
+    with pytest.raises(ConfigurationError):
+        ModelReranker("http://h:1", model="m", batch_size=0)
+
+
 def test_unknown_ids_in_a_reply_are_ignored(chat: LoopbackServer) -> None:
     chat.handler = replying('[{"id": "docid-1-c1", "score": 0.4}, {"id": "evil", "score": 9}]')
     reply = asyncio.run(model(chat).score(QUERY, PASSAGES))

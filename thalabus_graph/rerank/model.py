@@ -6,6 +6,7 @@ never instructions; the reply must be JSON ``[{"id": ..., "score": ...}]`` or it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -14,7 +15,12 @@ from typing import Any, Final
 import httpx
 
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import HttpPoster, RetryPolicy, as_service_error
+from thalabus_graph.rerank._http import (
+    HttpPoster,
+    LoopSemaphores,
+    RetryPolicy,
+    as_service_error,
+)
 from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply, clip, is_score
 
 SYSTEM_PROMPT: Final = (
@@ -92,8 +98,9 @@ def parse_scores(content: str, known_ids: Sequence[str]) -> dict[str, float]:
 class ModelReranker:
     """Reranks with a chat model behind ``POST /v1/chat/completions`` (OpenAI, vLLM, Ollama).
 
-    Every passage of a call goes in one request, as JSON data in the user message. A reply
-    that is prose or JSON of the wrong shape yields no scores and is reported as a failure.
+    Passages go as JSON data in the user message, all in one request by default or
+    ``batch_size`` per request (at most ``max_parallelism`` at a time). A reply that is prose
+    or JSON of the wrong shape yields no scores for its batch and is reported as a failure.
 
     Example:
         >>> reranker = ModelReranker("http://127.0.0.1:8000/v1", model="qwen2.5-7b-instruct")
@@ -114,6 +121,8 @@ class ModelReranker:
         max_retries: int = 2,
         backoff_seconds: float = 0.5,
         temperature: float = 0.0,
+        batch_size: int | None = None,
+        max_parallelism: int = 4,
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         available: bool = True,
@@ -124,6 +133,10 @@ class ModelReranker:
         self.model = model
         self.max_chars = max_chars
         self.temperature = temperature
+        if batch_size is not None and batch_size < 1:
+            raise ConfigurationError("batch_size must be at least 1")
+        self.batch_size = batch_size
+        self._semaphores = LoopSemaphores(max_parallelism)
         self._available = available
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._poster = HttpPoster(
@@ -133,7 +146,7 @@ class ModelReranker:
             retry=RetryPolicy(max_retries, backoff_seconds),
             client=client,
             transport=transport,
-            max_connections=1,
+            max_connections=max_parallelism,
         )
 
     @property
@@ -157,20 +170,35 @@ class ModelReranker:
         }
 
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        """Score ``passages`` in one chat call; failures are reported, not raised."""
+        """Score ``passages``, ``batch_size`` per chat call; failures are reported, not raised."""
         if not passages:
             return RerankReply()
-        ids = [p.id for p in passages]
-        body = self.request_body(query, passages)
-        try:
-            async with self._poster.session() as client:
-                reply = await self._poster.post_json(client, body)
-            content = _content_of(reply)
-            scores = parse_scores(content, ids)
-        except Exception as exc:
-            return RerankReply(failures=(RerankFailure(tuple(ids), as_service_error(exc)),),
-                               usage={"requests": 1})
-        return RerankReply(scores=scores, usage={"requests": 1, **_usage_of(reply)})
+        size = self.batch_size or len(passages)
+        batches = [list(passages[i : i + size]) for i in range(0, len(passages), size)]
+        semaphore = self._semaphores.get()
+        async with self._poster.session() as client:
+
+            async def run(batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
+                async with semaphore:
+                    reply = await self._poster.post_json(client, self.request_body(query, batch))
+                return parse_scores(_content_of(reply), [p.id for p in batch]), _usage_of(reply)
+
+            outcomes = await asyncio.gather(*(run(b) for b in batches), return_exceptions=True)
+        scores: dict[str, float] = {}
+        usage: dict[str, int] = {"requests": len(batches)}
+        failures: list[RerankFailure] = []
+        for batch, outcome in zip(batches, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                ids = tuple(p.id for p in batch)
+                failures.append(RerankFailure(ids, as_service_error(outcome)))
+                continue
+            batch_scores, batch_usage = outcome
+            scores.update(batch_scores)
+            for key, value in batch_usage.items():
+                usage[key] = usage.get(key, 0) + value
+        return RerankReply(scores=scores, failures=tuple(failures), usage=usage)
 
 
 def _content_of(reply: Any) -> str:
