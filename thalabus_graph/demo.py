@@ -65,11 +65,12 @@ class EmbeddingPairScorer:
         return [float(x) for x in np.sum(queries * passages, axis=1)]
 
 
-def run(uri: str, *, out: Any = sys.stdout) -> dict[str, Any]:
+def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
+        ) -> dict[str, Any]:
     """Run the demo against a server; returns what it showed (the end-to-end test reads it)."""
     settings = Settings.from_env()
     summary: dict[str, Any] = {"queries": {}}
-    with ThalabusGraph.connect(uri, settings=settings) as graph:
+    with ThalabusGraph.connect(uri, settings=settings, embedder=embedder) as graph:
         print(f"== migrate {uri}", file=out)
         report = graph.migrate()
         print(f"   schema at version {report.current_version}", file=out)

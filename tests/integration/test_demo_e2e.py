@@ -7,6 +7,7 @@ import io
 
 import pytest
 
+from tests.integration.sample import shared_embedder
 from thalabus_graph import demo
 from thalabus_graph.graph.database import Database
 
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_demo_path_runs_and_shows_every_step(neo4j_uri: str, clean_db: Database) -> None:
     out = io.StringIO()
-    summary = demo.run(neo4j_uri, out=out)
+    summary = demo.run(neo4j_uri, out=out, embedder=shared_embedder())
     text = out.getvalue()
     assert summary["ingest"]["documents"] == 31 and not summary["ingest"]["errors"]
     german = summary["queries"]['"Konversion zum Christentum"'][:4]
