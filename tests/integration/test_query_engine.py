@@ -202,3 +202,17 @@ def test_compiled_plan_matches_the_reference(graph: ThalabusGraph, node: Node) -
     for a, b in zip(compiled, reference, strict=True):
         assert math.isclose(a.score, b.score, abs_tol=1e-6), serialize(node)
         assert a.contributions == b.contributions
+
+
+def test_the_engine_as_a_retriever_inside_the_reranking_stage(graph: ThalabusGraph) -> None:
+    import asyncio
+
+    from thalabus_graph.rerank import NoReranking, RerankingRetriever
+    from thalabus_graph.retriever import ThalabusRetriever
+
+    stage = RerankingRetriever(ThalabusRetriever(graph), NoReranking(), candidates=20, top_n=5)
+    found = asyncio.run(stage.retrieve('"a cat climbs a tall tree"',
+                                       scope={"ontology_id": "stories"}, k=3))
+    assert found.reranked and len(found.hits) == 3
+    assert {h.document_id for h in found.hits} <= STORIES
+    assert found.hits[0].document_id == "docid-2001"
