@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.integration.sample import docs_where, has, load_sample
 from thalabus_graph import ThalabusGraph, ThalabusSyntaxError, serialize
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
-from tests.integration.sample import docs_where, has, load_sample
 
 pytestmark = pytest.mark.integration
 
