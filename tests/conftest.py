@@ -79,7 +79,10 @@ def _launcher_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from thalabus_graph.errors import LauncherError
     from thalabus_graph.graph.launcher import LocalNeo4j, default_version
 
-    server = LocalNeo4j(version=default_version(), data_dir=tmp_path_factory.mktemp("neo4j"))
+    server = LocalNeo4j(
+        version=default_version(), data_dir=tmp_path_factory.mktemp("neo4j"),
+        exit_with_parent=True,
+    )
     try:
         uri = server.start()
     except LauncherError as exc:

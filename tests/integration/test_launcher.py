@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,7 +70,10 @@ def _check_vector_index(driver: Driver) -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
     """A 5.26 server for the read-only checks of this module."""
-    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("launcher"))
+    local = LocalNeo4j(
+        version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("launcher"),
+        exit_with_parent=True,
+    )
     local.start()
     try:
         yield local
@@ -102,7 +107,7 @@ def test_cypher_and_vector_index(server: LocalNeo4j) -> None:
 
 
 def test_start_stop_leaves_nothing_behind(tmp_path: Path) -> None:
-    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "data")
+    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "data", exit_with_parent=True)
     local.start()
     pid = local.status().pid
     assert pid is not None and process_alive(pid)
@@ -136,13 +141,31 @@ def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
     assert not local.pid_file.exists()
 
 
+def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
+    """A crashed test run must not leave a JVM behind on a shared machine."""
+    script = (
+        "import os, sys\n"
+        "from thalabus_graph.graph.launcher import LocalNeo4j\n"
+        f"s = LocalNeo4j(version={DEFAULT_VERSION!r}, data_dir={str(tmp_path)!r},"
+        " exit_with_parent=True)\n"
+        "s.start()\n"
+        "print(s.status().pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240, check=True)
+    pid = int(done.stdout.split()[-1])
+    assert _process_gone(pid, wait=30.0)
+    assert LocalNeo4j(data_dir=tmp_path).status().running is False
+
+
 def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
     version = os.environ.get("THALABUS_NEO4J_CALENDAR_VERSION", CALENDAR_VERSION)
     try:
         find_java(version)
     except LauncherError as exc:
         pytest.skip(str(exc))
-    local = LocalNeo4j(version=version, data_dir=tmp_path / "data")
+    local = LocalNeo4j(version=version, data_dir=tmp_path / "data", exit_with_parent=True)
     uri = local.start()
     try:
         assert local.status().version == version

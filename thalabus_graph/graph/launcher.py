@@ -54,6 +54,7 @@ JVM_FLAGS = (
 )
 """From Neo4j's own ``neo4j.conf``; without the java.nio open, vector indexes fail or stall."""
 JVM_SEARCH_ROOT = Path("/usr/lib/jvm")
+_STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-.][A-Za-z0-9.]+)?$")
 
 
@@ -267,12 +268,13 @@ def _version_flags(java: JavaInstallation) -> list[str]:
 
 
 def _tail(path: Path, lines: int = 25) -> str:
-    """The last lines of a text file, or a note that it is missing."""
+    """The last lines of a log without Java stack frames, or a note that it is missing."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return f"(no log at {path})"
-    return "\n".join(text.splitlines()[-lines:])
+    kept = [line for line in text.splitlines() if not _STACK_FRAME.match(line)]
+    return "\n".join(kept[-lines:])
 
 
 def _write_json_atomic(path: Path, value: dict[str, Any]) -> None:
@@ -321,6 +323,10 @@ def _resource_text(name: str) -> str:
 # --------------------------------------------------------------------------- the server
 
 
+class _PortTaken(LauncherError):
+    """Another process bound the auto-chosen port first; start retries with a new one."""
+
+
 class LocalNeo4j:
     """One Neo4j Community server on loopback, owned through its data directory.
 
@@ -344,6 +350,7 @@ class LocalNeo4j:
         heap: str = "1g",
         page_cache: str = "256m",
         transaction_memory: str = "512m",
+        exit_with_parent: bool = False,
     ) -> None:
         """Describe a server.
 
@@ -357,6 +364,8 @@ class LocalNeo4j:
             cache_dir: cache root for jars and the compiled launcher; the version is a
                 sub-directory (default ``$THALABUS_NEO4J_HOME`` or ~/.cache/thalabus-graph/neo4j).
             heap: JVM ``-Xmx``; page_cache and transaction_memory: Neo4j memory limits.
+            exit_with_parent: the server shuts itself down when this Python process ends
+                (for tests: a crashed run leaves no JVM behind). The CLI leaves it off.
         """
         self.version = version or default_version()
         if not _VERSION_RE.match(self.version):
@@ -372,6 +381,7 @@ class LocalNeo4j:
         self.heap = heap
         self.page_cache = page_cache
         self.transaction_memory = transaction_memory
+        self.exit_with_parent = exit_with_parent
         self._proc: subprocess.Popen[bytes] | None = None
 
     # -- paths -----------------------------------------------------------------------------
@@ -543,18 +553,31 @@ class LocalNeo4j:
             )
         self.install()
         java = find_java(self.version, self.java_home)
-        port = self.port if self.port is not None else free_port()
-        if port_answers(port):
-            raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         conf = self.data_dir / CONF_FILE
         conf.write_text(self._conf_text(), encoding="utf-8")
-        argv = [
-            str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java),
+        deadline = time.monotonic() + timeout
+        attempts = 1 if self.port is not None else 3
+        for attempt in range(1, attempts + 1):
+            port = self.port if self.port is not None else free_port()
+            if port_answers(port):
+                raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
+            try:
+                return self._launch(java, port, conf, deadline)
+            except _PortTaken:
+                if attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float) -> str:
+        """Start one JVM on ``port`` and wait for it; on failure kill it and drop the pid file."""
+        argv = [str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java)]
+        if self.exit_with_parent:
+            argv.append(f"-Dthalabus.parentPid={os.getpid()}")
+        argv += [
             "-cp", self._classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port), str(conf),
         ]
         uri = f"bolt://127.0.0.1:{port}"
-        begun = time.monotonic()
         with self.log_file.open("wb") as log:
             proc = subprocess.Popen(
                 argv, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=log,
@@ -567,7 +590,7 @@ class LocalNeo4j:
             "log_file": str(self.log_file), "started_at": time.time(),
         })
         try:
-            self._wait_ready(proc, uri, port, begun + timeout)
+            self._wait_ready(proc, uri, port, deadline)
         except BaseException:
             self._kill(proc.pid, grace=10.0)
             with contextlib.suppress(FileNotFoundError):
@@ -595,9 +618,12 @@ class LocalNeo4j:
         while True:
             code = proc.poll()
             if code is not None:
+                tail = _tail(self.log_file)
+                if self.port is None and "Address already in use" in tail:
+                    raise _PortTaken(f"port {port} was taken before Neo4j could bind it")
                 raise LauncherError(
                     f"Neo4j {self.version} exited with code {code} while starting; "
-                    f"end of {self.log_file}:\n{_tail(self.log_file)}"
+                    f"end of {self.log_file}:\n{tail}"
                 )
             if port_answers(port, timeout=0.25):
                 try:

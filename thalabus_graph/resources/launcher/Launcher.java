@@ -6,7 +6,8 @@
 // so names that moved between Neo4j versions never need a Java constant. The class compiles
 // against Neo4j 5.26 (Java 17) and 2025.x/2026.x (Java 21+): it only uses the public embedded
 // API and settings whose constants exist in both lines. SIGTERM runs the shutdown hook, which
-// shuts the DBMS down cleanly (store flushed, lock released).
+// shuts the DBMS down cleanly (store flushed, lock released). With -Dthalabus.parentPid=N the
+// server also shuts down when process N ends, so a crashed test run leaves no JVM behind.
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,8 +47,18 @@ public final class Launcher {
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setUserLogProvider(new Log4jLogProvider(System.out, Level.INFO));
 
+        watchParent(System.getProperty("thalabus.parentPid"));
         long started = System.nanoTime();
-        DatabaseManagementService dbms = builder.build();
+        DatabaseManagementService dbms;
+        try {
+            dbms = builder.build();
+        } catch (Throwable e) {
+            // Neo4j's non-daemon threads could otherwise keep a failed JVM alive.
+            e.printStackTrace();
+            System.out.flush();
+            System.exit(1);
+            return;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("THALABUS-NEO4J-STOPPING");
@@ -67,5 +78,26 @@ public final class Launcher {
         System.out.println(READY + " bolt://127.0.0.1:" + port + " in " + millis + " ms");
         System.out.flush();
         stopped.await();
+    }
+
+    /** Exits (running the shutdown hook) once the given process is gone. */
+    private static void watchParent(String pid) {
+        if (pid == null || pid.isBlank()) {
+            return;
+        }
+        long parent = Long.parseLong(pid.trim());
+        Thread watcher = new Thread(() -> {
+            while (ProcessHandle.of(parent).map(ProcessHandle::isAlive).orElse(false)) {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            System.out.println("THALABUS-NEO4J parent process " + parent + " ended; shutting down");
+            System.exit(0);
+        }, "thalabus-parent-watch");
+        watcher.setDaemon(true);
+        watcher.start();
     }
 }
