@@ -142,21 +142,26 @@ def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
 
 
 def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
-    """A crashed test run must not leave a JVM behind on a shared machine."""
+    """A test run killed mid-start must not leave a JVM behind on a shared machine."""
     script = (
-        "import os, sys\n"
         "from thalabus_graph.graph.launcher import LocalNeo4j\n"
-        f"s = LocalNeo4j(version={DEFAULT_VERSION!r}, data_dir={str(tmp_path)!r},"
-        " exit_with_parent=True)\n"
-        "s.start()\n"
-        "print(s.status().pid, flush=True)\n"
-        "os._exit(0)\n"
+        f"LocalNeo4j(version={DEFAULT_VERSION!r}, data_dir={str(tmp_path)!r},"
+        " exit_with_parent=True).start()\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240, check=True)
-    pid = int(done.stdout.split()[-1])
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    local = LocalNeo4j(data_dir=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not local.pid_file.exists():
+            assert parent.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(0.5)
+        pid = json.loads(local.pid_file.read_text())["pid"]
+    finally:
+        parent.kill()
+        parent.wait()
     assert _process_gone(pid, wait=30.0)
-    assert LocalNeo4j(data_dir=tmp_path).status().running is False
+    assert local.status().running is False
 
 
 def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:

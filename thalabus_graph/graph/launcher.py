@@ -309,8 +309,25 @@ def _run_tool(argv: list[str], *, cwd: Path, env: dict[str, str], what: str,
     except OSError as exc:
         raise LauncherError(f"{what} could not run: {exc}") from exc
     if proc.returncode != 0:
-        output = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
-        raise LauncherError(f"{what} failed (exit {proc.returncode}):\n{output}")
+        raise LauncherError(
+            f"{what} failed (exit {proc.returncode}):\n{_useful_lines(proc.stdout + proc.stderr)}"
+        )
+
+
+_MAVEN_BOILERPLATE = ("-e switch", "-X switch", "Re-run Maven", "For more information",
+                      "[ERROR] [Help ")
+
+
+def _useful_lines(output: str, limit: int = 20) -> str:
+    """Maven's own error lines without its generic advice, else the end of the output."""
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    lines = [line.rstrip() for line in plain.strip().splitlines()]
+    errors = [
+        line for line in lines
+        if line.startswith("[ERROR]") and line[7:].strip()
+        and not any(noise in line for noise in _MAVEN_BOILERPLATE)
+    ]
+    return "\n".join((errors or lines)[-limit:])
 
 
 def _resource_text(name: str) -> str:
@@ -440,13 +457,18 @@ class LocalNeo4j:
         staging = self.cache_dir / "lib.partial"
         shutil.rmtree(staging, ignore_errors=True)
         env = dict(os.environ, JAVA_HOME=str(java.home))
-        _run_tool(
-            [mvn, "-q", "-B", "dependency:copy-dependencies", "-DincludeScope=runtime",
-             f"-DoutputDirectory={staging}"],
-            cwd=self.cache_dir, env=env, timeout=1800,
-            what=f"Maven resolving org.neo4j:neo4j:{self.version}",
-        )
+        try:
+            _run_tool(
+                [mvn, "-q", "-B", "-Dstyle.color=never", "dependency:copy-dependencies",
+                 "-DincludeScope=runtime", f"-DoutputDirectory={staging}"],
+                cwd=self.cache_dir, env=env, timeout=1800,
+                what=f"Maven resolving org.neo4j:neo4j:{self.version}",
+            )
+        except LauncherError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         if not any(staging.glob("neo4j-bolt-*.jar")):
+            shutil.rmtree(staging, ignore_errors=True)
             raise LauncherError(f"Maven finished but no Neo4j jars landed in {staging}")
         (staging / ".complete").write_text(self.version + "\n", encoding="utf-8")
         shutil.rmtree(self.lib_dir, ignore_errors=True)
