@@ -15,6 +15,7 @@ from typing import Any
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
+from thalabus_graph.errors import PlanError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -162,10 +163,12 @@ class ThalabusGraph:
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
-                 subset_of_datasetids: Sequence[str] | None = None) -> SearchExecutor:
+                 subset_of_datasetids: Sequence[str] | None = None,
+                 profile: bool = False) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved."""
         return SearchExecutor(self.db, self.settings, self.embedder,
-                              scope=self._scope(ontology_id, subset_of_datasetids))
+                              scope=self._scope(ontology_id, subset_of_datasetids),
+                              profile=profile)
 
     def _scope(self, ontology_id: str | None,
                subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
@@ -184,13 +187,16 @@ class ThalabusGraph:
 
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
-                 automatically_rerank: bool = False) -> tuple[list[Fragment], SearchExecutor]:
-        """Raw fragments of a query (compiled plan, or the reference evaluator)."""
+                 automatically_rerank: bool = False, profile: bool = False,
+                 ) -> tuple[list[Fragment], Evaluator]:
+        """Raw fragments of a query (compiled plan, or the reference evaluator) and the
+        evaluator, which holds the executed plan tree when ``profile`` is set."""
         node = parse(query) if isinstance(query, str) else query
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
+                           profile=profile)
         branch = self._rerank_branch if automatically_rerank else None
-        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch)
-        return evaluator.evaluate(node), ex
+        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
+        return evaluator.evaluate(node), evaluator
 
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
@@ -204,9 +210,10 @@ class ThalabusGraph:
         """
         node = parse(text)
         start = time.perf_counter()
-        fragments, ex = self.evaluate(node, ontology_id=ontology_id,
-                                      subset_of_datasetids=subset_of_datasetids,
-                                      automatically_rerank=automatically_rerank)
+        fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
+                                             subset_of_datasetids=subset_of_datasetids,
+                                             automatically_rerank=automatically_rerank,
+                                             profile=profile)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
@@ -214,11 +221,27 @@ class ThalabusGraph:
                                                     query=serialize(node)))
         documents = self.documents_of(fragments) if return_documents else None
         plan = None
-        if profile:
+        if profile and evaluator.plan is not None:
             plan = {"query": serialize(node), "ms": round(elapsed, 3),
-                    "embed_ms": round(ex.embed_ms, 3), "fragments": len(fragments),
-                    "steps": [s.to_dict() for s in ex.steps]}
+                    "embed_ms": round(evaluator.executor.embed_ms, 3),
+                    "fragments": len(fragments), "tree": evaluator.plan.to_dict()}
         return QueryResult(text, fragments, documents, dataset_ids, plan)
+
+    def explain(self, text: str, *, ontology_id: str | None = None,
+                subset_of_datasetids: Sequence[str] | None = None) -> dict[str, Any]:
+        """The parsed query and the compiled plan as a tree, without running any search:
+        category and universe lookups (read transactions) give each filtered semantic search
+        its estimated selectivity and chosen path. No query embedding is computed."""
+        from thalabus_graph.plan.explain import Explainer
+
+        node = parse(text)
+        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER,
+                            scope=self._scope(ontology_id, subset_of_datasetids))
+        try:
+            tree = Explainer(ex).explain(node)
+        except RecursionError as exc:
+            raise PlanError("the query is too deeply nested to explain") from exc
+        return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict()}
 
     def documents_of(self, fragments: Sequence[Fragment]) -> list[DocumentHit]:
         """Aggregate fragments to documents: best score each, details fetched, best first."""
@@ -306,6 +329,21 @@ class ThalabusGraph:
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context (see ``Datasets.goal_context``)."""
         return self.datasets.goal_context(goalid, **kwargs)
+
+
+class _NoEmbedder:
+    """Stands in for the embedder where nothing may be embedded (explain)."""
+
+    dimensions = 0
+    model_id = "none"
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        raise PlanError("explain does not embed queries")
+
+    embed_passages = embed_queries
+
+
+_NO_EMBEDDER: Any = _NoEmbedder()
 
 
 class _KeepAll:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from thalabus_graph import lucene
@@ -50,17 +50,37 @@ class Step:
     cypher: str = ""
     rows: int = 0
     ms: float = 0.0
-    children: list[Step] = field(default_factory=list)
+    db_hits: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form, children included."""
+        """JSON form."""
         out: dict[str, Any] = {"kind": self.kind, **self.detail}
         if self.cypher:
             out["cypher"] = self.cypher
         out["rows"] = self.rows
         out["ms"] = round(self.ms, 3)
-        if self.children:
-            out["children"] = [c.to_dict() for c in self.children]
+        if self.db_hits:
+            out["db_hits"] = self.db_hits
+        return out
+
+
+@dataclass(frozen=True)
+class PathChoice:
+    """The planner's choice for one filtered vector search, with its reason."""
+
+    path: str
+    k: int
+    selectivity: float
+    estimated_fragments: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``overfetch_k`` only for the index path)."""
+        out: dict[str, Any] = {"path": self.path, "selectivity": round(self.selectivity, 6),
+                               "estimated_fragments": round(self.estimated_fragments),
+                               "reason": self.reason}
+        if self.path == "index":
+            out["overfetch_k"] = self.k
         return out
 
 
@@ -73,8 +93,9 @@ class SearchExecutor:
     """
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
-                 scope: DocSet | None = None) -> None:
+                 scope: DocSet | None = None, *, profile: bool = False) -> None:
         self.db = db
+        self.profile = profile
         self.settings = settings
         self.embedder = embedder
         self.scope = scope
@@ -112,7 +133,11 @@ class SearchExecutor:
 
     def _read(self, step: Step, name: str, /, **params: Any) -> list[Record]:
         start = time.perf_counter()
-        rows = self.db.read(name, **params)
+        if self.profile:
+            rows, hits = self.db.read_profiled(name, **params)
+            step.db_hits += hits
+        else:
+            rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
         step.rows += len(rows)
         step.cypher = name
@@ -164,36 +189,46 @@ class SearchExecutor:
                               documentids=None)
         return self._filtered_vector_search(step, src, vector, top_n, docs)
 
-    def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
-                                top_n: int, docs: DocSet) -> list[Record]:
+    def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
+        """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
+        cosine when the estimated filtered set is small (or over-fetch would be too deep),
+        else the vector index asked for ``top_n * factor / selectivity`` candidates."""
         counts = self.counts()
         total = counts.get(src.source, 0)
-        selectivity = len(docs) / counts["documents"] if counts["documents"] else 0.0
+        selectivity = n_docs / counts["documents"] if counts["documents"] else 0.0
         estimated = total * selectivity
-        step.detail.update(selectivity=round(selectivity, 6), filtered_documents=len(docs),
-                           estimated_fragments=round(estimated))
-        if not docs or total == 0:
-            step.detail.update(path="none", reason="empty filter or no fragments")
+        s = self.settings
+        if n_docs == 0 or total == 0:
+            return PathChoice("none", 0, selectivity, estimated, "empty filter or no fragments")
+        k = math.ceil(top_n * s.vector_overfetch_factor / max(selectivity, 1e-9))
+        if estimated <= s.exact_search_max_candidates:
+            return PathChoice("exact", top_n, selectivity, estimated,
+                              f"estimated {round(estimated)} fragments <= "
+                              f"exact_search_max_candidates {s.exact_search_max_candidates}")
+        if k > s.index_max_k:
+            return PathChoice("exact", top_n, selectivity, estimated,
+                              f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
+        return PathChoice("index", min(k, total), selectivity, estimated,
+                          f"estimated {round(estimated)} fragments: vector index with "
+                          f"over-fetch x{s.vector_overfetch_factor} / selectivity")
+
+    def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
+                                top_n: int, docs: DocSet) -> list[Record]:
+        choice = self.choose_vector_path(src, top_n, len(docs))
+        step.detail.update(choice.to_dict(), filtered_documents=len(docs))
+        if choice.path == "none":
             return []
         ids = sorted(docs)
-        s = self.settings
-        k = math.ceil(top_n * s.vector_overfetch_factor / max(selectivity, 1e-9))
-        if estimated <= s.exact_search_max_candidates or k > s.index_max_k:
-            why = (f"estimated {round(estimated)} fragments <= {s.exact_search_max_candidates}"
-                   if estimated <= s.exact_search_max_candidates
-                   else f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
-            step.detail.update(path="exact", reason=why)
+        if choice.path == "exact":
             return self._read(step, "search_vector_exact", documentids=ids, label=src.label,
                               vector=vector, k=top_n)
-        step.detail.update(path="index", overfetch_k=k,
-                           reason=f"estimated {round(estimated)} fragments: index with "
-                                  f"over-fetch x{s.vector_overfetch_factor}/selectivity")
+        k, total = choice.k, self.counts().get(src.source, 0)
         while True:
             rows = self._read(step, "search_vector", index=src.index, k=min(k, total),
                               vector=vector, documentids=ids)
             if len(rows) >= top_n or k >= total:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
-            if k * 2 > s.index_max_k:
+            if k * 2 > self.settings.index_max_k:
                 step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
                 return self._read(step, "search_vector_exact", documentids=ids,
                                   label=src.label, vector=vector, k=top_n)

@@ -52,6 +52,18 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_query)
 
     p = subparsers.add_parser(
+        "explain", help="show the compiled plan of a query without running it",
+        formatter_class=fmt,
+        epilog="examples:\n  thalabus-graph explain '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
+               "  thalabus-graph explain 'NOT DECISION=granted' --ontology asylum --json")
+    p.add_argument("text", help="the query (quote it for the shell)")
+    p.add_argument("--ontology", default=None, help="restrict to one ontology")
+    p.add_argument("--within", action="append", default=None, metavar="DATASET",
+                   help="restrict to documents of these datasets (repeatable)")
+    common.add_common_options(p)
+    p.set_defaults(handler=_explain)
+
+    p = subparsers.add_parser(
         "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
         epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
                "  THALABUS_RERANKER_URL=http://127.0.0.1:8000 thalabus-graph rerank "
@@ -130,6 +142,28 @@ def _query(args: argparse.Namespace) -> int:
         print(f"dataset: {datasetid}")
     if result.plan is not None:
         common.emit_json(result.plan)
+    return common.EXIT_OK
+
+
+def _explain(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        plan = g.explain(args.text, ontology_id=args.ontology,
+                         subset_of_datasetids=args.within)
+    if args.json:
+        common.emit_json(plan)
+        return common.EXIT_OK
+    print(f"query: {plan['query']}")
+    stack: list[tuple[dict[str, Any], int]] = [(plan["plan"], 0)]
+    while stack:
+        node, depth = stack.pop()
+        pad = "  " * depth
+        print(f"{pad}{node['op']} {node['query']}  [restricted to: "
+              f"{node['pushed_restriction']}]")
+        for step in node["steps"]:
+            detail = ", ".join(f"{k}={v}" for k, v in step.items()
+                               if k not in ("kind", "params"))
+            print(f"{pad}  - {step['kind']}: {detail}")
+        stack.extend((child, depth + 1) for child in reversed(node.get("children", [])))
     return common.EXIT_OK
 
 

@@ -72,6 +72,15 @@ class Database:
         """Run the named statement in its own write transaction; records as dicts."""
         return self.write_tx(lambda tx: run(tx, name, **params), what=name)
 
+    def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
+        """Run the named statement under ``PROFILE``; records and the total db hits."""
+        def work(tx: ManagedTransaction) -> tuple[list[Record], int]:
+            result = tx.run("PROFILE " + cypher_library.load(name), params)
+            rows = [record.data() for record in result]
+            return rows, _db_hits(result.consume().profile)
+
+        return self.read_tx(work, what=name)
+
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
         """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
         with mapped_errors(what), self.driver.session(database=self.database) as session:
@@ -94,3 +103,11 @@ def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
     result = tx.run(cypher_library.load(name), params)
     return [record.data() for record in result]
+
+
+def _db_hits(profile: Any) -> int:
+    """Total ``dbHits`` of a profile tree (0 when the server reports none)."""
+    if not isinstance(profile, dict):
+        return 0
+    own = profile.get("dbHits") or profile.get("args", {}).get("DbHits") or 0
+    return int(own) + sum(_db_hits(child) for child in profile.get("children", []))

@@ -12,8 +12,10 @@ survivors of a global top-N.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator
-from typing import TypeAlias
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
 from thalabus_graph.query import (
@@ -26,8 +28,9 @@ from thalabus_graph.query import (
     Text,
     TrueNode,
     fold,
+    serialize,
 )
-from thalabus_graph.search import DocSet, SearchExecutor, stubs
+from thalabus_graph.search import DocSet, SearchExecutor, Step, stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -36,6 +39,40 @@ BranchReranker: TypeAlias = Callable[[Node, list[Fragment]], list[Fragment]]
 _Frame: TypeAlias = Generator[tuple[Node, DocSet | None], Result, Result]
 
 UNIVERSE = "universe"
+
+
+@dataclass
+class PlanNode:
+    """One evaluated query node: the restriction pushed into it, the searches it ran, the
+    fragments it produced and its wall time (children included)."""
+
+    op: str
+    query: str
+    restricted_to: int | None
+    steps: list[Step] = field(default_factory=list)
+    children: list[PlanNode] = field(default_factory=list)
+    rows: int | None = None
+    ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, children included (built iteratively: plans can be deep)."""
+        root: dict[str, Any] = {}
+        work: list[tuple[PlanNode, dict[str, Any]]] = [(self, root)]
+        while work:
+            node, out = work.pop()
+            out.update(op=node.op, query=node.query,
+                       pushed_restriction=("none" if node.restricted_to is None
+                                           else f"{node.restricted_to} documents"),
+                       rows=node.rows, ms=round(node.ms, 3),
+                       steps=[s.to_dict() for s in node.steps])
+            kids: list[dict[str, Any]] = []
+            for child in node.children:
+                kid: dict[str, Any] = {}
+                kids.append(kid)
+                work.append((child, kid))
+            if kids:
+                out["children"] = kids
+        return root
 
 
 def _docs(fragments: list[Fragment]) -> DocSet:
@@ -56,10 +93,12 @@ class Evaluator:
     """
 
     def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
-                 rerank_branch: BranchReranker | None = None) -> None:
+                 rerank_branch: BranchReranker | None = None, record: bool = False) -> None:
         self.executor = executor
         self.pushdown = pushdown
         self.rerank_branch = rerank_branch
+        self.record = record
+        self.plan: PlanNode | None = None
         self._filters: dict[int, bool] = {}
 
     def evaluate(self, node: Node) -> list[Fragment]:
@@ -72,20 +111,45 @@ class Evaluator:
 
     # --- the walk ------------------------------------------------------------------------
     def _run(self, root: Node) -> Result:
+        """Drive the frames with an explicit stack; record a plan tree when asked."""
+        plans: list[PlanNode | None] = [self._plan_node(root, None)]
+        self.plan = plans[0]
         stack: list[_Frame] = [self._frame(root, None)]
         value: Result = None
         first = True
         while stack:
+            plan = plans[-1]
+            if plan is not None:
+                self.executor.steps = plan.steps
+            start = time.perf_counter()
             try:
                 child, restrict = stack[-1].send(None) if first else stack[-1].send(value)
             except StopIteration as done:
                 stack.pop()
+                plans.pop()
                 value = done.value
                 first = False
+                if plan is not None:
+                    plan.ms += (time.perf_counter() - start) * 1000
+                    plan.rows = None if value is None else len(value)
+                    if plans and plans[-1] is not None:
+                        plans[-1].ms += plan.ms
                 continue
+            child_plan = self._plan_node(child, restrict if self.pushdown else None)
+            if plan is not None and child_plan is not None:
+                plan.ms += (time.perf_counter() - start) * 1000
+                plan.children.append(child_plan)
             stack.append(self._frame(child, restrict))
+            plans.append(child_plan)
             first = True
         return value
+
+    def _plan_node(self, node: Node, restrict: DocSet | None) -> PlanNode | None:
+        if not self.record:
+            return None
+        text = "" if isinstance(node, TrueNode) else serialize(node)
+        return PlanNode(type(node).__name__.upper().replace("NODE", ""), text,
+                        None if restrict is None else len(restrict))
 
     def _frame(self, node: Node, restrict: DocSet | None) -> _Frame:
         ex = self.executor

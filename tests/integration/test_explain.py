@@ -1,0 +1,107 @@
+"""EXPLAIN and PROFILE on the sample corpus: where filters go, which path a filtered vector
+search takes, that explain runs no search and writes nothing, and that profiles add up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from neo4j import ManagedTransaction
+
+from tests.integration.sample import load_sample
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.graph.database import Database
+
+pytestmark = pytest.mark.integration
+
+
+class ReadOnlyDatabase(Database):
+    """Fails the test on any write: explain must only read."""
+
+    def write_tx(self, work: Any, *, what: str = "write") -> Any:
+        raise AssertionError(f"explain wrote: {what}")
+
+    def read_tx(self, work: Any, *, what: str = "read") -> Any:
+        def guarded(tx: ManagedTransaction) -> Any:
+            return work(tx)
+
+        with self.driver.session(database=self.database,
+                                 default_access_mode="READ") as session:
+            return session.execute_read(guarded)
+
+
+@pytest.fixture(scope="module")
+def graph(db: Database) -> ThalabusGraph:
+    return load_sample(db)
+
+
+def find(tree: dict[str, Any], op: str) -> dict[str, Any]:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node["op"] == op:
+            return node
+        stack.extend(node.get("children", []))
+    raise AssertionError(f"no {op} node")
+
+
+def tuned(graph: ThalabusGraph, **changes: Any) -> ThalabusGraph:
+    db = ReadOnlyDatabase(graph.db.driver, graph.db.database)
+    return ThalabusGraph(db, settings=graph.settings.replace(**changes),
+                         embedder=graph.embedder)
+
+
+def test_the_filter_is_pushed_into_the_semantic_search(graph: ThalabusGraph) -> None:
+    plan = tuned(graph).explain('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')
+    semantic = find(plan["plan"], "SEMANTIC")
+    assert semantic["pushed_restriction"] == "6 documents"
+    chapters = semantic["steps"][0]
+    assert chapters["source"] == "chapters" and chapters["path"] == "exact"
+    assert "<384 floats elided>" in str(chapters["params"])
+    assert plan["ast"]["type"] == "AND"
+
+
+def test_selective_filters_run_exact_and_broad_ones_use_the_index(
+        graph: ThalabusGraph) -> None:
+    g = tuned(graph, exact_search_max_candidates=5, index_max_k=2000)
+    narrow = find(g.explain("\"cat\" AND TAG='x}y'")["plan"], "SEMANTIC")["steps"][0]
+    assert narrow["path"] == "exact" and narrow["selectivity"] < 0.05
+    broad = find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
+                 "SEMANTIC")["steps"][0]
+    chapters = graph.db.driver.execute_query("MATCH (c:Chapter) RETURN count(c) AS n",
+                                             database_="neo4j").records[0]["n"]
+    assert broad["path"] == "index" and broad["overfetch_k"] == min(2 * 200, chapters)
+    assert "over-fetch" in broad["reason"]
+
+
+def test_explain_reads_only_and_changes_nothing(graph: ThalabusGraph) -> None:
+    def counts() -> tuple[int, int]:
+        rec = graph.db.driver.execute_query(
+            "MATCH (n) WITH count(n) AS n MATCH ()-[r]->() RETURN n, count(r) AS r",
+            database_="neo4j").records[0]
+        return rec["n"], rec["r"]
+
+    before = counts()
+    tuned(graph).explain('("cat" OR \'tree\') AND NOT CHARACTER=Sammy AND TAG=home')
+    assert counts() == before
+
+
+def test_profile_rows_and_times_add_up(graph: ThalabusGraph) -> None:
+    result = graph.query('"kitchen floor" AND CHARACTER=Jane OR TAG=winter',
+                         return_documents=False, profile=True)
+    assert result.plan is not None
+    tree = result.plan["tree"]
+    assert tree["rows"] == len(result.fragments)
+    assert result.plan["embed_ms"] >= 0
+    and_node = find(tree, "AND")
+    assert and_node["rows"] <= sum(c["rows"] for c in and_node["children"])
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        kids = node.get("children", [])
+        assert node["ms"] + 1e-6 >= sum(c["ms"] for c in kids)
+        stack.extend(kids)
+    semantic = find(tree, "SEMANTIC")
+    assert semantic["pushed_restriction"] == "2 documents"
+    assert any(step.get("db_hits", 0) > 0 for step in semantic["steps"])
+    assert Settings().exact_search_max_candidates > 0
