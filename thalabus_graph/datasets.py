@@ -173,37 +173,45 @@ class Datasets:
         datasets = [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
         if not datasets:
             raise DatasetError(f"goal {goalid!r} has no datasets")
-        chosen: dict[str, Member] = {}
-        used = 0
-        truncated = fill_up = False
+        picked = _Picked(budget)
+        fill_up = False
         for datasetid in datasets:
             below: list[Member] = []
             for member in self.members(datasetid):
-                if member.fragmentid in chosen:
+                if member.fragmentid in picked.members:
                     continue
                 if member.weight < threshold:
                     below.append(member)
-                    continue
-                size = len(member.text or "")
-                if used + size > budget:
-                    truncated = True
+                elif not picked.take(member):
                     break
-                chosen[member.fragmentid] = member
-                used += size
-            if truncated or not below or len(chosen) >= goal_target:
+            if picked.truncated or not below or len(picked.members) >= goal_target:
                 continue
             fill_up = True
             for member in sorted(below, key=lambda m: (-m.weight, m.fragmentid)):
-                if len(chosen) >= goal_target:
+                if len(picked.members) >= goal_target or not picked.take(member):
                     break
-                size = len(member.text or "")
-                if used + size > budget:
-                    truncated = True
-                    break
-                chosen[member.fragmentid] = member
-                used += size
-        ordered = sorted(chosen.values(), key=lambda m: (-m.weight, m.fragmentid))
-        return GoalContext(ordered, fill_up, truncated, used, datasets)
+        ordered = sorted(picked.members.values(), key=lambda m: (-m.weight, m.fragmentid))
+        return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets)
+
+
+class _Picked:
+    """Members chosen for a goal context within a character budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.members: dict[str, Member] = {}
+        self.used = 0
+        self.truncated = False
+
+    def take(self, member: Member) -> bool:
+        """Add the member if its text fits the budget; False (and truncated) when it does not."""
+        size = len(member.text or "")
+        if self.used + size > self.budget:
+            self.truncated = True
+            return False
+        self.members[member.fragmentid] = member
+        self.used += size
+        return True
 
 
 def _member(row: Record) -> Member:
