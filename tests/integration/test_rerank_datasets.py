@@ -138,3 +138,17 @@ def test_a_failed_dataset_write_leaves_nothing(graph: ThalabusGraph, db: Databas
     assert rows[0]["n"] == 0
     with pytest.raises(DatasetError):
         graph.rerank_dataset("nope#dataset_1")
+
+
+def test_branch_level_reranking_rescores_each_branch_with_its_own_query(
+        graph: ThalabusGraph) -> None:
+    query = '"cat climbs tree" OR "squirrel"'
+    plain = graph.query(query, return_documents=False).fragments
+    reranked = graph.query(query, return_documents=False, automatically_rerank=True).fragments
+    assert {f.fragmentid for f in reranked} == {f.fragmentid for f in plain}
+    by_id = {f.fragmentid: f for f in reranked}
+    for f in plain:
+        text = (f.text or "").lower().split()
+        left = len({"cat", "climbs", "tree"} & set(text)) / 3
+        right = 1.0 if "squirrel" in text else 0.0
+        assert math.isclose(by_id[f.fragmentid].score, max(left, right)), f.fragmentid
