@@ -255,13 +255,15 @@ def process_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def _is_our_launcher(pid: int) -> bool:
+def _is_our_launcher(pid: int, data_dir: str | None) -> bool:
     """True unless /proc shows ``pid`` is some other program (guards against pid reuse)."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True
-    return LAUNCHER_CLASS.encode() in cmdline.split(b"\0")
+    if LAUNCHER_CLASS.encode() not in args:
+        return False
+    return data_dir is None or os.fsencode(data_dir) in args
 
 
 def _version_flags(java: JavaInstallation) -> list[str]:
@@ -632,7 +634,9 @@ class LocalNeo4j:
         if record is None:
             return None
         pid = record.get("pid")
-        if isinstance(pid, int) and process_alive(pid) and _is_our_launcher(pid):
+        data_dir = record.get("data_dir")
+        if (isinstance(pid, int) and process_alive(pid)
+                and _is_our_launcher(pid, data_dir if isinstance(data_dir, str) else None)):
             return record
         with contextlib.suppress(FileNotFoundError):
             self.pid_file.unlink()
@@ -661,9 +665,13 @@ class LocalNeo4j:
     def start(self, timeout: float = 180.0) -> str:
         """Start the server and return its Bolt URI once the driver can connect.
 
-        Installs first when needed (a first install takes about half a minute). Refuses a
+        Installs first when needed (30-75 s the first time), and the first start per JDK
+        trains the class archive with one extra start and stop. Refuses a
         data dir whose server already runs. On failure the JVM is stopped and the error
         carries the end of its log.
+
+        Args:
+            timeout: seconds to wait for the server to answer, install and training aside.
         """
         record = self._live_record()
         if record is not None:
@@ -780,8 +788,12 @@ class LocalNeo4j:
 
     def _kill(self, pid: int, grace: float) -> None:
         """SIGTERM, wait up to ``grace`` s, then SIGKILL the process group; reap our child."""
-        with contextlib.suppress(ProcessLookupError):
+        try:
             os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        except PermissionError as exc:
+            raise LauncherError(f"not allowed to stop pid {pid} (another user's server?)") from exc
         deadline = time.monotonic() + grace
         while process_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -827,4 +839,6 @@ __all__ = [
     "find_java",
     "free_port",
     "java_major_range",
+    "port_answers",
+    "process_alive",
 ]
