@@ -1,0 +1,571 @@
+"""Retrieval quality on a labelled BEIR corpus: nDCG@10, recall@100 and MRR@10 per search mode.
+
+Run ``python -m tests.benchmarks.quality --data DIR --split NAME [--modes ...]
+[--analyzers ...] [--limit-docs N] [--limit-queries N] [--json OUT] [--uri URI]``.
+
+``DIR`` is in BEIR's layout: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
+(``_id``, ``text``) and ``qrels/NAME.tsv`` (``query-id``, ``corpus-id``, ``score``, header line).
+When ``DIR/embeddings/`` holds ``corpus.npy`` + ``corpus.ids.json`` and ``queries.npy`` +
+``queries.ids.json`` (rows follow the id lists), those vectors are used and no model runs;
+otherwise the configured embedder (``Settings.from_env()``) embeds passages at ingest and
+queries at search time.
+
+The corpus goes through the public ingestion API into a database that the benchmark wipes
+first (every data node, the schema and the migration history: do not point it at data you
+keep), one chapter per abstract (``title + " " + text``) and no paragraphs. Each analyzer in
+``--analyzers`` rebuilds the schema through the migrations (``MigrationRunner.clean(schema=True)``
+then ``migrate()`` with ``Settings(fulltext_analyzer=...)``) on the same loaded data; each mode is
+a ``ThalabusGraph`` with its own ``Settings`` on the same URI:
+
+- ``text``: the bag-of-words full-text search alone (the search a SEMANTIC phrase fuses in);
+- ``semantic``: vector search alone (``hybrid_all_queries=False``, ``short_query_max_words=0``);
+- ``hybrid-convex-w<W>``: convex fusion with text weight ``W`` (e.g. ``hybrid-convex-w0.3``);
+- ``hybrid-max``, ``hybrid-rrf``: the other fusion rules;
+- ``default``: the settings as configured (defaults and ``THALABUS_*`` variables), unchanged.
+
+Every query runs as one SEMANTIC phrase (``"..."`` with ``\\`` and ``"`` escaped, checked to
+parse back to the verbatim text) through ``ThalabusGraph.query(..., return_documents=True)``;
+the ``text`` mode calls the executor's text search with the same text. Metrics come from
+ir-measures. ``reference-*`` rows are fusions computed here from the text and semantic runs
+(min-max normalised convex, RRF), the recipe of the corpus's published reference numbers, so a
+gap to the engine's hybrid modes points at the engine's own fusion. Besides the metrics, each
+mode's query time is given per query and as a ratio against the ``semantic`` mode measured in
+the same run (when it ran), and the run's wall time.
+Other settings (``THALABUS_TOP_N_TEXT=1000``...) are taken from the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+import numpy as np
+import numpy.typing as npt
+from ir_measures import RR, R, nDCG
+
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.embeddings import Embedder
+from thalabus_graph.fragments import aggregate_documents
+from thalabus_graph.graph.migrations import MigrationRunner
+from thalabus_graph.query import parse
+
+DEFAULT_OUT = Path(".thalabus/benchmarks/quality.json")
+DEFAULT_MODES = ("text", "semantic", "hybrid-convex-w0.2", "hybrid-convex-w0.3",
+                 "hybrid-convex-w0.5", "hybrid-max", "hybrid-rrf", "default")
+DOC_PREFIX = "sf-"
+"""Prefix of the engine's document ids (``sf-<_id>``): a bare number is a valid id too, but a
+prefix keeps every id clear of the fragment-id suffix rule and easy to spot in the graph."""
+RUN_DEPTH = 100
+"""Documents kept per query in the run (recall@100 needs no more)."""
+MEASURES = (nDCG @ 10, R @ 100, RR @ 10)
+METRIC_NAMES = {str(nDCG @ 10): "ndcg@10", str(R @ 100): "recall@100", str(RR @ 10): "mrr@10"}
+_CONVEX = re.compile(r"hybrid-convex-w(\d+(?:\.\d+)?)\Z")
+_SECRET_FIELDS = ("embedder_api_key", "reranker_api_key")
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Corpus:
+    """A BEIR split, possibly cut down, with its precomputed vectors when there are any.
+
+    Attributes:
+        docs: ``_id`` -> (title, text), in file order.
+        queries: ``_id`` -> text, in file order, only queries that have judgments.
+        qrels: query ``_id`` -> {document ``_id``: relevance}.
+        doc_vectors: document ``_id`` -> vector, or None when not precomputed.
+        query_vectors: query text -> vector, or None when not precomputed.
+    """
+
+    docs: dict[str, tuple[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+    doc_vectors: dict[str, npt.NDArray[np.float32]] | None = None
+    query_vectors: dict[str, npt.NDArray[np.float32]] | None = None
+
+    @property
+    def precomputed(self) -> bool:
+        """True when both corpus and query vectors were given."""
+        return self.doc_vectors is not None and self.query_vectors is not None
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (header line, then query-id, corpus-id, score) as nested dicts."""
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        for number, row in enumerate(rows):
+            if len(row) < 3 or not row[0]:
+                continue
+            if number == 0 and not row[2].strip().lstrip("-").isdigit():
+                continue  # the header line
+            qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    return qrels
+
+
+def _vectors(directory: Path, name: str) -> dict[str, npt.NDArray[np.float32]] | None:
+    """``name.npy`` rows keyed by ``name.ids.json``; None when either file is missing."""
+    matrix_path, ids_path = directory / f"{name}.npy", directory / f"{name}.ids.json"
+    if not (matrix_path.is_file() and ids_path.is_file()):
+        return None
+    matrix = np.load(matrix_path).astype(np.float32, copy=False)
+    ids = json.loads(ids_path.read_text(encoding="utf-8"))
+    if len(ids) != matrix.shape[0]:
+        raise ValueError(f"{ids_path} lists {len(ids)} ids but {matrix_path} has "
+                         f"{matrix.shape[0]} rows")
+    return {str(i): matrix[row] for row, i in enumerate(ids)}
+
+
+def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
+                limit_queries: int | None = None) -> Corpus:
+    """Read a BEIR directory; keep the first ``limit_queries`` judged queries and, with
+    ``limit_docs``, every document judged for them plus others in file order up to that many
+    (all judged ones are kept even when they alone exceed the limit)."""
+    for needed in (data / "corpus.jsonl", data / "queries.jsonl", data / "qrels" / f"{split}.tsv"):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{needed} is missing (BEIR layout expected under {data})")
+    qrels = read_qrels(data / "qrels" / f"{split}.tsv")
+    queries: dict[str, str] = {}
+    for row in _jsonl(data / "queries.jsonl"):
+        qid = str(row["_id"])
+        if qid in qrels and str(row.get("text") or "").strip():
+            queries[qid] = str(row["text"])
+    if limit_queries is not None:
+        queries = dict(list(queries.items())[:limit_queries])
+    qrels = {q: qrels[q] for q in queries}
+    docs: dict[str, tuple[str, str]] = {}
+    judged = {d for judgments in qrels.values() for d in judgments}
+    for row in _jsonl(data / "corpus.jsonl"):
+        docs[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
+    if limit_docs is not None:
+        room = max(limit_docs - len(judged & docs.keys()), 0)
+        kept: dict[str, tuple[str, str]] = {}
+        for doc_id, value in docs.items():
+            if doc_id in judged:
+                kept[doc_id] = value
+            elif room > 0:
+                kept[doc_id] = value
+                room -= 1
+        docs = kept
+    corpus = Corpus(docs, queries, qrels)
+    vector_dir = data / "embeddings"
+    doc_vectors = _vectors(vector_dir, "corpus")
+    query_vectors = _vectors(vector_dir, "queries")
+    if doc_vectors is not None and query_vectors is not None:
+        missing = [d for d in docs if d not in doc_vectors][:3]
+        missing += [q for q in queries if q not in query_vectors][:3]
+        if missing:
+            raise ValueError(f"precomputed embeddings lack ids such as {missing}")
+        corpus.doc_vectors = {d: doc_vectors[d] for d in docs}
+        corpus.query_vectors = {queries[q]: query_vectors[q] for q in queries}
+    return corpus
+
+
+def chapter_text(title: str, text: str) -> str:
+    """One abstract as one chapter: ``title + " " + text`` (what the vectors embed)."""
+    return f"{title} {text}".strip()
+
+
+def documents(corpus: Corpus) -> Iterator[dict[str, Any]]:
+    """The corpus as ingestion dicts: one chapter, no paragraphs, vectors when precomputed."""
+    for doc_id, (title, text) in corpus.docs.items():
+        documentid = DOC_PREFIX + doc_id
+        doc: dict[str, Any] = {"documentid": documentid, "title": title,
+                               "chapters": [chapter_text(title, text)], "paragraphs": [[]]}
+        if corpus.doc_vectors is not None:
+            doc["embeddings"] = {f"{documentid}-c1": corpus.doc_vectors[doc_id].tolist()}
+        yield doc
+
+
+class PrecomputedEmbedder:
+    """An ``Embedder`` that answers from precomputed vectors, looked up by exact text.
+
+    Example:
+        >>> e = PrecomputedEmbedder({"q": np.ones(2, dtype=np.float32)}, dimensions=2)
+        >>> e.embed_queries(["q"]).shape
+        (1, 2)
+    """
+
+    def __init__(self, queries: Mapping[str, npt.NDArray[np.float32]], *, dimensions: int,
+                 model_id: str = "precomputed") -> None:
+        self._queries = queries
+        self._dimensions = dimensions
+        self._model_id = model_id
+
+    @property
+    def dimensions(self) -> int:
+        """Length of every vector."""
+        return self._dimensions
+
+    @property
+    def model_id(self) -> str:
+        """Names where the vectors came from."""
+        return self._model_id
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The stored vector of each text; an unknown text is a ``KeyError`` naming it."""
+        rows = []
+        for text in texts:
+            if text not in self._queries:
+                raise KeyError(f"no precomputed query vector for {text[:80]!r}")
+            rows.append(self._queries[text])
+        if not rows:
+            return np.zeros((0, self._dimensions), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Passages are ingested with their vectors; being asked to embed one is an error."""
+        raise RuntimeError("PrecomputedEmbedder embeds no passages: ingest supplied vectors")
+
+
+# --------------------------------------------------------------------------------------------
+# Modes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A named search configuration: its settings overrides and whether it is text-only."""
+
+    name: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    text_only: bool = False
+
+    def settings(self, base: Settings) -> Settings:
+        """The base settings with this mode's overrides."""
+        return base.replace(**self.overrides) if self.overrides else base
+
+
+def mode(name: str) -> Mode:
+    """The ``Mode`` of a name (see the module docstring); an unknown name is a ValueError."""
+    if name == "text":
+        return Mode(name, text_only=True)
+    if name == "semantic":
+        return Mode(name, {"hybrid_all_queries": False, "short_query_max_words": 0})
+    if name == "default":
+        return Mode(name)
+    if name in ("hybrid-max", "hybrid-rrf"):
+        return Mode(name, {"hybrid_all_queries": True, "fusion": name.removeprefix("hybrid-")})
+    match = _CONVEX.match(name)
+    if match:
+        weight = float(match.group(1))
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"{name}: the text weight must lie in [0, 1]")
+        return Mode(name, {"hybrid_all_queries": True, "fusion": "convex",
+                           "fusion_text_weight": weight})
+    raise ValueError(f"unknown mode {name!r}: text, semantic, default, hybrid-max, hybrid-rrf "
+                     "or hybrid-convex-w<weight>")
+
+
+def semantic_phrase(text: str) -> str:
+    """``text`` as one SEMANTIC phrase of the query language, reaching the searches verbatim."""
+    quoted = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    node = parse(quoted).to_dict()
+    if node != {"type": "SEMANTIC", "text": text}:
+        raise ValueError(f"query {text!r} does not survive quoting: {node}")
+    return quoted
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and searching
+# --------------------------------------------------------------------------------------------
+
+
+def base_settings(analyzer: str | None = None, *, dimensions: int | None = None) -> Settings:
+    """``Settings.from_env()`` with the analyzer (and vector dimension) of this run."""
+    overrides: dict[str, Any] = {}
+    if analyzer is not None:
+        overrides["fulltext_analyzer"] = analyzer
+    if dimensions is not None:
+        overrides["embedding_dimensions"] = dimensions
+    return Settings.from_env(**overrides)
+
+
+def _embedder(corpus: Corpus, settings: Settings) -> Embedder | None:
+    if corpus.query_vectors is None:
+        return None
+    dims = len(next(iter(corpus.query_vectors.values()))) if corpus.query_vectors else \
+        settings.embedding_dimensions
+    return PrecomputedEmbedder(corpus.query_vectors, dimensions=dims)
+
+
+def connect(uri: str, settings: Settings, corpus: Corpus) -> ThalabusGraph:
+    """A ``ThalabusGraph`` on ``uri`` with these settings and the corpus's query embedder."""
+    return ThalabusGraph.connect(uri, settings=settings, embedder=_embedder(corpus, settings))
+
+
+def rebuild_schema(graph: ThalabusGraph) -> float:
+    """Drop every index and constraint and the history, then migrate with the graph's settings
+    (how the full-text analyzer changes); returns seconds taken."""
+    start = time.perf_counter()
+    runner = MigrationRunner(graph.db, graph.settings)
+    runner.clean(schema=True)
+    runner.migrate()
+    return time.perf_counter() - start
+
+
+def load(graph: ThalabusGraph, corpus: Corpus) -> dict[str, Any]:
+    """Wipe the database (data and schema), migrate with the graph's settings, ingest."""
+    start = time.perf_counter()
+    graph.db.write("migrations_delete_data_nodes")
+    schema_seconds = rebuild_schema(graph)
+    report = graph.ingest(documents(corpus), strict=True, progress=False,
+                          embed=not corpus.precomputed)
+    return {"seconds": time.perf_counter() - start, "schema_seconds": schema_seconds,
+            "ingest": report.to_dict()}
+
+
+def search(graph: ThalabusGraph, chosen: Mode, text: str, depth: int = RUN_DEPTH
+           ) -> list[tuple[str, float]]:
+    """(corpus ``_id``, score) of one query's best ``depth`` documents, best first."""
+    if chosen.text_only:
+        executor = graph.executor()
+        hits = executor._text_hits(text, None, phrase_mode=False, case_sensitive=False)
+        ranked = aggregate_documents(hits)
+    else:
+        result = graph.query(semantic_phrase(text), return_documents=True)
+        ranked = [(d.documentid, d.score) for d in result.documents or []]
+    return [(doc.removeprefix(DOC_PREFIX), score) for doc, score in ranked[:depth]]
+
+
+def run_mode(graph: ThalabusGraph, chosen: Mode, queries: Mapping[str, str],
+             depth: int = RUN_DEPTH) -> dict[str, list[tuple[str, float]]]:
+    """Every query through one mode: query ``_id`` -> ranked (document ``_id``, score)."""
+    return {qid: search(graph, chosen, text, depth) for qid, text in queries.items()}
+
+
+Ranking = Mapping[str, Sequence[tuple[str, float]]]
+
+
+def _minmax(ranked: Sequence[tuple[str, float]]) -> dict[str, float]:
+    if not ranked:
+        return {}
+    scores = [s for _, s in ranked]
+    lo, hi = min(scores), max(scores)
+    return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in ranked}
+
+
+def _ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def reference_fusions(text: Ranking, semantic: Ranking, weights: Sequence[float],
+                      *, depth: int = RUN_DEPTH, rrf_k: int = 60
+                      ) -> dict[str, dict[str, list[tuple[str, float]]]]:
+    """Fusions computed here, outside the engine, from the ``text`` and ``semantic`` runs'
+    best ``depth`` documents each (the SciFact README's reference recipe): min-max normalise
+    both lists, ``(1 - w) * semantic + w * text`` (absent = 0); and RRF with ``rrf_k``.
+
+    A gap between these and the engine's hybrid modes isolates the engine's own choices
+    (its text scores are divided by the best hit, not min-max normalised; its semantic range
+    spans ``top_n_chapters`` hits).
+    """
+    out: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    queries = sorted(set(text) | set(semantic))
+    tops = {q: (list(text.get(q, ()))[:depth], list(semantic.get(q, ()))[:depth])
+            for q in queries}
+    for w in weights:
+        fused: dict[str, list[tuple[str, float]]] = {}
+        for q, (t, s) in tops.items():
+            tn, sn = _minmax(t), _minmax(s)
+            fused[q] = _ranked({d: (1 - w) * sn.get(d, 0.0) + w * tn.get(d, 0.0)
+                                for d in tn.keys() | sn.keys()})[:depth]
+        out[f"reference-minmax-w{w:g}"] = fused
+    rrf: dict[str, list[tuple[str, float]]] = {}
+    for q, (t, s) in tops.items():
+        scores: dict[str, float] = {}
+        for ranked in (t, s):
+            for rank, (d, _) in enumerate(ranked, start=1):
+                scores[d] = scores.get(d, 0.0) + 1.0 / (rrf_k + rank)
+        rrf[q] = _ranked(scores)[:depth]
+    out[f"reference-rrf-k{rrf_k}"] = rrf
+    return out
+
+
+def evaluate(qrels: Mapping[str, Mapping[str, int]],
+             ranking: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, float]:
+    """nDCG@10, recall@100 and MRR@10 (means over the judged queries) via ir-measures.
+
+    Scores are replaced by descending rank scores, so ties never reorder the engine's list.
+    """
+    judged = [ir_measures.Qrel(q, d, int(r)) for q, docs in qrels.items() for d, r in docs.items()]
+    run = [ir_measures.ScoredDoc(q, d, float(len(docs) - rank))
+           for q, docs in ranking.items() for rank, (d, _) in enumerate(docs)]
+    # ir-measures leaves out queries absent from the run; dividing by every judged query
+    # counts a query with no hits as zero
+    per_query: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(list(MEASURES), judged, run):
+        per_query.setdefault(METRIC_NAMES[str(metric.measure)], {})[metric.query_id] = \
+            float(metric.value)
+    total = max(len(qrels), 1)
+    return {name: sum(per_query.get(name, {}).values()) / total
+            for name in METRIC_NAMES.values()}
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark
+# --------------------------------------------------------------------------------------------
+
+
+def _row(analyzer: str, name: str, metrics: Mapping[str, float], say: Any, *,
+         seconds: float | None = None, queries: int = 0,
+         overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One result row (timing only for modes that ran in the engine), logged as it comes."""
+    row: dict[str, Any] = {"analyzer": analyzer, "mode": name, **metrics}
+    if seconds is not None:
+        row.update(seconds=seconds, ms_per_query=seconds / max(queries, 1) * 1000,
+                   overrides=dict(overrides or {}))
+    say(f"{analyzer:<24} {name:<22} nDCG@10 {metrics['ndcg@10']:.4f}  "
+        f"R@100 {metrics['recall@100']:.4f}  MRR@10 {metrics['mrr@10']:.4f}"
+        + (f"  {seconds:.1f} s" if seconds is not None else ""))
+    return row
+
+
+def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequence[str],
+              *, reference_weights: Sequence[float] = (), log: Any = None) -> dict[str, Any]:
+    """Load the corpus, then per analyzer rebuild the schema and run every mode; with
+    ``reference_weights`` (and both ``text`` and ``semantic`` among the modes) add the
+    out-of-engine reference fusions (see ``reference_fusions``).
+
+    Returns the JSON-ready result (``results``: one row per analyzer and mode).
+    """
+    started = time.perf_counter()
+    chosen = [mode(m) for m in modes]
+    dims = None
+    if corpus.doc_vectors:
+        dims = len(next(iter(corpus.doc_vectors.values())))
+    say = log or (lambda _msg: None)
+    rows: list[dict[str, Any]] = []
+    loading: dict[str, Any] = {}
+    for position, analyzer in enumerate(analyzers):
+        settings = base_settings(analyzer, dimensions=dims)
+        with connect(uri, settings, corpus) as graph:
+            if position == 0:
+                loading = load(graph, corpus)
+                say(f"loaded {len(corpus.docs)} documents in {loading['seconds']:.1f} s "
+                    f"(analyzer {analyzer})")
+            else:
+                seconds = rebuild_schema(graph)
+                say(f"rebuilt the schema with analyzer {analyzer} in {seconds:.1f} s")
+        runs: dict[str, Ranking] = {}
+        for m in chosen:
+            with connect(uri, m.settings(settings), corpus) as graph:
+                start = time.perf_counter()
+                runs[m.name] = run_mode(graph, m, corpus.queries)
+                seconds = time.perf_counter() - start
+            rows.append(_row(analyzer, m.name, evaluate(corpus.qrels, runs[m.name]), say,
+                             seconds=seconds, queries=len(corpus.queries),
+                             overrides=m.overrides))
+        if reference_weights and "text" in runs and "semantic" in runs:
+            fusions = reference_fusions(runs["text"], runs["semantic"], reference_weights,
+                                        rrf_k=settings.rrf_k)
+            for name, ranking in fusions.items():
+                rows.append(_row(analyzer, name, evaluate(corpus.qrels, ranking), say))
+    for analyzer in analyzers:
+        baseline = next((r["seconds"] for r in rows
+                         if r["analyzer"] == analyzer and r["mode"] == "semantic"), None)
+        for r in rows:
+            if r["analyzer"] == analyzer and "seconds" in r:
+                r["time_vs_semantic"] = r["seconds"] / baseline if baseline else None
+    settings_used = asdict(base_settings(analyzers[0], dimensions=dims))
+    for secret in _SECRET_FIELDS:
+        settings_used.pop(secret, None)
+    return {
+        "benchmark": "quality",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "documents": len(corpus.docs),
+        "queries": len(corpus.queries),
+        "precomputed_embeddings": corpus.precomputed,
+        "load": loading,
+        "base_settings": settings_used,
+        "results": rows,
+        "wall_seconds": time.perf_counter() - started,
+    }
+
+
+def table(result: Mapping[str, Any]) -> str:
+    """The results as a fixed-width text table."""
+    lines = [f"{'analyzer':<24} {'mode':<22} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7} "
+             f"{'ms/query':>9} {'x semantic':>10}"]
+    for r in result["results"]:
+        ratio = r.get("time_vs_semantic")
+        ms = r.get("ms_per_query")
+        lines.append(f"{r['analyzer']:<24} {r['mode']:<22} {r['ndcg@10']:>8.4f} "
+                     f"{r['recall@100']:>7.4f} {r['mrr@10']:>7.4f} "
+                     f"{(f'{ms:.1f}' if ms is not None else '-'):>9} "
+                     f"{(f'{ratio:.2f}' if ratio else '-'):>10}")
+    lines.append(f"{result['documents']} documents, {result['queries']} queries; load "
+                 f"{result['load'].get('seconds', 0.0):.1f} s; wall time "
+                 f"{result['wall_seconds']:.1f} s")
+    return "\n".join(lines)
+
+
+def _split_list(values: Iterable[str]) -> list[str]:
+    return [v for value in values for v in value.split(",") if v]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the benchmark, print the table and write the JSON."""
+    options = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0] if __doc__ else None)
+    options.add_argument("--data", type=Path, required=True, help="BEIR directory")
+    options.add_argument("--split", required=True, help="qrels/NAME.tsv to evaluate")
+    options.add_argument("--modes", nargs="+", default=list(DEFAULT_MODES),
+                         help=f"modes to run (default: {' '.join(DEFAULT_MODES)})")
+    options.add_argument("--analyzers", nargs="+", default=None,
+                         help="full-text analyzers to compare (default: the configured one)")
+    options.add_argument("--reference-weights", nargs="*", type=float,
+                         default=[0.2, 0.3, 0.5],
+                         help="text weights of the out-of-engine min-max reference fusions "
+                              "(need the text and semantic modes; none to skip)")
+    options.add_argument("--limit-docs", type=int, default=None)
+    options.add_argument("--limit-queries", type=int, default=None)
+    options.add_argument("--json", type=Path, default=DEFAULT_OUT,
+                         help=f"output file (default {DEFAULT_OUT})")
+    options.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
+                         help="Neo4j to use; its database is wiped (default: $NEO4J_URI)")
+    args = options.parse_args(argv)
+    modes = _split_list(args.modes)
+    for name in modes:
+        mode(name)  # fail on a typo before loading anything
+    analyzers = _split_list(args.analyzers) if args.analyzers else [
+        Settings.from_env().fulltext_analyzer]
+    corpus = load_corpus(args.data, args.split, limit_docs=args.limit_docs,
+                         limit_queries=args.limit_queries)
+    print(f"{len(corpus.docs)} documents, {len(corpus.queries)} queries, "
+          f"precomputed embeddings: {corpus.precomputed}", flush=True)
+    result = benchmark(args.uri, corpus, modes, analyzers,
+                       reference_weights=args.reference_weights,
+                       log=lambda msg: print(msg, file=sys.stderr, flush=True))
+    result.update(data=str(args.data), split=args.split)
+    print(table(result))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
