@@ -747,7 +747,7 @@ class LocalNeo4j:
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], uri: str, port: int,
                     deadline: float) -> None:
-        """Poll until the driver connects; raise with the log tail if the JVM dies or stalls."""
+        """Wait for the ready line and a driver connection; raise with the log if that fails."""
         from neo4j import GraphDatabase
         from neo4j.exceptions import DriverError, Neo4jError
 
@@ -761,7 +761,7 @@ class LocalNeo4j:
                     f"Neo4j {self.version} exited with code {code} while starting; "
                     f"end of {self.log_file}:\n{tail}"
                 )
-            if port_answers(port, timeout=0.25):
+            if self._log_says_ready() and port_answers(port, timeout=0.25):
                 try:
                     with GraphDatabase.driver(uri, auth=None, connection_timeout=5.0) as driver:
                         driver.verify_connectivity()
@@ -774,6 +774,13 @@ class LocalNeo4j:
                     f"end of {self.log_file}:\n{_tail(self.log_file)}"
                 )
             time.sleep(0.2)
+
+    def _log_says_ready(self) -> bool:
+        """True once the launcher printed its ready line (the default database is up)."""
+        try:
+            return READY_MARKER.encode() in self.log_file.read_bytes()
+        except OSError:
+            return False
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Stop the server with SIGTERM (SIGKILL after ``timeout`` s); False if none ran."""
