@@ -595,6 +595,10 @@ class LocalNeo4j:
                 ok = ready and proc.returncode is not None and proc.returncode >= 0
                 if ok and partial.is_file() and partial.stat().st_size > 1 << 20:
                     os.replace(partial, archive)
+                    # Archives of an older launcher or jar set are dead weight (~80 MB each).
+                    for stale in archive.parent.glob(f"java{java.major}-*"):
+                        if stale.stem != archive.stem and ".partial" not in stale.name:
+                            stale.unlink(missing_ok=True)
                 else:
                     failed.write_text(f"training exited with {proc.returncode}\n"
                                       f"{_tail(log_path)}\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 // Starts an embedded Neo4j Community DBMS with Bolt on loopback, for thalabus-graph.
 //
-// Usage: java -cp <neo4j jars>:<this class> Launcher HOME PORT [NEO4J_CONF]
+// Usage: java -cp launcher.jar:<neo4j jars> Launcher HOME PORT [NEO4J_CONF]
 //
 // HOME holds data/ and logs/; NEO4J_CONF (optional) carries raw settings such as memory limits,
 // so names that moved between Neo4j versions never need a Java constant. The class compiles
@@ -73,7 +73,11 @@ public final class Launcher {
         }, "thalabus-neo4j-shutdown"));
 
         // Forces the default database up before we say we are ready.
-        dbms.database("neo4j").isAvailable(60_000);
+        // The caller's own timeout bounds this (a failing store logs why and never comes up).
+        while (!dbms.database("neo4j").isAvailable(1_000)) {
+            System.out.println("THALABUS-NEO4J waiting for database neo4j");
+            System.out.flush();
+        }
         long millis = (System.nanoTime() - started) / 1_000_000;
         System.out.println(READY + " bolt://127.0.0.1:" + port + " in " + millis + " ms");
         System.out.flush();
