@@ -457,11 +457,17 @@ class LocalNeo4j:
         if self.installed():
             return self.cache_dir
         java = find_java(self.version, self.java_home)
-        with _file_lock(self.cache_dir / "install.lock"):
-            if not (self.lib_dir / ".complete").is_file():
-                self._resolve_jars(java)
-            if not self._launcher_current():
-                self._compile_launcher(java)
+        try:
+            with _file_lock(self.cache_dir / "install.lock"):
+                if not (self.lib_dir / ".complete").is_file():
+                    self._resolve_jars(java)
+                if not self._launcher_current():
+                    self._compile_launcher(java)
+        except OSError as exc:
+            raise LauncherError(
+                f"cannot write the Neo4j cache {self.cache_dir}: {exc}; "
+                "point THALABUS_NEO4J_HOME at a writable directory"
+            ) from exc
         return self.cache_dir
 
     def _resolve_jars(self, java: JavaInstallation) -> None:
@@ -686,9 +692,12 @@ class LocalNeo4j:
             )
         self.install()
         java = find_java(self.version, self.java_home)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         conf = self.data_dir / CONF_FILE
-        conf.write_text(self._conf_text(), encoding="utf-8")
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            conf.write_text(self._conf_text(), encoding="utf-8")
+        except OSError as exc:
+            raise LauncherError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
         cds_flags = self._cds_flags(java)
         deadline = time.monotonic() + timeout
         attempts = 1 if self.port is not None else 3
