@@ -14,8 +14,9 @@ The corpus goes through the public ingestion API into a database that the benchm
 first (every data node, the schema and the migration history: do not point it at data you
 keep), one chapter per abstract (``title + " " + text``) and no paragraphs. Each analyzer in
 ``--analyzers`` rebuilds the schema through the migrations (``MigrationRunner.clean(schema=True)``
-then ``migrate()`` with ``Settings(fulltext_analyzer=...)``) on the same loaded data; each mode is
-a ``ThalabusGraph`` with its own ``Settings`` on the same URI:
+then ``migrate()`` with ``Settings(fulltext_analyzer=...)``) on the same loaded data, and the
+configured analyzer is restored at the end; each mode is a ``ThalabusGraph`` with its own
+``Settings`` on the same URI:
 
 - ``text``: the bag-of-words full-text search alone (the search a SEMANTIC phrase fuses in);
 - ``semantic``: vector search alone (``hybrid_all_queries=False``, ``short_query_max_words=0``);
@@ -47,7 +48,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ir_measures
 import numpy as np
@@ -72,6 +73,7 @@ MEASURES = (nDCG @ 10, R @ 100, RR @ 10)
 METRIC_NAMES = {str(nDCG @ 10): "ndcg@10", str(R @ 100): "recall@100", str(RR @ 10): "mrr@10"}
 _CONVEX = re.compile(r"hybrid-convex-w(\d+(?:\.\d+)?)\Z")
 _SECRET_FIELDS = ("embedder_api_key", "reranker_api_key")
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,11 +139,31 @@ def _vectors(directory: Path, name: str) -> dict[str, npt.NDArray[np.float32]] |
     return {str(i): matrix[row] for row, i in enumerate(ids)}
 
 
+def spread(items: Sequence[T], count: int) -> list[T]:
+    """``count`` items evenly spaced over ``items`` (all of them when there are no more),
+    in their order.
+
+    Example:
+        >>> spread(list(range(10)), 3)
+        [0, 3, 6]
+    """
+    if count >= len(items):
+        return list(items)
+    if count <= 0:
+        return []
+    return [items[i * len(items) // count] for i in range(count)]
+
+
 def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
                 limit_queries: int | None = None) -> Corpus:
-    """Read a BEIR directory; keep the first ``limit_queries`` judged queries and, with
-    ``limit_docs``, every document judged for them plus others in file order up to that many
-    (all judged ones are kept even when they alone exceed the limit)."""
+    """Read a BEIR directory, optionally cut down.
+
+    ``limit_queries`` keeps that many judged queries spread evenly over the file (the first,
+    then every ``n / limit``-th: a prefix of the file is not a fair sample); ``limit_docs``
+    keeps every document judged for the kept queries plus others, spread evenly over the
+    rest of the file, up to that many in all (every judged one is kept even when they alone
+    exceed the limit). Both choices are deterministic.
+    """
     for needed in (data / "corpus.jsonl", data / "queries.jsonl", data / "qrels" / f"{split}.tsv"):
         if not needed.is_file():
             raise FileNotFoundError(f"{needed} is missing (BEIR layout expected under {data})")
@@ -152,7 +174,7 @@ def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
         if qid in qrels and str(row.get("text") or "").strip():
             queries[qid] = str(row["text"])
     if limit_queries is not None:
-        queries = dict(list(queries.items())[:limit_queries])
+        queries = dict(spread(list(queries.items()), limit_queries))
     qrels = {q: qrels[q] for q in queries}
     docs: dict[str, tuple[str, str]] = {}
     judged = {d for judgments in qrels.values() for d in judgments}
@@ -160,14 +182,8 @@ def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
         docs[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
     if limit_docs is not None:
         room = max(limit_docs - len(judged & docs.keys()), 0)
-        kept: dict[str, tuple[str, str]] = {}
-        for doc_id, value in docs.items():
-            if doc_id in judged:
-                kept[doc_id] = value
-            elif room > 0:
-                kept[doc_id] = value
-                room -= 1
-        docs = kept
+        others = set(spread([d for d in docs if d not in judged], room))
+        docs = {d: value for d, value in docs.items() if d in judged or d in others}
     corpus = Corpus(docs, queries, qrels)
     vector_dir = data / "embeddings"
     doc_vectors = _vectors(vector_dir, "corpus")
@@ -446,7 +462,8 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
               *, reference_weights: Sequence[float] = (), log: Any = None) -> dict[str, Any]:
     """Load the corpus, then per analyzer rebuild the schema and run every mode; with
     ``reference_weights`` (and both ``text`` and ``semantic`` among the modes) add the
-    out-of-engine reference fusions (see ``reference_fusions``).
+    out-of-engine reference fusions (see ``reference_fusions``). The schema is left as the
+    configured settings migrate it, so other tools (and the test fixtures) find it as expected.
 
     Returns the JSON-ready result (``results``: one row per analyzer and mode).
     """
@@ -482,6 +499,11 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
                                         rrf_k=settings.rrf_k)
             for name, ranking in fusions.items():
                 rows.append(_row(analyzer, name, evaluate(corpus.qrels, ranking), say))
+    configured = base_settings(dimensions=dims)
+    if analyzers and analyzers[-1] != configured.fulltext_analyzer:
+        with connect(uri, configured, corpus) as graph:
+            seconds = rebuild_schema(graph)
+        say(f"restored the configured analyzer {configured.fulltext_analyzer} in {seconds:.1f} s")
     for analyzer in analyzers:
         baseline = next((r["seconds"] for r in rows
                          if r["analyzer"] == analyzer and r["mode"] == "semantic"), None)

@@ -1,14 +1,18 @@
 """Retrieval-quality smoke test on a slice of SciFact: hybrid search keeps its nDCG@10.
 
-The slice is the first 30 judged train queries, every abstract judged for them and other
-abstracts in file order up to 300, loaded with the precomputed vectors (no model runs). The
+The slice is 100 judged train queries spread evenly over the file, every abstract judged for
+them and other abstracts spread over the rest up to 1,000 (``load_corpus``'s deterministic
+sampling), loaded with the precomputed vectors (no model runs). The
 data is evaluation-only (CC BY-NC) and lives outside the repository:
 ``$THALABUS_SCIFACT_DIR``, else ``shared/data/scifact`` beside the repository clone, as in CI.
 A missing directory fails the test, since CI always has it.
 
-Floors were set a little below what the slice measured (hybrid, the default fusion with
-``hybrid_all_queries``: nDCG@10 0.84; semantic alone 0.83); the full benchmark is
-``python -m tests.benchmarks.quality``.
+Floors were set a little below what the slice measured: hybrid (the configured fusion, with
+``hybrid_all_queries``) nDCG@10 0.806 with convex w=0.3 and 0.802 with w=0.5 on the
+``standard-no-stop-words`` analyzer, 0.80-0.81 with ``english``; semantic alone 0.757, so the
+floor also catches a fusion that silently lost its text side. A prefix of the query file is
+not a fair sample (on its first 100 queries hybrid barely beats semantic even on the full
+corpus), hence the spread. The full benchmark is ``python -m tests.benchmarks.quality``.
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ pytestmark = pytest.mark.integration
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SCIFACT_DIR = REPO_ROOT.parent / "shared" / "data" / "scifact"
-LIMIT_DOCS = 300
-LIMIT_QUERIES = 30
-HYBRID_NDCG_FLOOR = 0.78
-"""Hybrid nDCG@10 on the slice must stay above this (measured: 0.84)."""
+LIMIT_DOCS = 1000
+LIMIT_QUERIES = 100
+HYBRID_NDCG_FLOOR = 0.77
+"""Hybrid nDCG@10 on the slice must stay above this (measured: 0.80-0.81)."""
 HYBRID_VS_SEMANTIC_EPSILON = 0.01
 """Hybrid may trail semantic-only by at most this much nDCG@10 on the slice."""
 
@@ -90,4 +94,4 @@ def test_hybrid_quality_on_scifact_slice(clean_db: Database, db_settings: Settin
     assert hybrid >= HYBRID_NDCG_FLOOR, f"hybrid nDCG@10 below {HYBRID_NDCG_FLOOR}: {summary}"
     assert hybrid >= semantic - HYBRID_VS_SEMANTIC_EPSILON, (
         f"hybrid trails semantic-only by more than {HYBRID_VS_SEMANTIC_EPSILON}: {summary}")
-    assert results["hybrid"]["recall@100"] >= 0.9, summary
+    assert results["hybrid"]["recall@100"] >= 0.93, summary
