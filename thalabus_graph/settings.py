@@ -36,6 +36,9 @@ class Settings:
     """Dimension of every stored vector; vector indexes are created with it."""
     vector_similarity: str = "cosine"
     """Similarity function of the vector indexes (scores on the (1 + cos) / 2 scale)."""
+    vector_quantization: bool = False
+    """Quantize the vector indexes (smaller, but approximate neighbours: measured recall@10 on
+    random 384-d vectors fell to 0.32 at k = 10); off keeps full float32 vectors."""
     embedder_url: str = ""
     """Base URL of an OpenAI-compatible /v1/embeddings server; empty = local e5 in-process."""
     embedder_model: str = "multilingual-e5-small"

@@ -101,9 +101,10 @@ def test_unterminated_string_is_an_error() -> None:
 
 def test_placeholder_values_come_from_settings() -> None:
     values = placeholder_values(Settings(embedding_dimensions=768, vector_similarity="euclidean",
-                                         fulltext_analyzer="english"))
+                                         fulltext_analyzer="english", vector_quantization=True))
     assert values == {"EMBEDDING_DIMENSIONS": "768", "VECTOR_SIMILARITY": "euclidean",
-                      "FULLTEXT_ANALYZER": "english"}
+                      "FULLTEXT_ANALYZER": "english", "VECTOR_QUANTIZATION": "true"}
+    assert placeholder_values(Settings())["VECTOR_QUANTIZATION"] == "false"
 
 
 @pytest.mark.parametrize("changes", [
@@ -198,7 +199,8 @@ def test_repository_migrations_parse_and_use_known_placeholders() -> None:
         for text in m.render(values):
             assert "{{" not in text
             assert "IF NOT EXISTS" in text or not text.startswith("CREATE")
-    assert found[1].placeholders == ("EMBEDDING_DIMENSIONS", "VECTOR_SIMILARITY")
+    assert found[1].placeholders == ("EMBEDDING_DIMENSIONS", "VECTOR_QUANTIZATION",
+                                     "VECTOR_SIMILARITY")
     assert found[2].placeholders == ("FULLTEXT_ANALYZER",)
 
 

@@ -218,6 +218,7 @@ def placeholder_values(settings: Settings) -> dict[str, str]:
         "EMBEDDING_DIMENSIONS": str(dims),
         "VECTOR_SIMILARITY": settings.vector_similarity,
         "FULLTEXT_ANALYZER": settings.fulltext_analyzer,
+        "VECTOR_QUANTIZATION": "true" if settings.vector_quantization else "false",
     }
 
 
