@@ -62,8 +62,8 @@ from thalabus_graph.graph.migrations import MigrationRunner
 from thalabus_graph.query import parse
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/quality.json")
-DEFAULT_MODES = ("text", "semantic", "hybrid-convex-w0.2", "hybrid-convex-w0.3",
-                 "hybrid-convex-w0.5", "hybrid-max", "hybrid-rrf", "default")
+DEFAULT_MODES = ("text", "semantic", "hybrid-convex-w0.3", "hybrid-convex-w0.5",
+                 "hybrid-convex-w0.6", "hybrid-max", "hybrid-rrf", "default")
 DOC_PREFIX = "sf-"
 """Prefix of the engine's document ids (``sf-<_id>``): a bare number is a valid id too, but a
 prefix keeps every id clear of the fragment-id suffix rule and easy to spot in the graph."""
@@ -356,6 +356,8 @@ def search(graph: ThalabusGraph, chosen: Mode, text: str, depth: int = RUN_DEPTH
            ) -> list[tuple[str, float]]:
     """(corpus ``_id``, score) of one query's best ``depth`` documents, best first."""
     if chosen.text_only:
+        # the bag-of-words search a SEMANTIC phrase fuses in; the query language only offers
+        # the phrase form ('...'), so the executor's (private) method is called directly
         executor = graph.executor()
         hits = executor._text_hits(text, None, phrase_mode=False, case_sensitive=False)
         ranked = aggregate_documents(hits)
