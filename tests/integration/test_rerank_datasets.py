@@ -152,3 +152,15 @@ def test_branch_level_reranking_rescores_each_branch_with_its_own_query(
         left = len({"cat", "climbs", "tree"} & set(text)) / 3
         right = 1.0 if "squirrel" in text else 0.0
         assert math.isclose(by_id[f.fragmentid].score, max(left, right)), f.fragmentid
+
+
+def test_datasets_read_back_through_the_neomodel_models(graph: ThalabusGraph) -> None:
+    from thalabus_graph.graph import models
+
+    parent = make_dataset(graph, '"kitchen floor" OR CHARACTER=Sammy', "neomodel")
+    models.bind(graph.db.driver, graph.db.database)
+    node = models.Dataset.nodes.get(datasetid=parent)
+    expected = [(m.fragmentid, m.weight, m.hidden) for m in graph.datasets.members(parent)]
+    assert node.weighted_members() == expected
+    assert any(isinstance(f, models.Chapter) for f in node.fragments.all())
+    assert [d.documentid for d in node.documents.all()] == ["docid-2002"]

@@ -1,0 +1,139 @@
+"""neomodel classes mirroring the graph model, for inspecting results from Python.
+
+The engine itself writes with named Cypher; these models are a read-side convenience for
+applications that already use neomodel. ``bind(driver)`` points neomodel at a driver.
+
+Example:
+    >>> from thalabus_graph.graph import models
+    >>> models.bind(graph.db.driver)                                   # doctest: +SKIP
+    >>> ds = models.Dataset.nodes.get(datasetid="demo#rerank_1")       # doctest: +SKIP
+    >>> [(m.fragmentid, rel.weight) for m in ds.fragments             # doctest: +SKIP
+    ...  for rel in [ds.fragments.relationship(m)]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neo4j import Driver
+from neomodel import (
+    BooleanProperty,
+    DateTimeNeo4jFormatProperty,
+    FloatProperty,
+    IntegerProperty,
+    RelationshipTo,
+    StringProperty,
+    StructuredNode,
+    StructuredRel,
+    db,
+    get_config,
+)
+
+
+def bind(driver: Driver, database: str = "neo4j") -> None:
+    """Make neomodel use this driver (and database) for the model classes below."""
+    get_config().database_name = database
+    db.set_connection(driver=driver)
+
+
+class Aggregates(StructuredRel):
+    """Dataset membership: ``weight`` is the score, ``hidden`` hides it from this dataset."""
+
+    weight = FloatProperty()
+    hidden = BooleanProperty(default=False)
+    original_score = FloatProperty()
+
+
+class UsesDataset(StructuredRel):
+    """A goal's use of a dataset, in ``ordinal`` order."""
+
+    ordinal = IntegerProperty()
+
+
+class Ontology(StructuredNode):
+    """A family of documents."""
+
+    ontologyid = StringProperty(unique_index=True, required=True)
+
+
+class Category(StructuredNode):
+    """One category value of one ontology ('' when the document has none)."""
+
+    ontologyid = StringProperty()
+    name = StringProperty()
+    value = StringProperty()
+
+
+class Document(StructuredNode):
+    """A document; its fragments point at it."""
+
+    documentid = StringProperty(unique_index=True, required=True)
+    title = StringProperty()
+    language = StringProperty()
+    ontology = RelationshipTo(Ontology, "IN_ONTOLOGY")
+    categories = RelationshipTo(Category, "HAS_CATEGORY")
+
+
+class Fragment(StructuredNode):
+    """Any retrievable piece of a document (every fragment node carries this label)."""
+
+    fragmentid = StringProperty(unique_index=True, required=True)
+    documentid = StringProperty(index=True)
+    ordinal = IntegerProperty()
+    text = StringProperty()
+
+
+class Chapter(Fragment):
+    """A chapter (``docid-N-cK``)."""
+
+    document = RelationshipTo(Document, "IN_DOCUMENT")
+
+
+class Paragraph(Fragment):
+    """A paragraph (``docid-N-pK``, numbered through the document)."""
+
+    chapter = RelationshipTo(Chapter, "IN_CHAPTER")
+
+
+class Summary(Fragment):
+    """A summary (``docid-N-sK``)."""
+
+    document = RelationshipTo(Document, "IN_DOCUMENT")
+
+
+class Keyword(Fragment):
+    """A keyword (``docid-N-kK``), searched as text only."""
+
+    document = RelationshipTo(Document, "IN_DOCUMENT")
+
+
+class Dataset(StructuredNode):
+    """A stored result set; members are fragments, or Documents for category stubs."""
+
+    datasetid = StringProperty(unique_index=True, required=True)
+    name = StringProperty()
+    kind = StringProperty()
+    query = StringProperty()
+    session = StringProperty(index=True)
+    created_at = DateTimeNeo4jFormatProperty()
+    fragments = RelationshipTo(Fragment, "AGGREGATES", model=Aggregates)
+    documents = RelationshipTo(Document, "AGGREGATES", model=Aggregates)
+    derived_from = RelationshipTo("Dataset", "DERIVED_FROM")
+
+    def weighted_members(self) -> list[tuple[str, float, bool]]:
+        """(member id, weight, hidden) of every member, best first, ties by id."""
+        out: list[tuple[str, float, bool]] = []
+        managers: tuple[tuple[Any, str], ...] = ((self.fragments, "fragmentid"),
+                                                 (self.documents, "documentid"))
+        for rel_manager, key in managers:
+            for node in rel_manager.all():
+                rel: Any = rel_manager.relationship(node)
+                out.append((getattr(node, key), float(rel.weight), bool(rel.hidden)))
+        return sorted(out, key=lambda m: (-m[1], m[0]))
+
+
+class Goal(StructuredNode):
+    """A goal whose context is built from its datasets."""
+
+    goalid = StringProperty(unique_index=True, required=True)
+    datasets = RelationshipTo(Dataset, "USES_DATASET", model=UsesDataset)
