@@ -108,11 +108,15 @@ class SearchExecutor:
 
     # --- helpers ---------------------------------------------------------------------
     def restriction(self, restrict: DocSet | None) -> DocSet | None:
-        """The effective document restriction: the scope intersected with ``restrict``."""
+        """The effective document restriction: the scope intersected with ``restrict``.
+
+        A restriction that keeps every document is no restriction: searching unfiltered gives
+        the same fragments without shipping every document id to the server.
+        """
         if restrict is None:
             return self.scope
         if self.scope is None:
-            return restrict
+            return None if len(restrict) >= self.counts()["documents"] else restrict
         return restrict & self.scope
 
     def counts(self) -> dict[str, int]:

@@ -74,11 +74,13 @@ class Settings:
     rrf_k: int = 60
 
     # --- filtered vector search -------------------------------------------------------
-    exact_search_max_candidates: int = 20000
+    exact_search_max_candidates: int = 8000
     """Filtered semantic search scans exactly when the filtered set has at most this many
-    fragments of a source; above it, the vector index with over-fetch is used."""
-    vector_overfetch_factor: float = 2.0
-    """Index over-fetch: ask for top_n * factor / selectivity, capped by index_max_k."""
+    fragments of a source (estimated); above it, the vector index with over-fetch is used.
+    Measured on 100k chapters: exact cosine and the over-fetched index cross near 10k."""
+    vector_overfetch_factor: float = 16.0
+    """Index over-fetch: ask for top_n * factor / selectivity, capped by index_max_k. HNSW
+    misses neighbours (random 384-d vectors: recall@10 0.48 at k = top_n); 16 gave 0.975-1.0."""
     index_max_k: int = 50000
 
     # --- text search ------------------------------------------------------------------

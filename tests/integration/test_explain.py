@@ -3,6 +3,7 @@ search takes, that explain runs no search and writes nothing, and that profiles 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -63,15 +64,19 @@ def test_the_filter_is_pushed_into_the_semantic_search(graph: ThalabusGraph) -> 
 
 def test_selective_filters_run_exact_and_broad_ones_use_the_index(
         graph: ThalabusGraph) -> None:
-    g = tuned(graph, exact_search_max_candidates=5, index_max_k=2000)
+    g = tuned(graph, exact_search_max_candidates=5, index_max_k=100000,
+              vector_overfetch_factor=2.0)
     narrow = find(g.explain("\"cat\" AND TAG='x}y'")["plan"], "SEMANTIC")["steps"][0]
     assert narrow["path"] == "exact" and narrow["selectivity"] < 0.05
-    broad = find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
-                 "SEMANTIC")["steps"][0]
+    broad = find(g.explain('"cat" AND NOT CHARACTER=Sammy')["plan"], "SEMANTIC")["steps"][0]
     chapters = graph.db.driver.execute_query("MATCH (c:Chapter) RETURN count(c) AS n",
                                              database_="neo4j").records[0]["n"]
-    assert broad["path"] == "index" and broad["overfetch_k"] == min(2 * 200, chapters)
-    assert "over-fetch" in broad["reason"]
+    total = len(graph.datasets.db.read("universe_all_documents"))
+    assert broad["path"] == "index" and "over-fetch" in broad["reason"]
+    assert broad["overfetch_k"] == min(math.ceil(200 * 2 * total / (total - 1)), chapters)
+    everything = find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
+                      "SEMANTIC")["steps"][0]
+    assert everything["path"] == "index" and everything["reason"] == "no filter"
 
 
 def test_explain_reads_only_and_changes_nothing(graph: ThalabusGraph) -> None:
