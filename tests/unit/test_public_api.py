@@ -36,3 +36,13 @@ def test_settings_read_thalabus_variables_with_types() -> None:
 def test_bad_settings_are_configuration_errors(env: dict[str, str]) -> None:
     with pytest.raises(ConfigurationError):
         Settings.from_env(env)
+
+
+def test_readme_lists_every_setting_with_its_default() -> None:
+    from pathlib import Path
+
+    from thalabus_graph.settings import markdown_table
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert markdown_table() in readme
+    assert "|  |" not in markdown_table()
