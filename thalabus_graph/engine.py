@@ -111,6 +111,7 @@ class ThalabusGraph:
     def __init__(self, db: Database, *, settings: Settings | None = None,
                  embedder: Embedder | None = None, reranker: Reranker | None = None) -> None:
         self.db = db
+        self.owns_database = False
         self.settings = settings or Settings.from_env()
         self._embedder = embedder
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
@@ -124,11 +125,14 @@ class ThalabusGraph:
         """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily."""
         target = uri or os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
         db = Database.connect(target, auth=auth, database=database)
-        return cls(db, settings=settings, embedder=embedder, reranker=reranker)
+        graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
+        graph.owns_database = True
+        return graph
 
     def close(self) -> None:
-        """Close the driver."""
-        self.db.close()
+        """Close the driver when ``connect`` opened it (a given ``Database`` stays open)."""
+        if self.owns_database:
+            self.db.close()
 
     def __enter__(self) -> ThalabusGraph:
         return self

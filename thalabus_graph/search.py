@@ -247,6 +247,13 @@ class SearchExecutor:
         hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive)
         return sort_fragments(hits)
 
+    def text_terms(self, term: str, restrict: DocSet | None) -> list[Fragment]:
+        """Bag-of-words full-text search (any word, BM25-ranked), as fused into semantic
+        phrases; scores divided by each index's best unrestricted hit."""
+        hits = self._text_hits(term, self.restriction(restrict), phrase_mode=False,
+                               case_sensitive=False)
+        return sort_fragments(hits)
+
     def _text_hits(self, term: str, docs: DocSet | None, *, phrase_mode: bool,
                    case_sensitive: bool) -> list[Fragment]:
         query = lucene.phrase_query(term) if phrase_mode else lucene.terms_query(term)

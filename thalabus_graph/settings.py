@@ -82,11 +82,13 @@ class Settings:
     short_query_max_words: int = 4
     """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
     hybrid_all_queries: bool = True
-    """Also fuse text search into longer phrases (measured on SciFact to help; see README)."""
+    """Also fuse text search into longer phrases: SciFact train nDCG@10 0.728 hybrid against
+    0.665 semantic only (see README)."""
     fusion: str = "convex"
     """How a phrase's semantic and text hits are fused: convex | max | rrf."""
-    fusion_text_weight: float = 0.3
-    """Weight of the normalised text score in convex fusion (semantic gets 1 - weight)."""
+    fusion_text_weight: float = 0.5
+    """Weight of the normalised text score in convex fusion (semantic gets 1 - weight).
+    SciFact train nDCG@10: 0.708 at 0.3, 0.728 at 0.5, 0.724 at 0.6 (standard analyzer)."""
     rrf_k: int = 60
     """k of reciprocal rank fusion (fusion = rrf)."""
 

@@ -357,9 +357,8 @@ def search(graph: ThalabusGraph, chosen: Mode, text: str, depth: int = RUN_DEPTH
     """(corpus ``_id``, score) of one query's best ``depth`` documents, best first."""
     if chosen.text_only:
         # the bag-of-words search a SEMANTIC phrase fuses in; the query language only offers
-        # the phrase form ('...'), so the executor's (private) method is called directly
-        executor = graph.executor()
-        hits = executor._text_hits(text, None, phrase_mode=False, case_sensitive=False)
+        # the phrase form ('...'), so the executor's method is called directly
+        hits = graph.executor().text_terms(text, None)
         ranked = aggregate_documents(hits)
     else:
         result = graph.query(semantic_phrase(text), return_documents=True)

@@ -165,8 +165,8 @@ class Evaluator:
         if isinstance(node, TrueNode):
             return None
         if isinstance(node, Not):
-            universe = ex.universe() if restrict is None else ex.restriction(restrict) or \
-                frozenset()
+            narrowed = None if restrict is None else ex.restriction(restrict)
+            universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (node.operand, universe)
             if excluded is None:
                 return []
