@@ -222,7 +222,8 @@ class Bench:
             frags = ex.semantic(self.phrases[j], restrict=restrict, with_text=False)
             step = next(st for st in ex.steps if st.detail.get("source") == "chapters")
             return ([f.fragmentid for f in frags[:RECALL_AT]],
-                    {"path": step.detail.get("path"), "k": step.detail.get("overfetch_k")})
+                    {"path": step.detail.get("path"), "k": step.detail.get("overfetch_k"),
+                     "reason": step.detail.get("reason")})
 
         def query(j: int) -> tuple[list[str], dict[str, Any]]:
             result = self.graph.query(f'"{self.phrases[j]}" AND {name}=yes',
@@ -293,6 +294,7 @@ class Bench:
         paths = sorted({str(d.get("path")) for d in extra["a_planner"]})
         ks = sorted({d["k"] for d in extra["a_planner"] if d.get("k")})
         result["planner_path"] = "/".join(paths) + (f" (k={ks})" if ks else "")
+        result["planner_reasons"] = sorted({str(d.get("reason")) for d in extra["a_planner"]})
         rows_b = [d["rows"] for d in extra["b_global_topn_then_filter"]]
         result["b_rows_returned_mean"] = round(statistics.fmean(rows_b), 1)
         ms = result["methods"]
@@ -387,7 +389,8 @@ def run(uri: str, chapters: int, chapters_per_doc: int, queries: int, top_n: int
 def print_row(r: dict[str, Any]) -> None:
     """One selectivity's table."""
     print(f"{r['category']} selectivity {r['selectivity']:.1%}: {r['documents']} documents, "
-          f"{r['fragments']} chapters; planner path {r['planner_path']}")
+          f"{r['fragments']} chapters; planner path {r['planner_path']}: "
+          f"{'; '.join(r['planner_reasons'])}")
     print(f"  {'method':32} {'recall@10':>9} {'min':>6} {'p50 ms':>9} {'p90 ms':>9}")
     for m, v in r["methods"].items():
         print(f"  {m:32} {v['recall_mean']:9.3f} {v['recall_min']:6.2f} {v['p50_ms']:9.1f} "
