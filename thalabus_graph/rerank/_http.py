@@ -14,7 +14,7 @@ import random
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +30,7 @@ from thalabus_graph.errors import (
     ServiceStatusError,
     ServiceTimeout,
 )
+from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply
 
 
 @dataclass(frozen=True)
@@ -202,3 +203,26 @@ def as_service_error(exc: BaseException) -> ServiceError:
     if isinstance(exc, ServiceError):
         return exc
     return ServiceError(f"{type(exc).__name__}: {exc}")
+
+
+BatchOutcome = tuple[dict[str, float], dict[str, int]] | BaseException
+
+
+def merge_batches(batches: Sequence[Sequence[Passage]], outcomes: Sequence[BatchOutcome],
+                  usage: Mapping[str, int] | None = None) -> RerankReply:
+    """One reply from per-batch outcomes: scores and usage summed, a failed batch recorded
+    against its passage ids; cancellation and other non-``Exception`` errors propagate."""
+    scores: dict[str, float] = {}
+    total: dict[str, int] = dict(usage or {})
+    failures: list[RerankFailure] = []
+    for batch, outcome in zip(batches, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            if not isinstance(outcome, Exception):
+                raise outcome
+            failures.append(RerankFailure(tuple(p.id for p in batch), as_service_error(outcome)))
+            continue
+        batch_scores, batch_usage = outcome
+        scores.update(batch_scores)
+        for key, value in batch_usage.items():
+            total[key] = total.get(key, 0) + value
+    return RerankReply(scores=scores, failures=tuple(failures), usage=total)

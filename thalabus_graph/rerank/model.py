@@ -19,9 +19,9 @@ from thalabus_graph.rerank._http import (
     HttpPoster,
     LoopSemaphores,
     RetryPolicy,
-    as_service_error,
+    merge_batches,
 )
-from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply, clip, is_score
+from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
 
 SYSTEM_PROMPT: Final = (
     "You are a relevance scorer. The user message is one JSON object with a \"query\" and a "
@@ -184,21 +184,7 @@ class ModelReranker:
                 return parse_scores(_content_of(reply), [p.id for p in batch]), _usage_of(reply)
 
             outcomes = await asyncio.gather(*(run(b) for b in batches), return_exceptions=True)
-        scores: dict[str, float] = {}
-        usage: dict[str, int] = {"requests": len(batches)}
-        failures: list[RerankFailure] = []
-        for batch, outcome in zip(batches, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome
-                ids = tuple(p.id for p in batch)
-                failures.append(RerankFailure(ids, as_service_error(outcome)))
-                continue
-            batch_scores, batch_usage = outcome
-            scores.update(batch_scores)
-            for key, value in batch_usage.items():
-                usage[key] = usage.get(key, 0) + value
-        return RerankReply(scores=scores, failures=tuple(failures), usage=usage)
+        return merge_batches(batches, outcomes, {"requests": len(batches)})
 
 
 def _content_of(reply: Any) -> str:

@@ -14,8 +14,8 @@ from typing import Any, Final
 import httpx
 
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, RetryPolicy, as_service_error
-from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply, clip, is_score
+from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, RetryPolicy, merge_batches
+from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
 
 PROTOCOLS: Final = ("vllm-score", "vllm-rerank", "tei", "cohere", "jina")
 """The wire formats `ScoreApiReranker` speaks."""
@@ -143,21 +143,7 @@ class ScoreApiReranker:
             outcomes = await asyncio.gather(
                 *(run(b) for b in batches), return_exceptions=True
             )
-        scores: dict[str, float] = {}
-        usage: dict[str, int] = {}
-        failures: list[RerankFailure] = []
-        for batch, outcome in zip(batches, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome  # cancellation and friends propagate
-                ids = tuple(p.id for p in batch)
-                failures.append(RerankFailure(ids, as_service_error(outcome)))
-                continue
-            batch_scores, batch_usage = outcome
-            scores.update(batch_scores)
-            for key, value in batch_usage.items():
-                usage[key] = usage.get(key, 0) + value
-        return RerankReply(scores=scores, failures=tuple(failures), usage=usage)
+        return merge_batches(batches, outcomes)
 
     async def _score_batch(
         self, client: httpx.AsyncClient, query: str, batch: list[Passage]
