@@ -1,9 +1,12 @@
-// Approximate nearest fragments from one vector index, rescored with exact cosine on the index
-// scale (1 + cos) / 2: a quantized index's own scores drift by ~1e-4, and exact scores keep
-// the index path and the exact path (search_vector_exact) identical for the same pair.
-// $documentids (or null) keeps only fragments of those documents, after the index lookup.
-CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node
-WITH node
+// Nearest fragments from one vector index. The index is asked for $k candidates (over-fetch:
+// HNSW misses true neighbours, and a filter drops candidates), the best $top_n by index score
+// are kept, and those are rescored with exact cosine on the index scale (1 + cos) / 2, so a
+// quantized index's drifting scores never differ from the exact path (search_vector_exact).
+// $documentids (or null) keeps only fragments of those documents.
+CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
+WITH node, score
 WHERE $documentids IS NULL OR node.documentid IN $documentids
+ORDER BY score DESC, node.fragmentid
+LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,
        vector.similarity.cosine(node.embedding, $vector) AS score

@@ -1,2 +1,2 @@
 MATCH (d:Document)
-RETURN d.documentid AS documentid
+RETURN collect(d.documentid) AS documentids

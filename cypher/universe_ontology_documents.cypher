@@ -1,2 +1,2 @@
 MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
-RETURN d.documentid AS documentid
+RETURN collect(d.documentid) AS documentids

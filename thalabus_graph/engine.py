@@ -30,7 +30,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor
+from thalabus_graph.search import DocSet, SearchExecutor, id_set
 from thalabus_graph.settings import Settings
 
 DEFAULT_SESSION = "default"
@@ -178,14 +178,12 @@ class ThalabusGraph:
                subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
         scope: DocSet | None = None
         if ontology_id is not None:
-            rows = self.db.read("universe_ontology_documents", ontologyid=ontology_id)
-            scope = frozenset(r["documentid"] for r in rows)
+            scope = id_set(self.db.read("universe_ontology_documents", ontologyid=ontology_id))
         if subset_of_datasetids is not None:
             for datasetid in subset_of_datasetids:
                 self.datasets.get(datasetid)
-            rows = self.db.read("universe_dataset_documents",
-                                datasetids=list(subset_of_datasetids))
-            docs = frozenset(r["documentid"] for r in rows)
+            docs = id_set(self.db.read("universe_dataset_documents",
+                                       datasetids=list(subset_of_datasetids)))
             scope = docs if scope is None else scope & docs
         return scope
 

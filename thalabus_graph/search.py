@@ -188,10 +188,17 @@ class SearchExecutor:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
         if docs is None:
-            step.detail.update(path="index", reason="no filter")
-            return self._read(step, "search_vector", index=src.index, k=top_n, vector=vector,
-                              documentids=None)
+            k = self.unfiltered_k(src, top_n)
+            step.detail.update(path="index", reason="no filter", k=k)
+            return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
+                              vector=vector, documentids=None)
         return self._filtered_vector_search(step, src, vector, top_n, docs)
+
+    def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
+        """Candidates asked of the index for an unfiltered search: at least vector_min_k."""
+        s = self.settings
+        total = max(self.counts().get(src.source, 0), 1)
+        return min(max(top_n, s.vector_min_k), s.index_max_k, total)
 
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
         """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
@@ -204,7 +211,8 @@ class SearchExecutor:
         s = self.settings
         if n_docs == 0 or total == 0:
             return PathChoice("none", 0, selectivity, estimated, "empty filter or no fragments")
-        k = math.ceil(top_n * s.vector_overfetch_factor / max(selectivity, 1e-9))
+        k = max(math.ceil(top_n * s.vector_overfetch_factor / max(selectivity, 1e-9)),
+                s.vector_min_k)
         if estimated <= s.exact_search_max_candidates:
             return PathChoice("exact", top_n, selectivity, estimated,
                               f"estimated {round(estimated)} fragments <= "
@@ -214,7 +222,8 @@ class SearchExecutor:
                               f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
         return PathChoice("index", min(k, total), selectivity, estimated,
                           f"estimated {round(estimated)} fragments: vector index with "
-                          f"over-fetch x{s.vector_overfetch_factor} / selectivity")
+                          f"over-fetch max(top_n x {s.vector_overfetch_factor} / selectivity, "
+                          f"{s.vector_min_k})")
 
     def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
                                 top_n: int, docs: DocSet) -> list[Record]:
@@ -229,7 +238,7 @@ class SearchExecutor:
         k, total = choice.k, self.counts().get(src.source, 0)
         while True:
             rows = self._read(step, "search_vector", index=src.index, k=min(k, total),
-                              vector=vector, documentids=ids)
+                              top_n=top_n, vector=vector, documentids=ids)
             if len(rows) >= top_n or k >= total:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
             if k * 2 > self.settings.index_max_k:
@@ -355,7 +364,8 @@ class SearchExecutor:
         step = Step("category", {"name": name, "values": list(values)})
         self.steps.append(step)
         rows = self._read(step, "search_category", name=name, values=list(values))
-        docs = frozenset(r["documentid"] for r in rows)
+        docs = id_set(rows)
+        step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
 
     def universe(self) -> DocSet:
@@ -364,8 +374,14 @@ class SearchExecutor:
             return self.scope
         step = Step("universe", {})
         self.steps.append(step)
-        rows = self._read(step, "universe_all_documents")
-        return frozenset(r["documentid"] for r in rows)
+        docs = id_set(self._read(step, "universe_all_documents"))
+        step.rows = len(docs)
+        return docs
+
+
+def id_set(rows: Sequence[Record]) -> DocSet:
+    """The ``documentids`` list of a one-record id query, as a set."""
+    return frozenset(rows[0]["documentids"]) if rows else frozenset()
 
 
 def stubs(documentids: Iterable[str], contribution: str = CATEGORY_SOURCE) -> list[Fragment]:

@@ -118,7 +118,7 @@ def corpus_present(db: Database, docs: int, chapters_per_doc: int) -> bool:
                 docs, docs, docs * chapters_per_doc):
             return False
         for name, fraction in SELECTIVITY_CATEGORIES.items():
-            got = len(db.read("search_category", name=name, values=["yes"]))
+            got = len(db.read("search_category", name=name, values=["yes"])[0]["documentids"])
             if got != len(category_members(docs, fraction)):
                 return False
         sample = [0, docs // 2, docs - 1]
@@ -231,7 +231,7 @@ class Bench:
             return [f.fragmentid for f in result.fragments[:RECALL_AT]], {}
 
         def post_filter(j: int) -> tuple[list[str], dict[str, Any]]:
-            rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=top_n,
+            rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=top_n, top_n=top_n,
                                 vector=self.queries[j].tolist(), documentids=ids)
             return top_ids(rows), {"rows": len(rows)}
 
@@ -252,7 +252,7 @@ class Bench:
                 continue
 
             def overfetch(j: int, k: int = k) -> tuple[list[str], dict[str, Any]]:
-                rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=k,
+                rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=k, top_n=top_n,
                                     vector=self.queries[j].tolist(), documentids=ids)
                 return top_ids(rows), {"rows": len(rows)}
 
@@ -266,8 +266,8 @@ class Bench:
         expected = frozenset(doc_id(int(i)) for i in members)
         restrict = expected
         if name is not None:
-            restrict = frozenset(r["documentid"] for r in
-                                 self.db.read("search_category", name=name, values=["yes"]))
+            restrict = frozenset(self.db.read("search_category", name=name,
+                                              values=["yes"])[0]["documentids"])
             if restrict != expected:
                 raise SystemExit(f"{name}: the graph's members differ from the corpus")
         ids = sorted(restrict)

@@ -65,15 +65,15 @@ def test_the_filter_is_pushed_into_the_semantic_search(graph: ThalabusGraph) -> 
 def test_selective_filters_run_exact_and_broad_ones_use_the_index(
         graph: ThalabusGraph) -> None:
     g = tuned(graph, exact_search_max_candidates=5, index_max_k=100000,
-              vector_overfetch_factor=2.0)
+              vector_overfetch_factor=2.0, vector_min_k=1, top_n_chapters=10)
     narrow = find(g.explain("\"cat\" AND TAG='x}y'")["plan"], "SEMANTIC")["steps"][0]
     assert narrow["path"] == "exact" and narrow["selectivity"] < 0.05
     broad = find(g.explain('"cat" AND NOT CHARACTER=Sammy')["plan"], "SEMANTIC")["steps"][0]
     chapters = graph.db.driver.execute_query("MATCH (c:Chapter) RETURN count(c) AS n",
                                              database_="neo4j").records[0]["n"]
-    total = len(graph.datasets.db.read("universe_all_documents"))
+    total = len(graph.datasets.db.read("universe_all_documents")[0]["documentids"])
     assert broad["path"] == "index" and "over-fetch" in broad["reason"]
-    assert broad["overfetch_k"] == min(math.ceil(200 * 2 * total / (total - 1)), chapters)
+    assert broad["overfetch_k"] == min(math.ceil(10 * 2 * total / (total - 1)), chapters) < chapters
     everything = find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
                       "SEMANTIC")["steps"][0]
     assert everything["path"] == "index" and everything["reason"] == "no filter"

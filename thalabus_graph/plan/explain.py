@@ -132,14 +132,15 @@ class Explainer:
                             "search_vector_exact", reason="the restriction is the other "
                             "AND side's documents")
             elif docs is None:
+                k = self.ex.unfiltered_k(src, top_n)
                 step.update(path="index", cypher="search_vector", reason="no filter")
-                params.update(index=src.index, k=top_n, documentids=None)
+                params.update(index=src.index, k=k, top_n=top_n, documentids=None)
             else:
                 choice = self.ex.choose_vector_path(src, top_n, len(docs))
                 step.update(choice.to_dict())
                 exact = choice.path == "exact"
                 step["cypher"] = "search_vector_exact" if exact else "search_vector"
-                params.update(k=top_n if exact else choice.k,
+                params.update(k=top_n if exact else choice.k, top_n=top_n,
                               documentids=f"<{len(docs)} document ids>")
                 params.update({"label": src.label} if exact else {"index": src.index})
             step["params"] = params
