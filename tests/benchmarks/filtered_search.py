@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
-import json
 import math
 import os
 import platform
@@ -59,6 +58,7 @@ from tests.benchmarks.ingest_throughput import (
     documents,
     neo4j_uri,
 )
+from tests.benchmarks.report import write_json
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database, Record
@@ -437,9 +437,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['settings']}")
     print(f"recommendation: exact up to {rec['exact_search_max_candidates_range']} fragments, "
           f"over-fetch factor {rec['vector_overfetch_factor_needed']}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.json}")
+    write_json(args.json, result)
     return 0
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import platform
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tests.benchmarks.report import write_json
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 
@@ -371,9 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(uri, args.chapters, args.baseline_rows, args.chapters_per_doc,
                      args.write_batch_size, args.baseline_slices)
     print_report(result)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.json}")
+    write_json(args.json, result)
     return 0
 
 

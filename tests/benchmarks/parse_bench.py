@@ -9,7 +9,6 @@ whether parsing stays linear.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.benchmarks.report import write_json
 from thalabus_graph.query import parse, semantic_clauses, serialize
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/parse_bench.json")
@@ -121,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{row['terms']}: {row['us_per_char']:.3f} us/char" for row in result["scaling"]))
     print(f"linearity (us/char at 20,000 terms / at 1,000 terms): "
           f"{result['linearity_ratio_20000_vs_1000_terms']:.2f}  (1.0 = perfectly linear)")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.json}")
+    write_json(args.json, result)
     return 0
 
 

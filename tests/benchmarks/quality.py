@@ -55,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 from ir_measures import RR, R, nDCG
 
+from tests.benchmarks.report import write_json
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import aggregate_documents
@@ -584,9 +585,7 @@ def main(argv: list[str] | None = None) -> int:
                        log=lambda msg: print(msg, file=sys.stderr, flush=True))
     result.update(data=str(args.data), split=args.split)
     print(table(result))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.json}")
+    write_json(args.json, result)
     return 0
 
 
