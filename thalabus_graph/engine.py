@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,16 +311,17 @@ class ThalabusGraph:
         text = info.get("query") or "" if query_text is None else query_text
         rerank_text = rerank_query(parse(text))
         s = self.settings
-        rounds = ([(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
-                  for page in self.datasets.pages(dataset_id,
-                                                  page_size=s.max_reranking_input_frag))
+        stubs: set[str] = set()  # filled while the rounds are read, one page at a time
+
+        def rounds() -> Iterator[list[tuple[str, str, float]]]:
+            for page in self.datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
+                stubs.update(m.fragmentid for m in page if m.source == "category")
+                yield [(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
+
         chosen = policy or ThresholdWithTiers.from_settings(s)
-        result = rerank_in_rounds_sync(rounds, rerank_text, self.reranker, chosen)
-        stubs = {m.fragmentid for m in self.datasets.members(dataset_id)
-                 if m.source == "category"}
-        members = [Member(f.fragmentid, f.documentid if f.fragmentid not in stubs
-                          else f.fragmentid, f.text, f.score,
-                          "category" if f.fragmentid in stubs else "fragment",
+        result = rerank_in_rounds_sync(rounds(), rerank_text, self.reranker, chosen)
+        members = [Member(f.fragmentid, f.fragmentid if f.fragmentid in stubs else f.documentid,
+                          f.text, f.score, "category" if f.fragmentid in stubs else "fragment",
                           original_score=f.original_score) for f in result.fragments]
         new_id = self.datasets.create(members, session=session or info["session"],
                                       query=rerank_text, kind="rerank",
