@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from thalabus_graph.cli import common
+from thalabus_graph.cli import common, output
 from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.errors import IngestError
 from thalabus_graph.settings import Settings
 
 
@@ -92,11 +93,12 @@ def register(subparsers: Any) -> None:
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    _check_readable(args.file)
     with _graph(args) as g:
         progress = False if args.no_progress or args.json else None
         report = g.ingest(args.file, strict=args.strict, progress=progress)
     if args.json:
-        common.emit_json(report.to_dict())
+        output.emit_json(report.to_dict())
     else:
         d = report.to_dict()
         print(f"ingested {d['documents']} documents, {d['fragments']} fragments in "
@@ -106,6 +108,15 @@ def _ingest(args: argparse.Namespace) -> int:
         for e in report.errors:
             print(f"skipped line {e.line_number}: {e.message}", file=sys.stderr)
     return common.EXIT_OK
+
+
+def _check_readable(path: str) -> None:
+    """Fail with one line (exit 2) before connecting when the input file cannot be read."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise IngestError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _short(text: str | None, width: int = 70) -> str:
@@ -128,7 +139,7 @@ def _query(args: argparse.Namespace) -> int:
                              create_dataset=args.dataset, session=args.session,
                              automatically_rerank=args.rerank, profile=args.profile)
     if args.json:
-        common.emit_json(result.to_dict())
+        output.emit_json(result.to_dict())
         return common.EXIT_OK
     if result.documents is not None:
         print(f"{len(result.documents)} documents")
@@ -141,7 +152,11 @@ def _query(args: argparse.Namespace) -> int:
     for datasetid in result.dataset_ids:
         print(f"dataset: {datasetid}")
     if result.plan is not None:
-        common.emit_json(result.plan)
+        plan = result.plan
+        print(f"profile: {plan['ms']} ms ({plan['embed_ms']} ms embedding), "
+              f"{plan['fragments']} fragments")
+        for line in output.plan_lines(plan["tree"]):
+            print(line)
     return common.EXIT_OK
 
 
@@ -150,20 +165,11 @@ def _explain(args: argparse.Namespace) -> int:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within)
     if args.json:
-        common.emit_json(plan)
+        output.emit_json(plan)
         return common.EXIT_OK
     print(f"query: {plan['query']}")
-    stack: list[tuple[dict[str, Any], int]] = [(plan["plan"], 0)]
-    while stack:
-        node, depth = stack.pop()
-        pad = "  " * depth
-        print(f"{pad}{node['op']} {node['query']}  [restricted to: "
-              f"{node['pushed_restriction']}]")
-        for step in node["steps"]:
-            detail = ", ".join(f"{k}={v}" for k, v in step.items()
-                               if k not in ("kind", "params"))
-            print(f"{pad}  - {step['kind']}: {detail}")
-        stack.extend((child, depth + 1) for child in reversed(node.get("children", [])))
+    for line in output.plan_lines(plan["plan"]):
+        print(line)
     return common.EXIT_OK
 
 
@@ -171,7 +177,7 @@ def _rerank(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         result = g.rerank_dataset(args.dataset, args.query, session=args.session)
     if args.json:
-        common.emit_json(result.to_dict())
+        output.emit_json(result.to_dict())
         return common.EXIT_OK
     state = "reranked" if result.reranked else f"order kept ({result.reason})"
     print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
@@ -185,7 +191,7 @@ def _datasets_list(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         rows = g.datasets.list_datasets(args.session)
     if args.json:
-        common.emit_json(rows)
+        output.emit_json(rows)
         return common.EXIT_OK
     for r in rows:
         parents = ",".join(r["derived_from"]) or "-"
@@ -200,7 +206,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
         members = g.datasets.members(args.dataset, include_hidden=args.hidden,
                                      limit=args.limit)
     if args.json:
-        common.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
+        output.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
     print(f"{info['datasetid']}: {info['members']} members ({info['hidden']} hidden), "
           f"query {info['query']!r}, derived from {info['derived_from'] or '-'}")
