@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from thalabus_graph.cli import common, output
-from thalabus_graph.errors import IngestError, ThalabusError, ThalabusSyntaxError
+from thalabus_graph.errors import (
+    IngestError,
+    ThalabusError,
+    ThalabusSyntaxError,
+    UnknownCategoryError,
+)
 
 EXIT_BROKEN_PIPE = 141
 
@@ -73,9 +78,8 @@ def error_dict(exc: ThalabusError) -> dict[str, Any]:
         out.update(position=exc.position, expected=exc.expected)
     if isinstance(exc, IngestError) and exc.line_number is not None:
         out["line"] = exc.line_number
-    for name in ("warnings",):
-        if hasattr(exc, name):
-            out[name] = getattr(exc, name)
+    if isinstance(exc, UnknownCategoryError):
+        out["warnings"] = [w.to_dict() for w in exc.warnings]
     return {"error": out}
 
 

@@ -49,6 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rerank", action="store_true", help="rerank each branch (needs a reranker)")
     p.add_argument("--profile", action="store_true", help="show the executed plan with timings")
     p.add_argument("--limit", type=int, default=10, help="rows to print (default 10)")
+    _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_query)
 
@@ -61,6 +62,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ontology", default=None, help="restrict to one ontology")
     p.add_argument("--within", action="append", default=None, metavar="DATASET",
                    help="restrict to documents of these datasets (repeatable)")
+    _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_explain)
 
@@ -90,6 +92,19 @@ def register(subparsers: Any) -> None:
     q.add_argument("--hidden", action="store_true", help="include hidden members")
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_show)
+
+
+def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-categories", action="store_true",
+        help="fail (exit 2) when a category name, value or the ontology matches no stored "
+             "document, instead of warning on stderr")
+
+
+def _print_warnings(warnings: list[dict[str, Any]]) -> None:
+    """Category warnings on stderr, one line each (stdout stays the result)."""
+    for warning in warnings:
+        print(f"warning: {warning['message']}", file=sys.stderr)
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -131,13 +146,16 @@ def _query(args: argparse.Namespace) -> int:
         if args.rag:
             result = g.rag_fragments(args.text, ontology_id=args.ontology,
                                      subset_of_datasetids=args.within,
-                                     create_dataset=args.dataset, session=args.session)
+                                     create_dataset=args.dataset, session=args.session,
+                                     strict_categories=args.strict_categories)
         else:
             result = g.query(args.text, ontology_id=args.ontology,
                              subset_of_datasetids=args.within,
                              return_documents=not args.fragments,
                              create_dataset=args.dataset, session=args.session,
-                             automatically_rerank=args.rerank, profile=args.profile)
+                             automatically_rerank=args.rerank, profile=args.profile,
+                             strict_categories=args.strict_categories)
+    _print_warnings([w.to_dict() for w in result.warnings])
     if args.json:
         output.emit_json(result.to_dict())
         return common.EXIT_OK
@@ -163,7 +181,9 @@ def _query(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
-                         subset_of_datasetids=args.within)
+                         subset_of_datasetids=args.within,
+                         strict_categories=args.strict_categories)
+    _print_warnings(plan["warnings"])
     if args.json:
         output.emit_json(plan)
         return common.EXIT_OK
