@@ -166,3 +166,26 @@ def test_profile_of_a_1000_deep_query(graph: ThalabusGraph) -> None:
     assert result.plan is not None
     assert _plan_nodes(result.plan["tree"]) == (1_001, 1_001)
     assert {f.documentid for f in result.fragments} == {"docid-2002"}
+
+
+class CountingDatabase(Database):
+    """Counts the named statements read."""
+
+    names: list[str]
+
+    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        self.names.append(name)
+        return super().read(name, **params)
+
+
+def test_explain_reads_all_category_filters_in_one_round_trip(graph: ThalabusGraph) -> None:
+    db = CountingDatabase(graph.db.driver, graph.db.database)
+    db.names = []
+    g = ThalabusGraph(db, settings=graph.settings, embedder=graph.embedder)
+    query = " OR ".join([*(f"TAG=t{i}" for i in range(500)), "CHARACTER=Sammy,Bob"])
+    plan = g.explain(f'"cat" AND NOT ({query})')
+    assert db.names.count("explain_category_documents") == 1
+    assert len(db.names) <= 5, db.names
+    last = find(plan["plan"], "NOT")["children"][0]["children"][1]
+    assert last["steps"][0]["documents"] == len(
+        graph.query("CHARACTER=Sammy,Bob", return_documents=False).fragments) > 1

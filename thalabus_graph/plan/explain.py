@@ -14,7 +14,17 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.texts import QueryTexts
-from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode
+from thalabus_graph.query import (
+    And,
+    Category,
+    Node,
+    Not,
+    Or,
+    Semantic,
+    Text,
+    TrueNode,
+    category_predicates,
+)
 from thalabus_graph.search import TEXT_SOURCES, VECTOR_SOURCES, DocSet, SearchExecutor
 
 RUNTIME = "runtime"
@@ -75,8 +85,8 @@ class Explainer:
 
     The walk is an explicit stack of generator frames (like the evaluator's), so a query of any
     depth explains without recursion; node labels come from one serialisation of the query
-    (:class:`QueryTexts`) and category and universe lookups are read once per distinct
-    predicate, so the cost grows linearly with the query.
+    (:class:`QueryTexts`), the documents of every category value are read in one round trip
+    and the universe once, so the cost grows linearly with the query.
     """
 
     def __init__(self, executor: SearchExecutor, *, pushdown: bool = True) -> None:
@@ -85,12 +95,14 @@ class Explainer:
         self._texts: QueryTexts | None = None
         self._filters: dict[int, bool] = {}
         self._categories: dict[tuple[str, tuple[str, ...]], DocSet] = {}
+        self._pairs: dict[tuple[str, str], DocSet] = {}
         self._universe: DocSet | None = None
 
     def explain(self, node: Node) -> ExplainNode:
         """The plan tree of ``node``."""
         self._texts = QueryTexts(node)
         self._filters = Evaluator.pure_filters(node)
+        self._prefetch_categories(node)
         root = self._plan_node(node, None)
         stack: list[tuple[_Frame, ExplainNode]] = [(self._frame(node, None, root), root)]
         reply: tuple[ExplainNode, Docs] | None = None
@@ -159,11 +171,22 @@ class Explainer:
                        "pushed_into": second_plan.query}]
         return _intersect(first_docs, second_docs)
 
+    def _prefetch_categories(self, root: Node) -> None:
+        """Read the documents of every category value of the query in one round trip."""
+        pairs = sorted({(c.name, v) for c in category_predicates(root) for v in c.values})
+        self._pairs = {pair: frozenset() for pair in pairs}
+        if pairs:
+            rows = self.ex.db.read("explain_category_documents", pairs=[list(p) for p in pairs])
+            for row in rows:
+                self._pairs[(row["name"], row["value"])] = frozenset(row["documentids"])
+
     def _category(self, node: Category) -> DocSet:
-        """The documents of one category predicate, read once per distinct predicate."""
+        """The documents of one category predicate within the scope (from the prefetch)."""
         key = (node.name, node.values)
         if key not in self._categories:
-            self._categories[key] = self.ex.category_documents(node.name, node.values)
+            docs: DocSet = frozenset().union(*(self._pairs[(node.name, v)] for v in node.values))
+            scope = self.ex.scope
+            self._categories[key] = docs if scope is None else docs & scope
         return self._categories[key]
 
     def _all_documents(self) -> DocSet:
