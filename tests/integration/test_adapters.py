@@ -25,11 +25,17 @@ from llama_index.core.schema import NodeWithScore
 
 from tests.integration.sample import load_sample
 from thalabus_graph import ThalabusGraph, ThalabusSyntaxError
+from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.integrations import langchain as lc
 from thalabus_graph.integrations import llamaindex as li
-from thalabus_graph.rerank import RecordingTracer, ScoreApiReranker
+from thalabus_graph.rerank import (
+    NoReranking,
+    RecordingTracer,
+    RerankingRetriever,
+    ScoreApiReranker,
+)
 from thalabus_graph.rerank.testing import LoopbackServer, Request, Response, score_handler
 
 pytestmark = pytest.mark.integration
@@ -238,3 +244,12 @@ def test_a_query_without_phrases_keeps_the_retrieved_order(
     assert found and all(not m["reranked"] and m["degraded_reason"] == "empty"
                          for m, _ in found)
     assert asked == []
+
+
+def test_reranking_bounds_are_checked_when_the_retriever_is_built(graph: ThalabusGraph) -> None:
+    stage = li.ThalabusRetriever(graph, k=60, reranker=NoReranking()).source.retriever
+    assert isinstance(stage, RerankingRetriever) and stage.candidates == 60  # max(50, k)
+    with pytest.raises(ConfigurationError, match="candidates >= top_n"):
+        lc.ThalabusRetriever(graph=graph, k=20, candidates=10, reranker=NoReranking())
+    with pytest.raises(ConfigurationError, match="candidates >= top_n"):
+        li.ThalabusRetriever(graph, k=5, candidates=0, reranker=NoReranking())

@@ -62,17 +62,19 @@ class Source:
     @classmethod
     def of(cls, graph: ThalabusGraph, *, ontology_id: str | None = None,
            subset_of_datasetids: Sequence[str] | None = None, k: int = 10,
-           as_phrase: bool = False, reranker: Reranker | None = None, candidates: int = 50,
+           as_phrase: bool = False, reranker: Reranker | None = None,
+           candidates: int | None = None,
            timeout_seconds: float = 5.0, budget: BudgetPolicy | None = None,
            tracer: Tracer | None = None) -> Source:
         """A source on ``graph``; with ``reranker``, through a `RerankingRetriever` that takes
-        ``candidates`` hits and returns ``k`` (its construction checks apply)."""
+        ``candidates`` hits (default: ``max(50, k)``) and returns ``k`` (its construction
+        checks apply: ``candidates >= k``)."""
         retriever: Retriever = ThalabusRetriever(graph)
         if reranker is not None:
-            retriever = RerankingRetriever(retriever, ClauseReranker(reranker),
-                                           candidates=candidates, top_n=k,
-                                           timeout_seconds=timeout_seconds, budget=budget,
-                                           tracer=tracer)
+            pool = max(50, k) if candidates is None else candidates
+            retriever = RerankingRetriever(retriever, ClauseReranker(reranker), candidates=pool,
+                                           top_n=k, timeout_seconds=timeout_seconds,
+                                           budget=budget, tracer=tracer)
         datasets = tuple(subset_of_datasetids) if subset_of_datasetids is not None else None
         return cls(retriever, ontology_id, datasets, k, as_phrase)
 

@@ -55,7 +55,7 @@ class ThalabusRetriever(BaseRetriever):
     k: int = 10
     as_phrase: bool = False
     reranker: Reranker | None = None
-    candidates: int = 50
+    candidates: int | None = None
     timeout_seconds: float = 5.0
     budget: BudgetPolicy | None = None
     tracer: Tracer | None = None

@@ -53,7 +53,7 @@ class ThalabusRetriever(BaseRetriever):
     def __init__(self, graph: ThalabusGraph, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, k: int = 10,
                  as_phrase: bool = False, reranker: Reranker | None = None,
-                 candidates: int = 50, timeout_seconds: float = 5.0,
+                 candidates: int | None = None, timeout_seconds: float = 5.0,
                  budget: BudgetPolicy | None = None, tracer: Tracer | None = None,
                  **kwargs: Any) -> None:
         self.source = Source.of(graph, ontology_id=ontology_id,
