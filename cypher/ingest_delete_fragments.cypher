@@ -1,4 +1,8 @@
-// Re-ingest replaces a document whole: drop every fragment it had (and their relationships).
-UNWIND $documentids AS documentid
-MATCH (f:Fragment {documentid: documentid})
+// Re-ingest: delete only the fragments no longer in the document (doc.keep lists the fragment
+// ids it still has); fragments that still exist are updated in place and keep their
+// dataset memberships.
+UNWIND $docs AS doc
+MATCH (f:Fragment {documentid: doc.documentid})
+WHERE NOT f.fragmentid IN doc.keep
 DETACH DELETE f
+RETURN count(*) AS deleted

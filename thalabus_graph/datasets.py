@@ -13,7 +13,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.errors import DatasetError, GraphError
+from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.settings import Settings
@@ -79,7 +79,9 @@ class Datasets:
                kind: str = "dataset", name: str | None = None,
                derived_from: str | None = None) -> str:
         """Write a dataset ``{session}#{kind}_{n}`` with the fragments as members, in one
-        transaction; returns its id."""
+        transaction; returns its id. ``n`` is allocated inside that transaction under the
+        write lock of the session's sequence node, so concurrent creators get distinct,
+        consecutive numbers and none fails."""
         if not session or "#" in session:
             raise DatasetError("a session name must be non-empty and contain no '#'")
         fragment_rows, document_rows = _member_rows(fragments)
@@ -104,12 +106,7 @@ class Datasets:
 
         if derived_from is not None:
             self.get(derived_from)
-        try:
-            return self.db.write_tx(work, what="creating a dataset")
-        except GraphError as exc:
-            if "ConstraintValidation" in str(exc):  # a concurrent writer took the same number
-                return self.db.write_tx(work, what="creating a dataset")
-            raise
+        return self.db.write_tx(work, what="creating a dataset")
 
     def get(self, datasetid: str) -> dict[str, Any]:
         """The dataset's node properties, member counts and parents; DatasetError if unknown."""
