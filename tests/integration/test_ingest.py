@@ -343,3 +343,20 @@ def test_a_repeated_documentid_takes_the_last_line_whole_and_is_reported(
     assert report.to_dict()["duplicates"] == [
         {"documentid": "dup-1", "line": 1, "replaced_by": 2}]
     assert "line 1" in report.warnings()[0]
+
+
+def test_reingest_rebuilds_category_and_ontology_links(
+        graph: ThalabusGraph, clean_db: Database) -> None:
+    graph.ingest([doc(1, ["x"], categories={"A": ["1", "2"], "B": ["3"]})], progress=False)
+    graph.ingest([doc(1, ["x"], ontology="other", categories={"A": ["2", "4"]})],
+                 progress=False)
+    rows = clean_db.driver.execute_query(
+        "MATCH (d:Document {documentid: 'ing-1'}) RETURN "
+        "[(d)-[:IN_ONTOLOGY]->(o) | o.ontologyid] AS ontologies, "
+        "[(d)-[:HAS_CATEGORY]->(c) | [c.ontologyid, c.name, c.value]] AS categories",
+        database_="neo4j").records
+    assert rows[0]["ontologies"] == ["other"]
+    assert sorted(rows[0]["categories"]) == [["other", "A", "2"], ["other", "A", "4"]]
+    graph.ingest([{"documentid": "ing-1", "chapters": ["x"]}], progress=False)
+    assert count(clean_db, "MATCH (:Document {documentid: 'ing-1'})-[r]->() "
+                           "RETURN count(r)") == 0
