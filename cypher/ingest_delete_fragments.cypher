@@ -1,8 +1,6 @@
-// Re-ingest: delete only the fragments no longer in the document (doc.keep lists the fragment
-// ids it still has); fragments that still exist are updated in place and keep their
-// dataset memberships.
-UNWIND $docs AS doc
-MATCH (f:Fragment {documentid: doc.documentid})
-WHERE NOT f.fragmentid IN doc.keep
+// Re-ingest: delete only the fragments no longer in their document; fragments that still
+// exist are updated in place and keep their dataset memberships.
+UNWIND $fragmentids AS fragmentid
+MATCH (f:Fragment {fragmentid: fragmentid})
 DETACH DELETE f
 RETURN count(*) AS deleted

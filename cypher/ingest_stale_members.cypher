@@ -1,8 +1,7 @@
-// Dataset members a re-ingest is about to drop: AGGREGATES edges to fragments of these
-// documents whose fragment id is no longer in the document (doc.keep), per dataset.
-UNWIND $docs AS doc
-MATCH (f:Fragment {documentid: doc.documentid})
-WHERE NOT f.fragmentid IN doc.keep
+// Dataset members a re-ingest is about to drop: AGGREGATES edges to the fragments that are no
+// longer in their document, counted per dataset.
+UNWIND $fragmentids AS fragmentid
+MATCH (f:Fragment {fragmentid: fragmentid})
 MATCH (ds:Dataset)-[:AGGREGATES]->(f)
 RETURN ds.datasetid AS datasetid, count(*) AS members
 ORDER BY datasetid

@@ -46,10 +46,14 @@ from thalabus_graph.settings import Settings
 PRECOMPUTED = "precomputed"
 
 
-UPSERT_STATEMENTS: tuple[tuple[str, str], ...] = (
-    ("chapters", "ingest_upsert_chapters"), ("paragraphs", "ingest_upsert_paragraphs"),
-    ("summaries", "ingest_upsert_summaries"), ("keywords", "ingest_upsert_keywords"))
-"""Fragment kinds in write order (paragraphs link to chapters) and their statements."""
+KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "keywords")
+"""Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
+UPDATE_STATEMENTS = {"chapters": "ingest_update_chapters", "paragraphs": "ingest_update_paragraphs",
+                     "summaries": "ingest_update_summaries", "keywords": "ingest_update_keywords"}
+"""Per kind: the statement updating fragments that exist in place."""
+CREATE_STATEMENTS = {"chapters": "ingest_create_chapters", "paragraphs": "ingest_create_paragraphs",
+                     "summaries": "ingest_create_summaries", "keywords": "ingest_create_keywords"}
+"""Per kind: the statement creating new fragments (plain CREATE: the fast path)."""
 
 
 @dataclass(frozen=True)
@@ -280,19 +284,27 @@ class Ingestor:
     def _write(self, batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
                ) -> _Written:
         docs, rows, keep = _rows(batch, vectors)
-        documentids = sorted(keep)
+        documentids = sorted(d["documentid"] for d in docs)
 
         def work(tx: ManagedTransaction) -> _Written:
             run(tx, "ingest_lock_documents", documentids=documentids)
-            stale = [{"documentid": d, "keep": keep[d]} for d in documentids]
-            dropped = {r["datasetid"]: int(r["members"])
-                       for r in run(tx, "ingest_stale_members", docs=stale)}
-            deleted = int(run(tx, "ingest_delete_fragments", docs=stale)[0]["deleted"])
+            existing = {r["fragmentid"] for r in run(tx, "ingest_existing_fragments",
+                                                     documentids=documentids)}
+            stale = sorted(existing - keep)
+            dropped: dict[str, int] = {}
+            if stale:
+                dropped = {r["datasetid"]: int(r["members"])
+                           for r in run(tx, "ingest_stale_members", fragmentids=stale)}
+                run(tx, "ingest_delete_fragments", fragmentids=stale)
             run(tx, "ingest_upsert_documents", docs=docs)
-            for kind, statement in UPSERT_STATEMENTS:
-                if rows[kind]:
-                    run(tx, statement, rows=rows[kind])
-            return _Written(sum(len(r) for r in rows.values()), deleted, dropped)
+            for kind in KINDS:
+                old = [r for r in rows[kind] if r["fragmentid"] in existing]
+                new = [r for r in rows[kind] if r["fragmentid"] not in existing]
+                if old:
+                    run(tx, UPDATE_STATEMENTS[kind], rows=old)
+                if new:
+                    run(tx, CREATE_STATEMENTS[kind], rows=new)
+            return _Written(sum(len(r) for r in rows.values()), len(stale), dropped)
 
         return self.db.write_tx(work, what=f"writing {len(batch)} documents")
 
@@ -322,11 +334,11 @@ def _document_fault(exc: BaseException) -> bool:
 
 
 def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
-          ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
-    """Document rows, fragment rows per kind, and the fragment ids each document keeps."""
+          ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], set[str]]:
+    """Document rows, fragment rows per kind, and the fragment ids the documents keep."""
     docs: list[dict[str, Any]] = []
-    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind, _ in UPSERT_STATEMENTS}
-    keep: dict[str, list[str]] = {}
+    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    keep: set[str] = set()
     for doc in batch:
         properties: dict[str, Any] = dict(doc.properties)
         properties["documentid"] = doc.documentid
@@ -341,7 +353,7 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
             "categories": [{"name": name, "value": value}
                            for name, values in doc.categories.items() for value in values],
         })
-        keep[doc.documentid] = [f.fragmentid for f in doc.fragments()]
+        keep.update(f.fragmentid for f in doc.fragments())
         for kind, frags in (("chapters", doc.chapters), ("paragraphs", doc.paragraphs),
                             ("summaries", doc.summaries), ("keywords", doc.keywords)):
             rows[kind].extend(_fragment_row(frag, vectors) for frag in frags)
