@@ -13,6 +13,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from thalabus_graph.documents import MAX_KEY_BYTES
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
@@ -84,6 +85,7 @@ class Datasets:
         consecutive numbers and none fails."""
         if not session or "#" in session:
             raise DatasetError("a session name must be non-empty and contain no '#'")
+        _check_session(session)
         fragment_rows, document_rows = _member_rows(fragments)
 
         def work(tx: ManagedTransaction) -> str:
@@ -209,6 +211,18 @@ class _Picked:
         self.members[member.fragmentid] = member
         self.used += size
         return True
+
+
+def _check_session(session: str) -> None:
+    """A session name becomes part of an indexed dataset id: valid text, a bounded size."""
+    try:
+        size = len(session.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise DatasetError("a session name must be valid Unicode text (it holds a lone "
+                           "surrogate)") from None
+    if size > MAX_KEY_BYTES:
+        raise DatasetError(f"a session name is {size} bytes long; the limit is MAX_KEY_BYTES = "
+                           f"{MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot index longer ids)")
 
 
 def _member(row: Record) -> Member:

@@ -160,6 +160,7 @@ class Ingestor:
         finally:
             bar.close()
             report.seconds = time.perf_counter() - start
+            report.errors.sort(key=lambda e: e.line_number)
         return report
 
     # --- input ---------------------------------------------------------------------------
@@ -224,7 +225,9 @@ class Ingestor:
     # --- embeddings ----------------------------------------------------------------------
     def _embeddings(self, batch: list[SourceDocument], report: IngestReport
                     ) -> dict[str, tuple[list[float], str]]:
-        """fragment id -> (vector, hash) for every embeddable fragment of the batch."""
+        """fragment id -> (vector, hash) for every embeddable fragment of the batch: supplied,
+        reused (same fragment id, same model + text hash) or computed. Without an embedder,
+        raises ``_Unembedded`` naming the documents that still lack vectors (counts untouched)."""
         out: dict[str, tuple[list[float], str]] = {}
         wanted: dict[str, SourceFragment] = {}
         model = self.embedder.model_id if self.embedder is not None else PRECOMPUTED
@@ -233,27 +236,24 @@ class Ingestor:
                 if frag.embedding is not None:
                     out[frag.fragmentid] = ([float(x) for x in frag.embedding],
                                             text_hash(PRECOMPUTED, frag.text))
-                    report.embeddings_supplied += 1
                 else:
                     wanted[frag.fragmentid] = frag
-        if not wanted:
-            return out
+        supplied = len(out)
         hashes = {fid: text_hash(model, f.text) for fid, f in wanted.items()}
         rows = self.db.read("ingest_existing_embeddings", fragments=[
-            {"fragmentid": fid, "hash": h} for fid, h in hashes.items()])
+            {"fragmentid": fid, "hash": h} for fid, h in hashes.items()]) if wanted else []
         for row in rows:
-            fid = row["fragmentid"]
-            out[fid] = (row["embedding"], hashes[fid])
-            report.embeddings_reused += 1
+            out[row["fragmentid"]] = (row["embedding"], hashes[row["fragmentid"]])
         missing = [fid for fid in wanted if fid not in out]
-        if missing:
-            if self.embedder is None:
-                raise IngestError(f"{len(missing)} fragments have no embedding and no embedder "
-                                  "is configured")
+        if missing and self.embedder is None:
+            raise _Unembedded({wanted[fid].documentid for fid in missing})
+        if missing and self.embedder is not None:
             vectors = self.embedder.embed_passages([wanted[fid].text for fid in missing])
             for fid, vec in zip(missing, vectors, strict=True):
                 out[fid] = ([float(x) for x in vec], hashes[fid])
-            report.embeddings_computed += len(missing)
+        report.embeddings_supplied += supplied
+        report.embeddings_reused += len(rows)
+        report.embeddings_computed += len(missing)
         return out
 
     # --- writing -------------------------------------------------------------------------
@@ -261,7 +261,19 @@ class Ingestor:
                      strict: bool) -> None:
         """Write a batch in one transaction; if something in a document is refused, rewrite
         the batch one document at a time and report (or, strict, raise) only the refused."""
-        vectors = self._embeddings(batch, report)
+        try:
+            vectors = self._embeddings(batch, report)
+        except _Unembedded as exc:
+            errors = [LineError(d.line_number or 0, "fragments without an embedding and no "
+                                "embedder is configured (supply \"embeddings\" or an embedder)")
+                      for d in batch if d.documentid in exc.documentids]
+            if strict:
+                raise errors[0].to_exception() from None
+            report.errors.extend(errors)
+            batch = [d for d in batch if d.documentid not in exc.documentids]
+            if not batch:
+                return
+            vectors = self._embeddings(batch, report)
         try:
             self._record(report, batch, self._write(batch, vectors))
             return
@@ -315,6 +327,14 @@ class Ingestor:
         report.fragments_deleted += written.deleted
         for datasetid, n in written.dropped.items():
             report.members_dropped[datasetid] = report.members_dropped.get(datasetid, 0) + n
+
+
+class _Unembedded(Exception):
+    """Documents of a batch whose fragments have no vector while no embedder is configured."""
+
+    def __init__(self, documentids: set[str]) -> None:
+        super().__init__(f"{len(documentids)} documents need an embedder")
+        self.documentids = documentids
 
 
 def _size(doc: SourceDocument) -> int:

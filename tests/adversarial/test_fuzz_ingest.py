@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.adversarial.conftest import HashEmbedder, stress_enabled
+from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 
@@ -85,6 +85,7 @@ def files(draw: st.DrawFn) -> tuple[str, list[str], set[int], dict[str, dict[str
 
 def check_file(db: Database, tmp_path: Path,
                case: tuple[str, list[str], set[int], dict[str, dict[str, Any]]]) -> None:
+    """Ingest the file: no exception, exactly the bad lines reported, good ones stored."""
     prefix, lines, bad, last = case
     engine_settings = Settings.from_env(write_batch_size=5)
     graph = ThalabusGraph(db, settings=engine_settings,
@@ -106,15 +107,21 @@ def check_file(db: Database, tmp_path: Path,
         assert stored[documentid]["title"] == doc.get("title")
 
 
-EXAMPLES = 300 if stress_enabled() else 15
+HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
+Case = tuple[str, list[str], set[int], dict[str, dict[str, Any]]]
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=HEALTH)
 @given(case=files())
-def test_fuzzed_lines_never_abort_a_run(
-        clean_db: Database, tmp_path: Path,
-        case: tuple[str, list[str], set[int], dict[str, dict[str, Any]]]) -> None:
+def test_fuzzed_lines_never_abort_a_run(clean_db: Database, tmp_path: Path, case: Case) -> None:
     """Each example uses its own id prefix, so the database is cleaned once per test."""
+    check_file(clean_db, tmp_path, case)
+
+
+@pytest.mark.stress
+@settings(max_examples=300, deadline=None, suppress_health_check=HEALTH)
+@given(case=files())
+def test_many_fuzzed_files_never_abort_a_run(clean_db: Database, tmp_path: Path,
+                                             case: Case) -> None:
+    """The same property, 300 files (make stress)."""
     check_file(clean_db, tmp_path, case)

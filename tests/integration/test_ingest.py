@@ -360,3 +360,18 @@ def test_reingest_rebuilds_category_and_ontology_links(
     graph.ingest([{"documentid": "ing-1", "chapters": ["x"]}], progress=False)
     assert count(clean_db, "MATCH (:Document {documentid: 'ing-1'})-[r]->() "
                            "RETURN count(r)") == 0
+
+
+def test_a_document_without_vectors_and_no_embedder_is_a_line_error(
+        clean_db: Database) -> None:
+    settings = Settings.from_env()
+    dims = settings.embedding_dimensions
+    graph = ThalabusGraph(clean_db, settings=settings)
+    docs = [good(1, dims), {"documentid": "novec", "chapters": ["no vector"]}, good(3, dims)]
+    report = graph.ingest(docs, progress=False, embed=False)
+    assert [e.line_number for e in report.errors] == [2]
+    assert "no embedder" in report.errors[0].message
+    assert stored_ids(clean_db) == ["good-1", "good-3"]
+    assert report.embeddings_supplied == 4
+    with pytest.raises(IngestError, match=r"^line 2: "):
+        graph.ingest(docs, progress=False, embed=False, strict=True)
