@@ -91,7 +91,8 @@ def check_file(db: Database, tmp_path: Path,
     graph = ThalabusGraph(db, settings=engine_settings,
                           embedder=HashEmbedder(engine_settings.embedding_dimensions))
     path = tmp_path / f"{prefix}.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # surrogatepass: a raw surrogate in a broken line becomes bytes that are not UTF-8
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
     report = graph.ingest(path, progress=False)  # must not raise
     assert {e.line_number for e in report.errors} == bad, report.errors
     rows = db.driver.execute_query(
