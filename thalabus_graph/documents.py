@@ -405,6 +405,7 @@ class _Builder:
         for name, raw in value.items():
             if not isinstance(name, str) or not NAME_RE.match(name):
                 raise _Invalid(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            _check_key(name, "category name")
             items = [raw] if isinstance(raw, str) else raw
             if not isinstance(items, list):
                 raise _Invalid(

@@ -364,6 +364,8 @@ def test_sample_corpus_is_valid_and_varied() -> None:
     (line({"documentid": "d", "ontology": "o" * 3000}), "ontology is 3000 bytes long"),
     (line({"documentid": "d", "categories": {"K": "é" * 1025}}),
      "category K value is 2050 bytes long"),
+    (line({"documentid": "d", "categories": {"K" * 2049: "v"}}),
+     "category name is 2049 bytes long"),
 ])
 def test_hostile_values_are_line_errors(bad_line: str, message: str) -> None:
     parsed = list(iter_documents([GOOD, bad_line + "\n", GOOD]))
