@@ -59,7 +59,7 @@ def create_datasets_concurrently(db: Database, per_thread: int) -> None:
     assert numbers == list(range(1, THREADS * per_thread + 1))  # distinct and consecutive
     rows = db.driver.execute_query(
         "MATCH (ds:Dataset {session: 'race'})-[a:AGGREGATES]->() "
-        "RETURN ds.datasetid AS id, count(a) AS n", database_="neo4j").records
+        "RETURN ds.datasetid AS id, count(a) AS n", database_=db.database).records
     assert len(rows) == THREADS * per_thread and all(r["n"] == 3 for r in rows)
 
 
@@ -94,7 +94,7 @@ def assert_every_document_whole(db: Database) -> None:
         "[(d)<-[:IN_DOCUMENT]-(:Chapter)<-[:IN_CHAPTER]-(p) | p.text] AS paragraphs, "
         "[(d)<-[:IN_DOCUMENT]-(k:Keyword) | k.text] AS keywords, "
         "COUNT { MATCH (f:Fragment {documentid: d.documentid}) } AS fragments",
-        database_="neo4j").records
+        database_=db.database).records
     assert len(rows) == DOCS
     for row in rows:
         i = int(row["id"].split("-")[1])
@@ -107,7 +107,7 @@ def assert_every_document_whole(db: Database) -> None:
         assert row["fragments"] == len(want["chapters"]) + len(paragraphs) + 1
     orphans = db.driver.execute_query(
         "MATCH (f:Fragment) WHERE NOT (f)-[:IN_DOCUMENT|IN_CHAPTER]->() RETURN count(f) AS n",
-        database_="neo4j").records
+        database_=db.database).records
     assert orphans[0]["n"] == 0
 
 

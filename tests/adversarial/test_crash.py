@@ -40,7 +40,7 @@ def check_invariants(db: Database) -> dict[int, int]:
         "[(d)<-[:IN_DOCUMENT]-(c:Chapter) | c.text] AS chapters, "
         "[(d)<-[:IN_DOCUMENT]-(:Chapter)<-[:IN_CHAPTER]-(p) | p.text] AS paragraphs, "
         "COUNT { MATCH (f:Fragment {documentid: d.documentid}) } AS fragments",
-        database_="neo4j").records
+        database_=db.database).records
     per_version: dict[int, int] = {}
     for row in rows:
         want = version(int(row["id"].split("-")[1]), row["v"])
@@ -52,7 +52,7 @@ def check_invariants(db: Database) -> dict[int, int]:
         per_version[row["v"]] = per_version.get(row["v"], 0) + 1
     orphans = db.driver.execute_query(
         "MATCH (f:Fragment) WHERE NOT (f)-[:IN_DOCUMENT|IN_CHAPTER]->() RETURN count(f) AS n",
-        database_="neo4j").records
+        database_=db.database).records
     assert orphans[0]["n"] == 0
     return per_version
 
@@ -60,7 +60,7 @@ def check_invariants(db: Database) -> dict[int, int]:
 def dataset_members(db: Database, datasetid: str) -> set[str]:
     rows = db.driver.execute_query(
         "MATCH (:Dataset {datasetid: $ds})-[:AGGREGATES]->(m) RETURN m.fragmentid AS id",
-        {"ds": datasetid}, database_="neo4j").records
+        {"ds": datasetid}, database_=db.database).records
     return {r["id"] for r in rows}
 
 
@@ -102,7 +102,7 @@ def test_sigkill_mid_ingest_leaves_whole_documents_and_intact_datasets(tmp_path:
         while time.monotonic() < deadline and writer.is_alive():
             done = graph.db.driver.execute_query(
                 "MATCH (d:Document {version: 2}) RETURN count(d) AS n",
-                database_="neo4j").records[0]["n"]
+                database_=graph.db.database).records[0]["n"]
             if done > 0:
                 break
             time.sleep(0.02)

@@ -99,7 +99,7 @@ def check_file(db: Database, tmp_path: Path,
         "MATCH (d:Document) WHERE d.documentid STARTS WITH $prefix "
         "RETURN d.documentid AS id, d.title AS title, "
         "[(d)<-[:IN_DOCUMENT]-(c:Chapter) | [c.ordinal, c.text]] AS chapters",
-        {"prefix": prefix + "-"}, database_="neo4j").records
+        {"prefix": prefix + "-"}, database_=db.database).records
     stored = {r["id"]: r for r in rows}
     assert set(stored) == set(last)
     for documentid, doc in last.items():

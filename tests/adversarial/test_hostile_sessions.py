@@ -24,5 +24,5 @@ def test_a_hostile_session_name_is_refused_before_writing(
     with pytest.raises(DatasetError, match=message):
         graph.query("KIND=x", create_dataset=True, session=session)
     rows = clean_db.driver.execute_query("MATCH (d:Dataset) RETURN count(d) AS n",
-                                         database_="neo4j").records
+                                         database_=clean_db.database).records
     assert rows[0]["n"] == 0

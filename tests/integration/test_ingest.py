@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 
 def count(db: Database, cypher: str, **params: Any) -> int:
-    records = db.driver.execute_query(cypher, params, database_="neo4j").records
+    records = db.driver.execute_query(cypher, params, database_=db.database).records
     return int(records[0][0])
 
 
@@ -126,7 +126,7 @@ def members(db: Database, datasetid: str) -> set[str]:
     rows = db.driver.execute_query(
         "MATCH (:Dataset {datasetid: $ds})-[:AGGREGATES]->(m) "
         "RETURN coalesce(m.fragmentid, m.documentid) AS id", {"ds": datasetid},
-        database_="neo4j").records
+        database_=db.database).records
     return {r["id"] for r in rows}
 
 
@@ -170,24 +170,24 @@ def test_reingest_updates_fragments_in_place_and_relinks_moved_paragraphs(
     graph.ingest([doc(1, ["alpha\n\nbeta", "gamma"], keywords=["k1", "k2"])], progress=False)
     ids_before = {r["id"]: r["eid"] for r in clean_db.driver.execute_query(
         "MATCH (f:Fragment {documentid: 'ing-1'}) RETURN f.fragmentid AS id, "
-        "elementId(f) AS eid", database_="neo4j").records}
+        "elementId(f) AS eid", database_=clean_db.database).records}
     report = graph.ingest([doc(1, ["alpha", "beta\n\ngamma"], keywords=["k1"])],
                           progress=False)
     assert report.fragments_deleted == 1  # the second keyword
     rows = clean_db.driver.execute_query(
         "MATCH (p:Paragraph {documentid: 'ing-1'})-[:IN_CHAPTER]->(c:Chapter) "
         "RETURN p.fragmentid AS p, p.text AS text, collect(c.fragmentid) AS chapters "
-        "ORDER BY p", database_="neo4j").records
+        "ORDER BY p", database_=clean_db.database).records
     assert [(r["p"], r["text"], r["chapters"]) for r in rows] == [
         ("ing-1-p1", "alpha", ["ing-1-c1"]), ("ing-1-p2", "beta", ["ing-1-c2"]),
         ("ing-1-p3", "gamma", ["ing-1-c2"])]
     ids_after = {r["id"]: r["eid"] for r in clean_db.driver.execute_query(
         "MATCH (f:Fragment {documentid: 'ing-1'}) RETURN f.fragmentid AS id, "
-        "elementId(f) AS eid", database_="neo4j").records}
+        "elementId(f) AS eid", database_=clean_db.database).records}
     assert set(ids_after) == set(ids_before) - {"ing-1-k2"}
     assert all(ids_after[i] == ids_before[i] for i in ids_after)  # same nodes, updated
     text = clean_db.driver.execute_query("MATCH (c:Chapter {fragmentid: 'ing-1-c2'}) "
-                                         "RETURN c.text AS t", database_="neo4j").records
+                                         "RETURN c.text AS t", database_=clean_db.database).records
     assert text[0]["t"] == "beta\n\ngamma"
 
 
@@ -241,7 +241,7 @@ HOSTILE_MESSAGES = {
 
 def stored_ids(db: Database) -> list[str]:
     rows = db.driver.execute_query("MATCH (d:Document) RETURN d.documentid AS id ORDER BY id",
-                                   database_="neo4j").records
+                                   database_=db.database).records
     return [r["id"] for r in rows]
 
 
@@ -333,7 +333,7 @@ def test_a_repeated_documentid_takes_the_last_line_whole_and_is_reported(
         path, progress=False)
     rows = clean_db.driver.execute_query(
         "MATCH (c:Chapter {fragmentid: 'dup-1-c1'}) RETURN c.text AS text, "
-        "c.embedding AS embedding", database_="neo4j").records
+        "c.embedding AS embedding", database_=clean_db.database).records
     assert len(rows) == 1 and rows[0]["text"] == "ships"
     ships = embedder.embed_passages(["ships"])[0]
     assert np.allclose(rows[0]["embedding"], ships, atol=1e-6)
@@ -354,7 +354,7 @@ def test_reingest_rebuilds_category_and_ontology_links(
         "MATCH (d:Document {documentid: 'ing-1'}) RETURN "
         "[(d)-[:IN_ONTOLOGY]->(o) | o.ontologyid] AS ontologies, "
         "[(d)-[:HAS_CATEGORY]->(c) | [c.ontologyid, c.name, c.value]] AS categories",
-        database_="neo4j").records
+        database_=clean_db.database).records
     assert rows[0]["ontologies"] == ["other"]
     assert sorted(rows[0]["categories"]) == [["other", "A", "2"], ["other", "A", "4"]]
     graph.ingest([{"documentid": "ing-1", "chapters": ["x"]}], progress=False)
