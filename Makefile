@@ -37,3 +37,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .thalabus bench-results
+
+.PHONY: stress
+stress: $(STAMP)  # the slow adversarial tests: long fuzzing, 8 writers for 20 s, SIGKILL of Neo4j
+	THALABUS_STRESS=1 $(PY) -m pytest -q -m stress tests/adversarial

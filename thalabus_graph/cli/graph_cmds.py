@@ -122,6 +122,8 @@ def _ingest(args: argparse.Namespace) -> int:
               f"{d['embeddings_supplied']} supplied")
         for e in report.errors:
             print(f"skipped line {e.line_number}: {e.message}", file=sys.stderr)
+        for warning in report.warnings():
+            print(f"warning: {warning}", file=sys.stderr)
     return common.EXIT_OK
 
 
