@@ -93,7 +93,7 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--migrations-dir", default=None, metavar="DIR",
         help="folder of V<n>__<what>.cypher files (default: $THALABUS_MIGRATIONS_DIR, "
-        "else the repository's migrations/)",
+        "else the migrations shipped with the package)",
     )
 
 
