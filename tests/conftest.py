@@ -70,8 +70,8 @@ def engine_schema_names() -> set[str]:
     from thalabus_graph.graph.migrations import discover
 
     texts = [statement.text for migration in discover() for statement in migration.statements]
-    texts += [cypher_library.load(name) for name in ("migrations_create_lock_constraint",
-                                                     "migrations_create_history_constraint")]
+    texts.append(cypher_library.load("migrations_create_lock_constraint"))
+    texts.append(cypher_library.load("migrations_create_history_constraint"))
     return {name for text in texts for name in _SCHEMA_NAME.findall(text)}
 
 
