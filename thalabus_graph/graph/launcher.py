@@ -941,20 +941,28 @@ class LocalNeo4j:
         except PermissionError as exc:
             raise LauncherError(f"not allowed to stop pid {pid} (another user's server?)") from exc
         deadline = time.monotonic() + grace
-        while process_alive(pid) and time.monotonic() < deadline:
+        while self._still_running(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if process_alive(pid):
+        if self._still_running(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             end = time.monotonic() + 10.0
-            while process_alive(pid) and time.monotonic() < end:
+            while self._still_running(pid) and time.monotonic() < end:
                 time.sleep(0.1)
         if self._proc is not None and self._proc.pid == pid:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=1.0)
             self._proc = None
+
+    def _still_running(self, pid: int) -> bool:
+        """True while ``pid`` lives or still holds the data dir's lock.
+
+        A JVM's main thread turns zombie before its other threads end and close their
+        files, so the lock, not the process state, says when the data dir is free.
+        """
+        return process_alive(pid) or lock_holder(self.lock_file) == pid
 
     def __enter__(self) -> LocalNeo4j:
         self.start()
