@@ -2,8 +2,9 @@
 
 Order: ``$NEO4J_URI`` if set (with ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``,
 as for the CLI); else a testcontainers Neo4j (``neo4j:5.26``, auth off) when a Docker engine
-answers a ping; else the project's local launcher (``thalabus-graph neo4j``) on a temporary
-data dir, version ``$THALABUS_NEO4J_VERSION`` or 5.26.31, stopped at session end.
+answers a ping and ``$THALABUS_NEO4J_VERSION`` is unset; else the project's local launcher
+(``thalabus-graph neo4j``) on a temporary data dir, version ``$THALABUS_NEO4J_VERSION`` or
+5.26.31, stopped at session end (``make test-2026`` sets the version to run the 2026.x line).
 Tests that need Neo4j are marked ``@pytest.mark.integration``.
 
 The tests delete data and drop indexes, so they never touch a database they did not create:
@@ -151,7 +152,7 @@ def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conne
         target = Connection.resolve()
         _guard(target)
         yield target
-    elif _docker_answers():
+    elif not os.environ.get("THALABUS_NEO4J_VERSION") and _docker_answers():
         for uri in _container_uri():
             yield Connection(uri=uri)
     else:
