@@ -21,7 +21,7 @@ examples:
   export NEO4J_URI=$(thalabus-graph neo4j start | tail -n 1)
   thalabus-graph neo4j start --port 7687 --neo4j-version 2026.09.0 --data /tmp/n4j
   thalabus-graph neo4j start --auth               # prints a generated password once
-  printf '%s\n' "$PW" | thalabus-graph neo4j start --auth-password-stdin
+  printf '%s\\n' "$PW" | thalabus-graph neo4j start --auth-password-stdin
   thalabus-graph neo4j status --json
   thalabus-graph neo4j stop
 
