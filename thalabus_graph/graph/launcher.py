@@ -270,6 +270,10 @@ def process_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+_FLOCK_FORMAT = "hhqqi4x"
+"""``struct flock`` on 64-bit Linux: type, whence, start, len, pid (and padding)."""
+
+
 def lock_holder(path: Path) -> int | None:
     """The pid holding a POSIX (fcntl) lock on ``path``; None when nobody does.
 
@@ -290,10 +294,6 @@ def lock_holder(path: Path) -> int | None:
         os.close(fd)
     lock_type, _, _, _, pid = struct.unpack(_FLOCK_FORMAT, reply)
     return None if lock_type == fcntl.F_UNLCK else int(pid)
-
-
-_FLOCK_FORMAT = "hhqqi4x"
-"""``struct flock`` on 64-bit Linux: type, whence, start, len, pid (and padding)."""
 
 
 def _launcher_args(pid: int) -> list[str] | None:
