@@ -267,7 +267,14 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return True
     state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else ""
-    return state not in ("Z", "X")
+    if state not in ("Z", "X"):
+        return True
+    # A JVM's main thread turns zombie first; its other threads (shutting Neo4j down, still
+    # holding the store) are the process too until the last one ends.
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 _FLOCK_FORMAT = "hhqqi4x"
