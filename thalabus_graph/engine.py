@@ -17,6 +17,7 @@ from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.plan.categories import QueryWarning, check_categories
@@ -123,12 +124,17 @@ class ThalabusGraph:
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
-                database: str = "neo4j", settings: Settings | None = None,
+                database: str | None = None, settings: Settings | None = None,
                 embedder: Embedder | None = None,
                 reranker: Reranker | None = None) -> ThalabusGraph:
-        """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily."""
-        target = uri or os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
-        db = Database.connect(target, auth=auth, database=database)
+        """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily.
+
+        What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
+        ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
+        """
+        target = Connection.resolve(uri, database=database)
+        db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
+                              database=target.database)
         graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
         graph.owns_database = True
         return graph

@@ -48,12 +48,6 @@ PRECOMPUTED = "precomputed"
 
 KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "keywords")
 """Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
-UPDATE_STATEMENTS = {"chapters": "ingest_update_chapters", "paragraphs": "ingest_update_paragraphs",
-                     "summaries": "ingest_update_summaries", "keywords": "ingest_update_keywords"}
-"""Per kind: the statement updating fragments that exist in place."""
-CREATE_STATEMENTS = {"chapters": "ingest_create_chapters", "paragraphs": "ingest_create_paragraphs",
-                     "summaries": "ingest_create_summaries", "keywords": "ingest_create_keywords"}
-"""Per kind: the statement creating new fragments (plain CREATE: the fast path)."""
 
 
 @dataclass(frozen=True)
@@ -309,13 +303,15 @@ class Ingestor:
                            for r in run(tx, "ingest_stale_members", fragmentids=stale)}
                 run(tx, "ingest_delete_fragments", fragmentids=stale)
             run(tx, "ingest_upsert_documents", docs=docs)
-            for kind in KINDS:
+            # Existing fragments are updated in place (dataset members keep pointing at
+            # them); new ones take the plain CREATE fast path.
+            for kind in ("chapters", "paragraphs", "summaries", "keywords"):
                 old = [r for r in rows[kind] if r["fragmentid"] in existing]
                 new = [r for r in rows[kind] if r["fragmentid"] not in existing]
                 if old:
-                    run(tx, UPDATE_STATEMENTS[kind], rows=old)
+                    run(tx, f"ingest_update_{kind}", rows=old)
                 if new:
-                    run(tx, CREATE_STATEMENTS[kind], rows=new)
+                    run(tx, f"ingest_create_{kind}", rows=new)
             return _Written(sum(len(r) for r in rows.values()), len(stale), dropped)
 
         return self.db.write_tx(work, what=f"writing {len(batch)} documents")

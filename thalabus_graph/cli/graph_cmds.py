@@ -13,7 +13,8 @@ from thalabus_graph.settings import Settings
 
 
 def _graph(args: argparse.Namespace) -> ThalabusGraph:
-    return ThalabusGraph.connect(args.uri or common.default_uri(), database=args.database,
+    target = common.connection(args)
+    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
                                  settings=Settings.from_env())
 
 
