@@ -1,12 +1,16 @@
 """The `Tracer` protocol the reranking stage reports to, and an in-memory `RecordingTracer`.
 
-Events have a dotted name (``thalabus.rerank.degraded``) and flat attributes.
+Events have a dotted name (``thalabus.rerank.degraded``) and flat attributes. A tracer that
+also has ``span(name)`` (`SpanTracer`) gets one timed ``thalabus.rerank`` span per stage call;
+`thalabus_graph.rerank.otel.OpenTelemetryTracer` maps both onto OpenTelemetry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +18,8 @@ DEGRADED = "thalabus.rerank.degraded"
 """Event name: the stage kept the inner order; attribute ``reason`` says why."""
 RERANKED = "thalabus.rerank.reranked"
 """Event name: the stage reordered the hits; attributes count scored and unscored hits."""
+RERANK_SPAN = "thalabus.rerank"
+"""Span name: one stage call; attributes candidates, kept, reranked, degraded_reason, usage.*."""
 
 
 @runtime_checkable
@@ -22,6 +28,24 @@ class Tracer(Protocol):
 
     def event(self, name: str, attributes: Mapping[str, object]) -> None:
         """Record one event."""
+        ...
+
+
+@runtime_checkable
+class Span(Protocol):
+    """An open span the stage sets its outcome on."""
+
+    def set_attributes(self, attributes: Mapping[str, object]) -> None:
+        """Add flat attributes to the span."""
+        ...
+
+
+@runtime_checkable
+class SpanTracer(Tracer, Protocol):
+    """A `Tracer` that can also time a whole operation as a span."""
+
+    def span(self, name: str) -> AbstractContextManager[Span]:
+        """Open a span called ``name`` for the duration of the ``with`` block."""
         ...
 
 
@@ -47,6 +71,15 @@ class RecordingTracer:
         self._lock = threading.Lock()
         self._events: list[TraceEvent] = []
 
+    @contextlib.contextmanager
+    def span(self, name: str) -> Iterator[Span]:
+        """Record the span as one event called ``name`` when it closes, with its attributes."""
+        span = _RecordedSpan()
+        try:
+            yield span
+        finally:
+            self.event(name, span.attributes)
+
     def event(self, name: str, attributes: Mapping[str, object]) -> None:
         """Record one event."""
         with self._lock:
@@ -66,3 +99,13 @@ class RecordingTracer:
         """Forget every event."""
         with self._lock:
             self._events.clear()
+
+
+class _RecordedSpan:
+    """The attributes set on a `RecordingTracer` span."""
+
+    def __init__(self) -> None:
+        self.attributes: dict[str, object] = {}
+
+    def set_attributes(self, attributes: Mapping[str, object]) -> None:
+        self.attributes.update(attributes)
