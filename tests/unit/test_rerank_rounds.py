@@ -157,6 +157,16 @@ def test_the_merged_rounds_are_capped_keeping_the_tier_documents() -> None:
         rerank_in_rounds_sync([[("a-1", "t", 0.1)]], "q", NoReranking(), max_output=0)
 
 
+def test_the_cap_bounds_the_scored_part_and_keeps_every_unscored_member() -> None:
+    cands = candidates(30)
+    missing = {c[0] for c in cands[10:]}
+    result = rerank_in_rounds_sync(rounds_of(cands, 10), "q",
+                                   TableReranker(table_for(cands), missing), TopK(10),
+                                   max_output=4)
+    assert result.scored == 4 and result.capped == 6
+    assert [f.fragmentid for f in result.fragments[4:]] == [c[0] for c in cands[10:]]
+
+
 def test_a_configuration_error_of_the_reranker_is_raised_not_degraded() -> None:
     class Misconfigured:
         available = True

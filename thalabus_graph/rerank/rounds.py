@@ -54,7 +54,8 @@ class RoundsResult:
         fragments: survivors of every round, merged by fragment id (higher score kept), sorted
             by score descending then fragment id, ``score`` being the reranker's; then, after
             a partial failure, the unscored candidates in their retrieved order with their
-            retrieval scores (``original_score`` equal to ``score``); at most ``max_output``.
+            retrieval scores (``original_score`` equal to ``score``). At most ``max_output``
+            scored fragments; the unscored ones are all kept (nothing judged them).
         reranked: False when the order was inherited (empty query, or no round got a single
             score), True otherwise.
         rounds: how many rounds ran.
@@ -155,8 +156,9 @@ async def rerank_in_rounds(
 
     ``max_output`` (``MAX_RERANKING_OUTPUT_FRAG``) caps the merged result: the best fragment
     of each of the ``min_output_doc`` best documents is kept first (the diversity the tiers
-    guaranteed), then the rest by rank; unscored candidates only fill what is left. An
-    inherited order (``reranked=False``) is not capped: nothing was judged.
+    guaranteed), then the rest by rank. The cap bounds what the reranker judged: unscored
+    candidates are all kept after it, as an inherited order (``reranked=False``) is kept
+    whole, since nothing judged them.
 
     Raises:
         ConfigurationError: raised by the reranker (a misconfiguration, never a degraded
@@ -232,8 +234,7 @@ async def rerank_in_rounds(
         )
     selected = ranked(list(merged.values()))
     kept = _cap(selected, max_output, min_output_doc)
-    room = len(unscored_ids) if max_output is None else max(0, max_output - len(kept))
-    tail = [_original(inputs[i]) for i in unscored_ids][:room]
+    tail = [_original(inputs[i]) for i in unscored_ids]
     if unscored_ids:
         logger.warning("rerank: %d of %d candidates unscored (%d failed batches); they "
                        "follow the scored ones", len(unscored_ids), len(inputs), len(failures))
