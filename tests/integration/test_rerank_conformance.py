@@ -211,3 +211,30 @@ def test_rag_fragments_stores_what_the_fast_path_returned(graph: ThalabusGraph) 
     members = small.datasets.members(result.dataset_ids[0])
     assert [(m.fragmentid, m.weight) for m in members] == \
         [(f.fragmentid, f.score) for f in result.fragments]
+
+
+def test_the_stage_over_thalabus_retriever_reranks_the_clauses_only(
+        graph: ThalabusGraph) -> None:
+    """The README's example: the reranker sees 'cat', never the category predicate."""
+    import asyncio
+
+    from thalabus_graph.rerank import Passage, RerankingRetriever, RerankReply
+    from thalabus_graph.retriever import ThalabusRetriever
+
+    class Recording:
+        available = True
+
+        def __init__(self) -> None:
+            self.queries: list[str] = []
+
+        async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+            self.queries.append(query)
+            return RerankReply({p.id: float(len(p.text)) for p in passages})
+
+    reranker = Recording()
+    stage = RerankingRetriever(ThalabusRetriever(graph), reranker, candidates=20, top_n=5)
+    found = asyncio.run(stage.retrieve('"cat" AND CHARACTER=Bob AND NOT "dog"'))
+    assert reranker.queries == ["cat"] and found.reranked
+    plain = asyncio.run(stage.retrieve("CHARACTER=Bob"))
+    assert (plain.reranked, plain.degraded_reason) == (False, "no-semantic-query")
+    assert reranker.queries == ["cat"] and len(plain.hits) == 5
