@@ -233,8 +233,8 @@ def test_the_stage_over_thalabus_retriever_reranks_the_clauses_only(
 
     reranker = Recording()
     stage = RerankingRetriever(ThalabusRetriever(graph), reranker, candidates=20, top_n=5)
-    found = asyncio.run(stage.retrieve('"cat" AND CHARACTER=Bob AND NOT "dog"'))
-    assert reranker.queries == ["cat"] and found.reranked
+    found = asyncio.run(stage.retrieve('"cat" AND CHARACTER=Bob AND NOT \'snow\''))
+    assert reranker.queries == ["cat"] and found.reranked and found.hits
     plain = asyncio.run(stage.retrieve("CHARACTER=Bob"))
     assert (plain.reranked, plain.degraded_reason) == (False, "no-semantic-query")
     assert reranker.queries == ["cat"] and len(plain.hits) == 5
