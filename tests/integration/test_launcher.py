@@ -98,7 +98,8 @@ def test_status_reports_running_server(server: LocalNeo4j) -> None:
 
 def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
     twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
-    with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://"):
+    with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://.*"
+                       r"neo4j stop --data "):
         twin.start()
     assert server.status().answering
 

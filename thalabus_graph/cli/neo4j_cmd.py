@@ -115,7 +115,9 @@ def _stop(args: argparse.Namespace) -> int:
         common.emit_json({"data_dir": str(server.data_dir), "stopped": stopped})
     else:
         print(f"stopped Neo4j on {server.data_dir}" if stopped
-              else f"no Neo4j running on {server.data_dir}")
+              else f"no Neo4j running on {server.data_dir}"
+              + ("" if args.data is not None else
+                 " (a server started with --data DIR stops with: neo4j stop --data DIR)"))
     return common.EXIT_OK
 
 

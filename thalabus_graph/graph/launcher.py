@@ -688,7 +688,7 @@ class LocalNeo4j:
             raise LauncherError(
                 f"Neo4j is already running on {self.data_dir} "
                 f"(pid {record.get('pid')}, uri {record.get('uri')}); "
-                "stop it first: thalabus-graph neo4j stop"
+                f"stop it first: thalabus-graph neo4j stop --data {self.data_dir}"
             )
         self.install()
         java = find_java(self.version, self.java_home)
