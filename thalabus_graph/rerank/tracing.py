@@ -70,15 +70,24 @@ class RecordingTracer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._events: list[TraceEvent] = []
+        self._spans: list[TraceEvent] = []
 
     @contextlib.contextmanager
     def span(self, name: str) -> Iterator[Span]:
-        """Record the span as one event called ``name`` when it closes, with its attributes."""
+        """Record the span, with its attributes, in `spans` when it closes (not in
+        `events`)."""
         span = _RecordedSpan()
         try:
             yield span
         finally:
-            self.event(name, span.attributes)
+            with self._lock:
+                self._spans.append(TraceEvent(name, dict(span.attributes)))
+
+    @property
+    def spans(self) -> list[TraceEvent]:
+        """A copy of the closed spans so far (name and final attributes), in order."""
+        with self._lock:
+            return list(self._spans)
 
     def event(self, name: str, attributes: Mapping[str, object]) -> None:
         """Record one event."""
@@ -96,9 +105,10 @@ class RecordingTracer:
         return [e for e in self.events if e.name == name]
 
     def clear(self) -> None:
-        """Forget every event."""
+        """Forget every event and span."""
         with self._lock:
             self._events.clear()
+            self._spans.clear()
 
 
 class _RecordedSpan:
