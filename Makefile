@@ -45,6 +45,8 @@ bench: $(STAMP)
 	$(PY) -m tests.benchmarks.filtered_search --json bench-results/filtered_search.json
 	$(PY) -m tests.benchmarks.quality --data ../shared/data/scifact --split train \
 	    --json bench-results/quality.json
+	$(PY) -m tests.benchmarks.policies --data ../shared/data/xquad-r \
+	    --json bench-results/policies.json
 
 clean:
 	rm -rf $(VENV) .thalabus bench-results

@@ -2,5 +2,6 @@
 MATCH (ds:Dataset {datasetid: $datasetid})
 UNWIND $rows AS r
 MATCH (d:Document {documentid: r.id})
-CREATE (ds)-[:AGGREGATES {weight: r.weight, hidden: false, original_score: r.original_score}]->(d)
+CREATE (ds)-[:AGGREGATES {weight: r.weight, hidden: false, original_score: r.original_score,
+                          unscored: r.unscored}]->(d)
 RETURN count(*) AS added

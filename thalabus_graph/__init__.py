@@ -9,6 +9,8 @@ Public API (stable names)::
 
 from __future__ import annotations
 
+import logging
+
 from thalabus_graph.engine import DocumentHit, QueryResult, RerankResult, ThalabusGraph
 from thalabus_graph.errors import ThalabusError, ThalabusSyntaxError
 from thalabus_graph.fragments import Fragment
@@ -29,3 +31,7 @@ __all__ = [
     "semantic_clauses",
     "serialize",
 ]
+
+# Library modules log to logging.getLogger(__name__); the application decides where records go
+# (the CLI: -v / --log-level). Without a configured handler, nothing is printed.
+logging.getLogger(__name__).addHandler(logging.NullHandler())

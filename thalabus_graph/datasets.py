@@ -1,13 +1,19 @@
 """Datasets: result sets stored in the graph, inspectable with Cypher; goals and goal context.
 
-A dataset is written in one write transaction (node, members, lineage), so a failed write
-leaves nothing behind. Members point at fragment nodes, or at the Document for a category
+A dataset is written in one write transaction (node, members, lineage, flags), so a failed
+write leaves nothing behind. Members point at fragment nodes, or at the Document for a category
 stub; ``weight`` is the score, ``hidden`` hides a member from readers of that dataset only.
+
+Weight scales: a dataset node says which scale its weights are on (``weight_scale``):
+``retrieval`` (a query's scores, or a rerank that kept the retrieved order), ``reranker`` (a
+complete rerank) or ``mixed`` (a partly failed rerank: members marked ``unscored`` keep their
+retrieval weight and follow the scored ones). Thresholds are applied on the matching scale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +26,10 @@ from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.settings import Settings
 
 _WRITE_CHUNK = 5000
+WEIGHT_SCALES = ("retrieval", "reranker", "mixed")
+"""The values of a Dataset node's ``weight_scale``."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,7 @@ class Member:
     hidden: bool = False
     original_score: float | None = None
     rerank_text: str = ""
+    unscored: bool = False
 
     @property
     def score(self) -> float:
@@ -44,7 +55,8 @@ class Member:
         """JSON form."""
         return {"fragmentid": self.fragmentid, "documentid": self.documentid,
                 "text": self.text, "weight": self.weight, "source": self.source,
-                "hidden": self.hidden, "original_score": self.original_score}
+                "hidden": self.hidden, "original_score": self.original_score,
+                "unscored": self.unscored}
 
 
 @dataclass(frozen=True)
@@ -56,12 +68,15 @@ class GoalContext:
     truncated: bool
     characters: int
     datasets: list[str] = field(default_factory=list)
+    filled_from: list[str] = field(default_factory=list)
+    weight_scales: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"fragments": [m.to_dict() for m in self.fragments],
                 "fill_up_used": self.fill_up_used, "truncated": self.truncated,
-                "characters": self.characters, "datasets": self.datasets}
+                "characters": self.characters, "datasets": self.datasets,
+                "filled_from": self.filled_from, "weight_scales": self.weight_scales}
 
 
 class Datasets:
@@ -78,11 +93,20 @@ class Datasets:
 
     def create(self, fragments: Sequence[Fragment | Member], *, session: str, query: str = "",
                kind: str = "dataset", name: str | None = None,
-               derived_from: str | None = None) -> str:
+               derived_from: str | None = None,
+               flags: Mapping[str, Any] | None = None) -> str:
         """Write a dataset ``{session}#{kind}_{n}`` with the fragments as members, in one
         transaction; returns its id. ``n`` is allocated inside that transaction under the
         write lock of the session's sequence node, so concurrent creators get distinct,
-        consecutive numbers and none fails."""
+        consecutive numbers and none fails.
+
+        ``flags`` are extra Dataset node properties written in the same transaction (a rerank
+        records ``reranked``, ``reason``, ``failures`` and ``weight_scale`` this way);
+        ``weight_scale`` defaults to ``retrieval``.
+        """
+        node_flags = {"weight_scale": "retrieval", **(flags or {})}
+        if node_flags["weight_scale"] not in WEIGHT_SCALES:
+            raise DatasetError(f"weight_scale must be one of {WEIGHT_SCALES}")
         if not session or "#" in session:
             raise DatasetError("a session name must be non-empty and contain no '#'")
         _check_session(session)
@@ -104,6 +128,7 @@ class Datasets:
                                    f"members given but only {added} exist in the graph")
             if derived_from is not None:
                 run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)
+            run(tx, "dataset_flag", datasetid=datasetid, flags=node_flags)
             return datasetid
 
         if derived_from is not None:
@@ -149,10 +174,20 @@ class Datasets:
             skip += page_size
 
     def hide(self, datasetid: str, ids: Sequence[str], hidden: bool = True) -> int:
-        """Hide (or show again) members of one dataset; returns how many changed."""
+        """Hide (or show again) members of one dataset; returns how many members matched."""
         self.get(datasetid)
         rows = self.db.write("dataset_hide", datasetid=datasetid, ids=list(ids), hidden=hidden)
         return int(rows[0]["changed"])
+
+    def missing_members(self, datasetid: str, ids: Sequence[str]) -> list[str]:
+        """The ids of ``ids`` that are not members of the dataset (in the given order)."""
+        rows = self.db.read("dataset_member_ids", datasetid=datasetid, ids=list(ids))
+        present = {r["id"] for r in rows}
+        return [i for i in ids if i not in present]
+
+    def weight_scale(self, datasetid: str) -> str:
+        """``retrieval`` | ``reranker`` | ``mixed``: the scale of the dataset's weights."""
+        return str(self.get(datasetid)["weight_scale"])
 
     def use_for_goal(self, goalid: str, datasetid: str) -> int:
         """Attach a dataset to a goal (created when new); returns its ordinal."""
@@ -161,12 +196,23 @@ class Datasets:
                                  datasetid=datasetid)[0]["ordinal"])
 
     def goal_context(self, goalid: str, *, min_score: float | None = None,
-                     target: int | None = None, char_budget: int | None = None) -> GoalContext:
-        """Members of the goal's datasets at or above ``min_score`` (hidden ones skipped),
-        within the character budget; when fewer than ``target`` pass, fill up from the best
-        below-threshold members while the budget lasts (per dataset, as the seed does)."""
+                     target: int | None = None, char_budget: int | None = None,
+                     min_retrieval_score: float | None = None) -> GoalContext:
+        """Members of the goal's datasets that pass the threshold of their weight's scale
+        (hidden ones skipped), within the character budget; when fewer than ``target`` pass,
+        fill up from the best below-threshold members while the budget lasts (per dataset,
+        as the seed does).
+
+        Reranker-scale weights are held to ``min_score`` (``MIN_RERANKING_SCORE_FRAG``);
+        retrieval-scale weights (a query's dataset, a rerank that kept the retrieved order,
+        the unscored members of a partly failed rerank) to ``min_retrieval_score``
+        (``MIN_RERANKING_SCORE_DOC``): a reranker threshold means nothing on retrieval
+        scores. The fill-up picks by scale too: scored members before unscored ones.
+        """
         s = self.settings
         threshold = s.min_reranking_score_frag if min_score is None else min_score
+        retrieval_threshold = (s.min_reranking_score_doc if min_retrieval_score is None
+                               else min_retrieval_score)
         goal_target = s.max_reranking_output_doc if target is None else target
         budget = s.max_rag_message_length if char_budget is None else char_budget
         datasets = [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
@@ -174,23 +220,35 @@ class Datasets:
             raise DatasetError(f"goal {goalid!r} has no datasets")
         picked = _Picked(budget)
         fill_up = False
+        filled_from: list[str] = []
+        scales: dict[str, str] = {}
         for datasetid in datasets:
+            scale = scales[datasetid] = self.weight_scale(datasetid)
             below: list[Member] = []
             for member in self.members(datasetid):
                 if member.fragmentid in picked.members:
                     continue
-                if member.weight < threshold:
+                on_retrieval = scale == "retrieval" or member.unscored
+                cut = retrieval_threshold if on_retrieval else threshold
+                if member.weight < cut:
                     below.append(member)
                 elif not picked.take(member):
                     break
             if picked.truncated or not below or len(picked.members) >= goal_target:
                 continue
             fill_up = True
-            for member in sorted(below, key=lambda m: (-m.weight, m.fragmentid)):
+            before = len(picked.members)
+            for member in sorted(below, key=lambda m: (m.unscored, -m.weight, m.fragmentid)):
                 if len(picked.members) >= goal_target or not picked.take(member):
                     break
-        ordered = sorted(picked.members.values(), key=lambda m: (-m.weight, m.fragmentid))
-        return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets)
+            filled_from.append(datasetid)
+            logger.info("goal %s: fill-up from %s (%s scale) added %d of %d members below "
+                        "the threshold", goalid, datasetid, scale,
+                        len(picked.members) - before, len(below))
+        ordered = sorted(picked.members.values(),
+                         key=lambda m: (m.unscored, -m.weight, m.fragmentid))
+        return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets,
+                           filled_from, scales)
 
 
 class _Picked:
@@ -228,7 +286,7 @@ def _check_session(session: str) -> None:
 def _member(row: Record) -> Member:
     return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
                   row["source"], bool(row["hidden"]), row["original_score"],
-                  row["rerank_text"] or "")
+                  row["rerank_text"] or "", bool(row["unscored"]))
 
 
 def _member_rows(fragments: Sequence[Fragment | Member]
@@ -241,7 +299,8 @@ def _member_rows(fragments: Sequence[Fragment | Member]
             continue
         seen.add(f.fragmentid)
         original = getattr(f, "original_score", None)
-        row = {"id": f.fragmentid, "weight": float(f.score), "original_score": original}
+        row = {"id": f.fragmentid, "weight": float(f.score), "original_score": original,
+               "unscored": True if getattr(f, "unscored", False) else None}
         is_stub = f.source == "category"
         (document_rows if is_stub else fragment_rows).append(row)
     return fragment_rows, document_rows

@@ -6,8 +6,10 @@ number of workers can share one Neo4j (or a cluster, through ``neo4j://`` routin
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,7 @@ from thalabus_graph.plan.categories import QueryWarning, check_categories
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
+    NoReranking,
     Reranker,
     ScoredFragment,
     SelectionPolicy,
@@ -36,6 +39,7 @@ from thalabus_graph.search import DocSet, SearchExecutor, id_set
 from thalabus_graph.settings import Settings
 
 DEFAULT_SESSION = "default"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -95,13 +99,17 @@ class RerankResult:
     reason: str | None
     rounds: int
     failures: int
+    weight_scale: str = "reranker"
+    unscored: int = 0
+    capped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"dataset_id": self.dataset_id, "parent_id": self.parent_id,
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
-                "fragments": self.fragments}
+                "weight_scale": self.weight_scale, "unscored": self.unscored,
+                "capped": self.capped, "fragments": self.fragments}
 
 
 class ThalabusGraph:
@@ -236,6 +244,7 @@ class ThalabusGraph:
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=serialize(node)))
+        _log_sources(fragments)
         documents = self.documents_of(fragments) if return_documents else None
         plan = None
         if profile and evaluator.plan is not None:
@@ -298,19 +307,33 @@ class ThalabusGraph:
                       strict_categories: bool = False) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
         ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
-        (category warnings as in ``query``)."""
+        (category warnings as in ``query``).
+
+        ``create_dataset`` stores what the fast path returned (the selection, not the raw
+        fragments), so the dataset is the result that is "preserved and forwarded"."""
         result = self.query(text, ontology_id=ontology_id,
                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
-                            create_dataset=create_dataset, session=session,
                             strict_categories=strict_categories)
         s = self.settings
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
                             max_per_doc=s.max_fragments_per_doc, max_total=s.max_rag_output_frag)
-        return QueryResult(text, picked, None, result.dataset_ids, warnings=result.warnings)
+        dataset_ids: list[str] = []
+        if create_dataset:
+            dataset_ids.append(self.datasets.create(picked, session=session,
+                                                    query=serialize(parse(text))))
+        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings)
 
     # --- reranking -----------------------------------------------------------------------
     def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
-        """Branch-level reranking: the branch's semantic clauses score its fragments."""
+        """Branch-level reranking: the branch's semantic clauses score its fragments.
+
+        One scale per branch: when the reranker scored any fragment of the branch, every
+        fragment it did not score (a category stub, a failed batch, an id missing from the
+        reply) takes the branch's lowest reranker score, so it ranks after every scored
+        fragment and AND/OR never compare a retrieval score with a reranker score. When
+        nothing was scored (no semantic clause, a failure), the branch keeps its retrieval
+        scores whole.
+        """
         query = rerank_query(node)
         if not query:
             return fragments
@@ -319,23 +342,43 @@ class ThalabusGraph:
                                   query, self.reranker, _KeepAll(),
                                   round_size=self.settings.max_reranking_input_frag)
         if not result.reranked:
+            logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
+                        result.reason)
             return fragments
-        scores = {f.fragmentid: f.score for f in result.fragments}
-        return [f.with_score(scores[f.fragmentid]) if f.fragmentid in scores else f
-                for f in fragments]
+        scores = {f.fragmentid: f.score for f in result.fragments[: result.scored]}
+        if not scores:
+            return fragments
+        floor = min(scores.values())
+        unscored = sum(1 for f in fragments if f.fragmentid not in scores)
+        if unscored:
+            logger.info("branch %s: %d of %d fragments unscored take the branch's lowest "
+                        "reranker score %.6g", query, unscored, len(fragments), floor)
+        return [f.with_score(scores.get(f.fragmentid, floor)) for f in fragments]
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
-                       session: str | None = None,
-                       policy: SelectionPolicy | None = None) -> RerankResult:
+                       session: str | None = None, policy: SelectionPolicy | None = None,
+                       max_output: int | None = None) -> RerankResult:
         """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``.
 
         The rerank query is the positive semantic clauses of ``query_text`` (default: the
         query the dataset was made from) joined by " AND "; with none, the order is kept and
-        the result says so. Members are read one round at a time.
+        the result says so. Members are read one round at a time. The merged rounds are
+        capped at ``max_output`` (default ``MAX_RERANKING_OUTPUT_FRAG``, or the policy's own
+        ``max_output_frag``), the tiers' document coverage kept.
+
+        The new Dataset node records how its weights came about: ``reranked``, ``reason``
+        (``no-semantic-query`` | ``no-reranker`` | ``failed`` | ``empty`` | ``partial``),
+        ``failures``, ``unscored``, ``capped`` and ``weight_scale`` (``reranker`` |
+        ``retrieval`` | ``mixed``). A partly failed rerank keeps the unscored members after
+        the scored ones, in their retrieved order, with their retrieval weights.
+
+        Raises:
+            ConfigurationError: raised by the reranker (never written as a degraded dataset).
         """
         info = self.datasets.get(dataset_id)
         text = info.get("query") or "" if query_text is None else query_text
         rerank_text = rerank_query(parse(text))
+        no_reranker = isinstance(self.reranker, NoReranking)
         s = self.settings
         stubs: set[str] = set()  # filled while the rounds are read, one page at a time
 
@@ -345,19 +388,49 @@ class ThalabusGraph:
                 yield [(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
 
         chosen = policy or ThresholdWithTiers.from_settings(s)
-        result = rerank_in_rounds_sync(rounds(), rerank_text, self.reranker, chosen)
+        cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
+        min_docs = getattr(chosen, "min_output_doc", s.min_reranking_output_doc)
+        result = rerank_in_rounds_sync(rounds(), "" if no_reranker else rerank_text,
+                                       self.reranker, chosen, max_output=cap,
+                                       min_output_doc=min_docs)
+        reason = "no-reranker" if no_reranker and rerank_text else result.reason
+        if not result.reranked:
+            scale = "retrieval"
+        else:
+            scale = "mixed" if result.unscored_ids else "reranker"
+        unscored = set(result.unscored_ids)
         members = [Member(f.fragmentid, f.fragmentid if f.fragmentid in stubs else f.documentid,
                           f.text, f.score, "category" if f.fragmentid in stubs else "fragment",
-                          original_score=f.original_score) for f in result.fragments]
+                          original_score=f.original_score,
+                          unscored=result.reranked and f.fragmentid in unscored)
+                   for f in result.fragments]
+        flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
+                 "failures": len(result.failures), "weight_scale": scale,
+                 "unscored": len(unscored) if result.reranked else 0, "capped": result.capped}
         new_id = self.datasets.create(members, session=session or info["session"],
                                       query=rerank_text, kind="rerank",
-                                      derived_from=dataset_id)
+                                      derived_from=dataset_id, flags=flags)
+        log = logger.info if result.reranked and reason is None else logger.warning
+        log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
+            "scale=%s", dataset_id, new_id, len(members), info["members"], result.reranked,
+            reason, len(result.failures), scale)
         return RerankResult(new_id, dataset_id, rerank_text, result.to_dicts(), result.reranked,
-                            result.reason, result.rounds, len(result.failures))
+                            reason, result.rounds, len(result.failures), scale,
+                            int(flags["unscored"]), result.capped)
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context (see ``Datasets.goal_context``)."""
         return self.datasets.goal_context(goalid, **kwargs)
+
+
+def _log_sources(fragments: Sequence[Fragment]) -> None:
+    """One INFO line per fragment source kind of a query's result (how many, best score)."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    counts = Counter(f.source for f in fragments)
+    for source in sorted(counts):
+        best = max(f.score for f in fragments if f.source == source)
+        logger.info("query: %d %s fragments (best score %.4f)", counts[source], source, best)
 
 
 class _NoEmbedder:

@@ -1,7 +1,8 @@
 """``ThalabusRetriever``: the engine as an async ``Retriever``, so the reranking stage wraps it.
 
 ``scope`` is a mapping with ``ontology_id`` and/or ``subset_of_datasetids`` (or None). The
-query runs off the event loop (the driver is synchronous).
+query runs off the event loop (the driver is synchronous). Its ``rerank_query`` gives the
+stage the query's positive semantic clauses, so the reranker never sees query syntax.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.query import parse, rerank_query
 from thalabus_graph.rerank.stage import Hit, RetrievalResult
 
 
@@ -25,6 +27,17 @@ class ThalabusRetriever:
 
     def __init__(self, graph: ThalabusGraph) -> None:
         self.graph = graph
+
+    def rerank_query(self, query: str) -> str:
+        """The positive semantic clauses of ``query`` joined by " AND " ("" when none).
+
+        ``'"appeal" AND COUNTRY_OF_ORIGIN=IQ'`` gives ``'appeal'``: category predicates and
+        phrases under NOT are never sent to a reranker (ARCHITECTURE section 3).
+
+        Raises:
+            ThalabusSyntaxError: ``query`` is not a valid Thalabus query.
+        """
+        return rerank_query(parse(query))
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``k`` fragments for ``query`` within ``scope``, best first."""

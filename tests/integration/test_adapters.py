@@ -241,7 +241,7 @@ def test_a_query_without_phrases_keeps_the_retrieved_order(
                      reranker=reranker(score_server), candidates=CANDIDATES)
     reference = graph.query(query, ontology_id="asylum", return_documents=False).fragments
     assert [m["fragment_id"] for m, _ in found] == [f.fragmentid for f in reference[:K]]
-    assert found and all(not m["reranked"] and m["degraded_reason"] == "empty"
+    assert found and all(not m["reranked"] and m["degraded_reason"] == "no-semantic-query"
                          for m, _ in found)
     assert asked == []
 

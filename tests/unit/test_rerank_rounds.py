@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.errors import ServiceReplyError
+from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 from thalabus_graph.rerank import (
     NoReranking,
     Passage,
@@ -106,16 +106,76 @@ def test_an_empty_query_keeps_the_input_order() -> None:
     assert reranker.calls == []
 
 
-def test_a_round_that_fails_is_reported_and_its_fragments_are_not_invented() -> None:
+def test_a_round_that_fails_is_a_partial_rerank_with_unscored_members_after() -> None:
+    """Issue 14: a partial failure is flagged and keeps the unscored candidates after every
+    scored one, in their retrieved order, with their retrieval scores (not invented ones)."""
     cands = candidates(14)
     table = table_for(cands)
     missing = {c[0] for c in cands[7:]}
     result = rerank_in_rounds_sync(rounds_of(cands, 7), "q", TableReranker(table, missing),
                                    TopK(100))
-    assert result.reranked and result.degraded
-    assert {f.fragmentid for f in result.fragments} == {c[0] for c in cands[:7]}
+    assert result.reranked and result.degraded and result.reason == "partial"
+    assert result.scored == 7
+    head, tail = result.fragments[:7], result.fragments[7:]
+    assert {f.fragmentid for f in head} == {c[0] for c in cands[:7]}
+    assert all(f.score == table[f.fragmentid] for f in head)
+    assert [(f.fragmentid, f.score) for f in tail] == [(c[0], c[2]) for c in cands[7:]]
     assert set(result.unscored_ids) == missing
     assert len(result.failures) == 1
+
+
+def test_most_batches_failing_keeps_every_member_and_says_partial() -> None:
+    """The issue-14 reproduction: 12 of 13 batches failed; the result is not a 1-member
+    'complete' rerank but 1 scored member followed by the other 48, flagged partial."""
+    cands = candidates(49)
+    table = table_for(cands)
+    missing = {c[0] for c in cands[4:]}
+    result = rerank_in_rounds_sync(rounds_of(cands, 4), "q", TableReranker(table, missing),
+                                   TopK(1))
+    assert result.reason == "partial" and len(result.failures) == 12
+    assert len(result.fragments) == 1 + 45 and result.scored == 1
+    assert [f.fragmentid for f in result.fragments[1:]] == [c[0] for c in cands[4:]]
+
+
+def test_the_merged_rounds_are_capped_keeping_the_tier_documents() -> None:
+    """MAX_RERANKING_OUTPUT_FRAG caps the merged result; the best fragment of each of the
+    min_output_doc best documents survives the cap even when it ranks below it."""
+    cands = [(f"docid-{d}-c{i}", "t", 0.5) for d in range(6) for i in range(50)]
+    table = {fid: 0.9 - 0.1 * int(fid.split("-")[1]) - 0.0001 * int(fid.split("c")[-1])
+             for fid, _, _ in cands}
+    everything = rerank_in_rounds_sync(rounds_of(cands, 100), "q", TableReranker(table),
+                                       TopK(300))
+    assert len(everything.fragments) == 300 and everything.capped == 0
+    result = rerank_in_rounds_sync(rounds_of(cands, 100), "q", TableReranker(table),
+                                   TopK(300), max_output=100, min_output_doc=5)
+    assert len(result.fragments) == 100 and result.capped == 200
+    assert {f.documentid for f in result.fragments} == {f"docid-{d}" for d in range(5)}
+    assert list(result.fragments) == sorted(result.fragments, key=order_key)
+    # documents 0 and 1 would fill the cap alone; documents 2-4 keep their best fragment each
+    assert sum(f.documentid in ("docid-0", "docid-1") for f in result.fragments) == 97
+    with pytest.raises(ConfigurationError):
+        rerank_in_rounds_sync([[("a-1", "t", 0.1)]], "q", NoReranking(), max_output=0)
+
+
+def test_the_cap_bounds_the_scored_part_and_keeps_every_unscored_member() -> None:
+    cands = candidates(30)
+    missing = {c[0] for c in cands[10:]}
+    result = rerank_in_rounds_sync(rounds_of(cands, 10), "q",
+                                   TableReranker(table_for(cands), missing), TopK(10),
+                                   max_output=4)
+    assert result.scored == 4 and result.capped == 6
+    assert [f.fragmentid for f in result.fragments[4:]] == [c[0] for c in cands[10:]]
+
+
+def test_a_configuration_error_of_the_reranker_is_raised_not_degraded() -> None:
+    class Misconfigured:
+        available = True
+
+        async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+            raise ConfigurationError("cross-encoder returned 3 scores for 4 pairs")
+
+    with pytest.raises(ConfigurationError, match="3 scores for 4 pairs"):
+        rerank_in_rounds_sync(rounds_of(candidates(8), 4), "q", Misconfigured(), TopK(3))
 
 
 def test_a_reranker_exception_degrades_one_round() -> None:
@@ -133,7 +193,8 @@ def test_a_reranker_exception_degrades_one_round() -> None:
 
     cands = candidates(10)
     result = rerank_in_rounds_sync(rounds_of(cands, 5), "q", Flaky(), TopK(10))
-    assert result.reranked and len(result.fragments) == 5
+    assert result.reranked and result.scored == 5 and len(result.fragments) == 10
+    assert [f.fragmentid for f in result.fragments[5:]] == [c[0] for c in cands[:5]]
     assert "model crashed" in str(result.failures[0].error)
     assert len(result.unscored_ids) == 5
 

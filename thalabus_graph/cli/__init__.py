@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         "category search, fragment-level datasets and reranking.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    common.add_logging_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         try:
@@ -59,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    common.configure_logging(args)
     if getattr(args, "json", False):
         args.handler = _errors_as_json(args.handler)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -32,8 +33,51 @@ def default_uri() -> str:
     return os.environ.get(ENV_URI) or DEFAULT_URI
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def add_logging_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
+    """Add ``-v/--verbose`` and ``--log-level`` (on a sub-command they only override the
+    top-level values when given)."""
+    default: object = 0 if top_level else argparse.SUPPRESS
+    parser.add_argument("-v", "--verbose", action="count", default=default,
+                        help="log to stderr: -v INFO, -vv DEBUG")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, type=str.upper,
+                        default=None if top_level else argparse.SUPPRESS,
+                        help="log level on stderr (default WARNING)")
+
+
+class _CliHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The stderr handler the CLI puts on the package logger (one at a time); it writes to
+    whatever ``sys.stderr`` is when a record arrives."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def configure_logging(args: argparse.Namespace) -> None:
+    """Send the package's log records to stderr at the level the flags ask for.
+
+    The handler sits on the ``thalabus_graph`` logger (records still propagate), and
+    replaces the one an earlier call in this process installed.
+    """
+    level_name = getattr(args, "log_level", None)
+    verbose = int(getattr(args, "verbose", 0) or 0)
+    if level_name is None:
+        level_name = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
+    package = logging.getLogger("thalabus_graph")
+    for old in [h for h in package.handlers if isinstance(h, _CliHandler)]:
+        package.removeHandler(old)
+    handler = _CliHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package.addHandler(handler)
+    package.setLevel(getattr(logging, level_name))
+
+
 def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> None:
-    """Add ``--json`` and (unless ``uri=False``) the connection options to a sub-command."""
+    """Add ``--json``, the logging flags and (unless ``uri=False``) the connection options to a
+    sub-command."""
     if uri:
         group = parser.add_argument_group(
             "connection", "default: $NEO4J_URI, $NEO4J_USERNAME, $NEO4J_PASSWORD, "
@@ -50,6 +94,7 @@ def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> 
         group.add_argument("--database", default=None,
                            help="database name (default: $NEO4J_DATABASE, else neo4j)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_logging_options(parser)
 
 
 def connection(args: argparse.Namespace) -> Connection:

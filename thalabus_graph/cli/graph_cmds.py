@@ -1,4 +1,5 @@
-"""``thalabus-graph ingest | query | rerank | datasets list|show``: the engine from a shell."""
+"""``thalabus-graph ingest | query | rerank | datasets list|show|hide|unhide``: the engine from
+a shell."""
 
 from __future__ import annotations
 
@@ -8,8 +9,22 @@ from typing import Any
 
 from thalabus_graph.cli import common, output
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import IngestError
+from thalabus_graph.errors import ConfigurationError, IngestError
+from thalabus_graph.rerank import (
+    NoReranking,
+    Percentile,
+    PerQueryNormalised,
+    ScoreGap,
+    SelectionPolicy,
+    ThresholdWithTiers,
+    TopK,
+)
 from thalabus_graph.settings import Settings
+
+POLICIES = ("threshold", "topk", "percentile", "gap", "normalised")
+NO_RERANKER = ("note: no reranker is configured (NoReranking): {what}. Set one with "
+               "THALABUS_RERANKER_URL=http://HOST:PORT (and THALABUS_RERANKER_PROTOCOL="
+               "vllm-score|vllm-rerank|tei|cohere|jina, THALABUS_RERANKER_MODEL).")
 
 
 def _graph(args: argparse.Namespace) -> ThalabusGraph:
@@ -71,17 +86,37 @@ def register(subparsers: Any) -> None:
         "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
         epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
                "  THALABUS_RERANKER_URL=http://127.0.0.1:8000 thalabus-graph rerank "
-               "'default#dataset_1' --query '\"religious conversion\"'")
+               "'default#dataset_1' --query '\"religious conversion\"'\n"
+               "  thalabus-graph rerank 'default#dataset_1' --policy topk --k 20\n"
+               "  thalabus-graph rerank 'default#dataset_1' --policy percentile "
+               "--percentile 80\n"
+               "policies: threshold (default: --threshold, else MIN_RERANKING_SCORE_FRAG, with "
+               "the diversity tiers), topk (--k), percentile (--percentile), gap (--min-keep, "
+               "--max-keep), normalised (--threshold in [0, 1], default 0.5)")
     p.add_argument("dataset", help="dataset id")
     p.add_argument("--query", default=None, help="query text (default: the dataset's query)")
     p.add_argument("--session", default=None, help="session of the new dataset")
+    p.add_argument("--policy", choices=POLICIES, default="threshold",
+                   help="selection policy per round (default threshold + tiers)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="threshold: minimum reranker score; normalised: minimum in [0, 1]")
+    p.add_argument("--k", type=int, default=10, help="topk: fragments kept per round")
+    p.add_argument("--percentile", type=float, default=90.0,
+                   help="percentile: keep scores at or above this percentile (0-100)")
+    p.add_argument("--min-keep", type=int, default=1, help="gap: fewest fragments kept")
+    p.add_argument("--max-keep", type=int, default=None, help="gap: most fragments kept")
+    p.add_argument("--max-output", type=int, default=None,
+                   help="cap on the merged result (default MAX_RERANKING_OUTPUT_FRAG)")
     p.add_argument("--limit", type=int, default=10)
     common.add_common_options(p)
     p.set_defaults(handler=_rerank)
 
-    p = subparsers.add_parser("datasets", help="list or show datasets", formatter_class=fmt,
-                              epilog="examples:\n  thalabus-graph datasets list\n"
-                                     "  thalabus-graph datasets show 'default#dataset_1'")
+    p = subparsers.add_parser(
+        "datasets", help="list, show, hide or unhide datasets", formatter_class=fmt,
+        epilog="examples:\n  thalabus-graph datasets list\n"
+               "  thalabus-graph datasets show 'default#rerank_1' --histogram scores.png\n"
+               "  thalabus-graph datasets hide 'default#rerank_1' docid-1003-c2 docid-1004\n"
+               "  thalabus-graph datasets unhide 'default#rerank_1' docid-1003-c2")
     sub = p.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
     q = sub.add_parser("list", help="every dataset")
     q.add_argument("--session", default=None)
@@ -91,8 +126,18 @@ def register(subparsers: Any) -> None:
     q.add_argument("dataset")
     q.add_argument("--limit", type=int, default=20)
     q.add_argument("--hidden", action="store_true", help="include hidden members")
+    q.add_argument("--histogram", default=None, metavar="FILE.png",
+                   help="plot retrieval weight against reranker weight of a derived dataset "
+                        "(needs the [plots] extra: matplotlib)")
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_show)
+    for action, hidden in (("hide", True), ("unhide", False)):
+        q = sub.add_parser(action, help=f"{action} members of one dataset (for its readers only)")
+        q.add_argument("dataset")
+        q.add_argument("members", nargs="+", metavar="FRAGMENT",
+                       help="fragment ids (or document ids of category members)")
+        common.add_common_options(q)
+        q.set_defaults(handler=_datasets_hide, hidden=hidden)
 
 
 def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +191,8 @@ def _short(text: str | None, width: int = 70) -> str:
 
 def _query(args: argparse.Namespace) -> int:
     with _graph(args) as g:
+        if args.rerank:
+            _say_if_no_reranker(g, "--rerank changes nothing")
         if args.rag:
             result = g.rag_fragments(args.text, ontology_id=args.ontology,
                                      subset_of_datasetids=args.within,
@@ -196,15 +243,48 @@ def _explain(args: argparse.Namespace) -> int:
     return common.EXIT_OK
 
 
+def _policy(args: argparse.Namespace, settings: Settings) -> SelectionPolicy:
+    """The selection policy the ``rerank`` flags ask for."""
+    if args.policy == "topk":
+        return TopK(args.k)
+    if args.policy == "percentile":
+        return Percentile(args.percentile)
+    if args.policy == "gap":
+        return ScoreGap(args.min_keep, args.max_keep)
+    if args.policy == "normalised":
+        return PerQueryNormalised(0.5 if args.threshold is None else args.threshold)
+    base = ThresholdWithTiers.from_settings(settings)
+    if args.threshold is None:
+        return base
+    return ThresholdWithTiers(args.threshold, base.min_output_frag, base.max_output_frag,
+                              base.min_output_doc)
+
+
+def _say_if_no_reranker(graph: ThalabusGraph, what: str) -> None:
+    """One line on stderr when the configured reranker is the identity."""
+    if isinstance(graph.reranker, NoReranking):
+        print(NO_RERANKER.format(what=what), file=sys.stderr)
+
+
 def _rerank(args: argparse.Namespace) -> int:
     with _graph(args) as g:
-        result = g.rerank_dataset(args.dataset, args.query, session=args.session)
+        policy = _policy(args, g.settings)
+        if args.max_output is not None and args.max_output < 1:
+            raise ConfigurationError("--max-output must be at least 1")
+        _say_if_no_reranker(g, "the dataset keeps its retrieval order and weights")
+        result = g.rerank_dataset(args.dataset, args.query, session=args.session,
+                                  policy=policy, max_output=args.max_output)
     if args.json:
         output.emit_json(result.to_dict())
         return common.EXIT_OK
-    state = "reranked" if result.reranked else f"order kept ({result.reason})"
+    if result.reranked:
+        state = "reranked" if result.reason is None else \
+            f"reranked, degraded ({result.reason}: {result.unscored} unscored members last)"
+    else:
+        state = f"order kept ({result.reason})"
     print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
-          f"{state}, {result.rounds} rounds, {result.failures} failures")
+          f"{state}, {result.rounds} rounds, {result.failures} failures, "
+          f"{result.capped} capped, weights on the {result.weight_scale} scale")
     for f in result.fragments[: args.limit]:
         print(f"  {f['score']:9.5f}  {f['fragmentid']:<20} {_short(f['text'], 50)}")
     return common.EXIT_OK
@@ -228,11 +308,51 @@ def _datasets_show(args: argparse.Namespace) -> int:
         info = g.datasets.get(args.dataset)
         members = g.datasets.members(args.dataset, include_hidden=args.hidden,
                                      limit=args.limit)
+        if args.histogram:
+            _histogram(g, info, args.histogram)
     if args.json:
         output.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
     print(f"{info['datasetid']}: {info['members']} members ({info['hidden']} hidden), "
           f"query {info['query']!r}, derived from {info['derived_from'] or '-'}")
+    if info.get("reranked") is not None:
+        state = "reranked" if info["reranked"] else "NOT reranked (order kept)"
+        reason = f", reason {info['reason']}" if info.get("reason") else ""
+        print(f"  {state}{reason}, {info.get('failures') or 0} failed batches, "
+              f"{info.get('unscored') or 0} unscored members")
+    print(f"  weights on the {info['weight_scale']} scale")
     for m in members:
-        print(f"  {m.weight:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}")
+        mark = " (unscored)" if m.unscored else ""
+        print(f"  {m.weight:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
+    if args.histogram:
+        print(f"histogram: {args.histogram}")
     return common.EXIT_OK
+
+
+def _histogram(graph: ThalabusGraph, info: dict[str, Any], path: str) -> None:
+    """Plot retrieval against reranker weight of every member (hidden ones too)."""
+    from thalabus_graph.rerank.plots import WeightPoint, render_weight_histogram
+
+    members = graph.datasets.members(info["datasetid"], include_hidden=True)
+    points = [WeightPoint(m.fragmentid, float(m.original_score), m.weight, m.unscored)
+              for m in members if m.original_score is not None]
+    s = graph.settings
+    retrieval = info["weight_scale"] == "retrieval"
+    threshold = s.min_reranking_score_doc if retrieval else s.min_reranking_score_frag
+    render_weight_histogram(points, path, threshold=threshold,
+                            title=f"{info['datasetid']} ({len(points)} members)",
+                            weight_label=f"weight ({info['weight_scale']} scale)")
+
+
+def _datasets_hide(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        missing = g.datasets.missing_members(args.dataset, args.members)
+        changed = g.datasets.hide(args.dataset, args.members, hidden=args.hidden)
+    action = "hidden" if args.hidden else "shown"
+    if args.json:
+        output.emit_json({"dataset": args.dataset, action: changed, "not_members": missing})
+    else:
+        print(f"{args.dataset}: {changed} members {action}")
+    for member in missing:
+        print(f"not a member of {args.dataset}: {member}", file=sys.stderr)
+    return common.EXIT_BAD_INPUT if missing else common.EXIT_OK

@@ -72,7 +72,8 @@ class Source:
         retriever: Retriever = ThalabusRetriever(graph)
         if reranker is not None:
             pool = max(50, k) if candidates is None else candidates
-            retriever = RerankingRetriever(retriever, ClauseReranker(reranker), candidates=pool,
+            # ThalabusRetriever.rerank_query hands the stage the positive semantic clauses
+            retriever = RerankingRetriever(retriever, reranker, candidates=pool,
                                            top_n=k, timeout_seconds=timeout_seconds,
                                            budget=budget, tracer=tracer)
         datasets = tuple(subset_of_datasetids) if subset_of_datasetids is not None else None
@@ -154,7 +155,8 @@ def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
     ``fragment_id``, ``document_id``, ``score`` (retrieval), ``contributions`` (the searches
     that found it), ``reranked`` (whether a reranker ordered this result); when a reranker
     scored the hit, ``rerank_score``; when the stage fell back to the retrieved order,
-    ``degraded_reason`` (``budget``, ``timeout``, ``failed`` or ``empty``).
+    ``degraded_reason`` (``budget``, ``timeout``, ``failed``, ``empty`` or
+    ``no-semantic-query``).
     """
     metadata: dict[str, Any] = {
         "fragment_id": hit.chunk_id,

@@ -46,13 +46,29 @@ from thalabus_graph.rerank.rounds import (
     rounds_of,
 )
 from thalabus_graph.rerank.score_api import PROTOCOLS, ScoreApiReranker
-from thalabus_graph.rerank.stage import Hit, RerankingRetriever, RetrievalResult, Retriever
-from thalabus_graph.rerank.tracing import DEGRADED, RERANKED, RecordingTracer, TraceEvent, Tracer
+from thalabus_graph.rerank.stage import (
+    Hit,
+    RerankingRetriever,
+    RerankQueryRetriever,
+    RetrievalResult,
+    Retriever,
+)
+from thalabus_graph.rerank.tracing import (
+    DEGRADED,
+    RERANK_SPAN,
+    RERANKED,
+    RecordingTracer,
+    Span,
+    SpanTracer,
+    TraceEvent,
+    Tracer,
+)
 
 __all__ = [
     "DEGRADED",
     "PROTOCOLS",
     "RERANKED",
+    "RERANK_SPAN",
     "Budget",
     "BudgetPolicy",
     "CrossEncoder",
@@ -65,6 +81,7 @@ __all__ = [
     "Percentile",
     "RecordingTracer",
     "RerankFailure",
+    "RerankQueryRetriever",
     "RerankReply",
     "Reranker",
     "RerankingRetriever",
@@ -76,6 +93,8 @@ __all__ = [
     "ScoredFragment",
     "Selection",
     "SelectionPolicy",
+    "Span",
+    "SpanTracer",
     "ThresholdWithTiers",
     "TopK",
     "TraceEvent",

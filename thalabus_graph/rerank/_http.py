@@ -10,6 +10,7 @@ import asyncio
 import email.utils
 import functools
 import json
+import logging
 import random
 import ssl
 import time
@@ -31,6 +32,8 @@ from thalabus_graph.errors import (
     ServiceTimeout,
 )
 from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ class HttpPoster:
                 if attempt >= self.retry.max_retries:
                     raise
                 retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
+                logger.info("%s: %s; retry %d of %d", self.url, exc, attempt + 1,
+                            self.retry.max_retries)
                 await asyncio.sleep(self.retry.delay(attempt, retry_after))
                 attempt += 1
 
@@ -220,6 +225,7 @@ def merge_batches(batches: Sequence[Sequence[Passage]], outcomes: Sequence[Batch
             if not isinstance(outcome, Exception):
                 raise outcome
             failures.append(RerankFailure(tuple(p.id for p in batch), as_service_error(outcome)))
+            logger.warning("a scoring batch of %d passages failed: %s", len(batch), outcome)
             continue
         batch_scores, batch_usage = outcome
         scores.update(batch_scores)

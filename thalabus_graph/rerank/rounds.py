@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import math
 from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from thalabus_graph.rerank.policies import (
 from thalabus_graph.rerank.protocol import Passage, Reranker, RerankFailure, is_score
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -50,14 +52,21 @@ class RoundsResult:
 
     Attributes:
         fragments: survivors of every round, merged by fragment id (higher score kept), sorted
-            by score descending then fragment id; ``score`` is the reranker's.
+            by score descending then fragment id, ``score`` being the reranker's; then, after
+            a partial failure, the unscored candidates in their retrieved order with their
+            retrieval scores (``original_score`` equal to ``score``). At most ``max_output``
+            scored fragments; the unscored ones are all kept (nothing judged them).
         reranked: False when the order was inherited (empty query, or no round got a single
             score), True otherwise.
         rounds: how many rounds ran.
         failures: failed batches (and reranker exceptions) of every round.
-        unscored_ids: candidates the reranker could not score; they take no part in selection.
+        unscored_ids: candidates the reranker could not score; they take no part in selection
+            and follow every scored fragment.
         tiers: per round, the `ThresholdWithTiers` tier that selected (None for other policies).
-        reason: why ``reranked`` is False: ``no-semantic-query`` | ``failed`` | ``empty``.
+        reason: ``no-semantic-query`` | ``failed`` | ``empty`` when ``reranked`` is False;
+            ``partial`` when some candidates went unscored; None for a complete rerank.
+        scored: how many fragments of ``fragments`` carry a reranker score (the first ones).
+        capped: how many selected fragments the ``max_output`` cap removed.
 
     Example:
         >>> RoundsResult((), reranked=False, reason="no-semantic-query").degraded
@@ -71,6 +80,8 @@ class RoundsResult:
     unscored_ids: tuple[str, ...] = ()
     tiers: tuple[int | None, ...] = ()
     reason: str | None = None
+    scored: int = 0
+    capped: int = 0
 
     @property
     def degraded(self) -> bool:
@@ -129,20 +140,37 @@ async def rerank_in_rounds(
     query: str,
     reranker: Reranker,
     policy: SelectionPolicy | None = None,
+    *,
+    max_output: int | None = None,
+    min_output_doc: int = 0,
 ) -> RoundsResult:
-    """Rerank each round with ``reranker``, select with ``policy``, merge rounds.
+    """Rerank each round with ``reranker``, select with ``policy``, merge rounds, cap.
 
     ``query`` is the semantic part of the query only. An empty ``query`` keeps the input order
     (first occurrence of each fragment id, retrieval scores) with ``reranked=False``. When no
     candidate of any round gets a score, the input order is kept likewise (``reason`` says
     ``failed`` or ``empty``). Candidates left unscored by a partly failed round are listed in
-    ``unscored_ids`` and are not selected: an unscored fragment is not evidence of relevance.
+    ``unscored_ids``, take no part in selection (an unscored fragment is not evidence of
+    relevance) and follow every scored fragment in their retrieved order (``reason``
+    ``partial``), as the reranking stage orders them.
+
+    ``max_output`` (``MAX_RERANKING_OUTPUT_FRAG``) caps the merged result: the best fragment
+    of each of the ``min_output_doc`` best documents is kept first (the diversity the tiers
+    guaranteed), then the rest by rank. The cap bounds what the reranker judged: unscored
+    candidates are all kept after it, as an inherited order (``reranked=False``) is kept
+    whole, since nothing judged them.
+
+    Raises:
+        ConfigurationError: raised by the reranker (a misconfiguration, never a degraded
+            round) or a bad ``max_output``.
 
     Example:
         ``result = await rerank_in_rounds(rounds_of(candidates, 5000), '"bob" AND "cat"',
         reranker, ThresholdWithTiers())``
     """
     chosen_policy: SelectionPolicy = policy if policy is not None else ThresholdWithTiers()
+    if max_output is not None and max_output < 1:
+        raise ConfigurationError("max_output must be at least 1")
     if not query.strip():
         return await _keep_order(rounds, "no-semantic-query")
     merged: dict[str, ScoredFragment] = {}
@@ -162,6 +190,8 @@ async def rerank_in_rounds(
             continue
         try:
             reply = await reranker.score(query, passages)
+        except ConfigurationError:  # misconfiguration: fix the call, do not degrade
+            raise
         except Exception as exc:  # one failing round degrades, it does not end the run
             failures.append(RerankFailure(tuple(p.id for p in passages), as_service_error(exc)))
             unscored.update(dict.fromkeys(p.id for p in passages))
@@ -191,6 +221,8 @@ async def rerank_in_rounds(
     unscored_ids = tuple(i for i in unscored if i not in scored_anywhere)
     if not any_scored and inputs:
         reason = "failed" if failures else "empty"
+        logger.warning("rerank: no candidate of %d rounds got a score (%s); order kept",
+                       count, reason)
         return RoundsResult(
             tuple(_original(p) for p in inputs.values()),
             reranked=False,
@@ -200,14 +232,46 @@ async def rerank_in_rounds(
             tiers=tuple(tiers),
             reason=reason,
         )
+    selected = ranked(list(merged.values()))
+    kept = _cap(selected, max_output, min_output_doc)
+    tail = [_original(inputs[i]) for i in unscored_ids]
+    if unscored_ids:
+        logger.warning("rerank: %d of %d candidates unscored (%d failed batches); they "
+                       "follow the scored ones", len(unscored_ids), len(inputs), len(failures))
+    logger.info("rerank: %d rounds, %d candidates, %d selected, %d kept after the cap",
+                count, len(inputs), len(selected), len(kept))
     return RoundsResult(
-        tuple(ranked(list(merged.values()))),
+        tuple(kept + tail),
         reranked=True,
         rounds=count,
         failures=tuple(failures),
         unscored_ids=unscored_ids,
         tiers=tuple(tiers),
+        reason="partial" if unscored_ids else None,
+        scored=len(kept),
+        capped=len(selected) - len(kept),
     )
+
+
+def _cap(order: list[ScoredFragment], cap: int | None, min_docs: int) -> list[ScoredFragment]:
+    """At most ``cap`` of ``order`` (ranked): the best fragment of each of the ``min_docs``
+    best documents first, then the rest by rank; the result stays ranked."""
+    if cap is None or len(order) <= cap:
+        return order
+    keep: list[str] = []
+    seen: set[str] = set()
+    for f in order:
+        if len(seen) >= min(min_docs, cap):
+            break
+        if f.documentid not in seen:
+            seen.add(f.documentid)
+            keep.append(f.fragmentid)
+    chosen = set(keep)
+    for f in order:
+        if len(chosen) >= cap:
+            break
+        chosen.add(f.fragmentid)
+    return [f for f in order if f.fragmentid in chosen]
 
 
 async def _keep_order(
@@ -243,6 +307,9 @@ def rerank_in_rounds_sync(
     query: str,
     reranker: Reranker,
     policy: SelectionPolicy | None = None,
+    *,
+    max_output: int | None = None,
+    min_output_doc: int = 0,
 ) -> RoundsResult:
     """`rerank_in_rounds` for synchronous callers.
 
@@ -256,13 +323,14 @@ def rerank_in_rounds_sync(
         >>> [(f.fragmentid, f.score) for f in result.fragments]
         [('d-1-c1', 0.4)]
     """
-    coro_args = (rounds, query, reranker, policy)
+    coro = rerank_in_rounds(rounds, query, reranker, policy, max_output=max_output,
+                            min_output_doc=min_output_doc)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(rerank_in_rounds(*coro_args))
+        return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, rerank_in_rounds(*coro_args)).result()
+        return pool.submit(asyncio.run, coro).result()
 
 
 def rerank_fragments(

@@ -7,17 +7,22 @@ or invalid replies degrade to the retrieved order (``reranked=False``) with a tr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from thalabus_graph.errors import CapabilityError, ConfigurationError
 from thalabus_graph.rerank.budget import BudgetPolicy
 from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, document_id, is_score
-from thalabus_graph.rerank.tracing import DEGRADED, RERANKED, Tracer
+from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
-DEGRADE_REASONS = ("budget", "timeout", "failed", "empty")
-"""The ``reason`` values of a ``thalabus.rerank.degraded`` event."""
+DEGRADE_REASONS = ("budget", "timeout", "failed", "empty", "no-semantic-query")
+"""The ``reason`` values of a ``thalabus.rerank.degraded`` event (``no-semantic-query``: the
+inner retriever said the query has nothing to rerank against, so the reranker is not called)."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,9 +58,11 @@ class RetrievalResult:
     Attributes:
         reranked: True when a reranker ordered the hits (also for `NoReranking`); False when
             the order is inherited from the inner retriever.
-        degraded_reason: ``budget`` | ``timeout`` | ``failed`` | ``empty`` when the stage fell
-            back to the retrieved order, else None.
+        degraded_reason: ``budget`` | ``timeout`` | ``failed`` | ``empty`` |
+            ``no-semantic-query`` when the stage kept the retrieved order, else None.
         usage: what the reranker reported for this call.
+        candidates: how many distinct candidates the stage considered (0 for an inner
+            retriever's own result).
 
     Example:
         >>> RetrievalResult((Hit("d-1", score=0.5),)).reranked
@@ -66,6 +73,7 @@ class RetrievalResult:
     reranked: bool = False
     degraded_reason: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    candidates: int = 0
 
 
 @runtime_checkable
@@ -79,12 +87,31 @@ class Retriever(Protocol):
         ...
 
 
+@runtime_checkable
+class RerankQueryRetriever(Retriever, Protocol):
+    """A `Retriever` that also says what its query asks the reranker.
+
+    The stage sends ``rerank_query(query)`` to the reranker instead of the raw query text; an
+    empty string or None means there is nothing to rerank against (the stage keeps the
+    retrieved order, reason ``no-semantic-query``). Retrievers without the method have their
+    query sent verbatim. `ThalabusRetriever` answers with the positive semantic clauses only,
+    so category predicates and excluded phrases never reach the reranker.
+    """
+
+    def rerank_query(self, query: str) -> str | None:
+        """The text the reranker scores passages against, or None/"" for none."""
+        ...
+
+
 class RerankingRetriever:
     """A `Retriever` that asks ``inner`` for ``candidates`` hits and reranks them to ``top_n``.
 
     Degrades, never fails, on reranker trouble: budget exhausted (the reranker is not called),
     timeout, an exception, or a reply with no usable scores keep the retrieved order with
-    ``reranked=False`` and a ``thalabus.rerank.degraded`` trace event naming the reason.
+    ``reranked=False`` and a ``thalabus.rerank.degraded`` trace event naming the reason. A
+    `ConfigurationError` from the reranker is a misconfiguration, not a runtime fault: it is
+    raised. The reranker is asked the inner retriever's rerank query (`RerankQueryRetriever`);
+    a query with nothing to rerank against keeps the order (reason ``no-semantic-query``).
     Cancellation and the inner retriever's errors propagate. A reranker with ``billable =
     False`` (`NoReranking`) is never charged to the budget.
 
@@ -132,16 +159,32 @@ class RerankingRetriever:
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``min(k, top_n)`` hits, reranked when possible.
 
+        The reranker sees the inner retriever's `RerankQueryRetriever.rerank_query` when it
+        has one (else ``query``). A tracer with spans gets one ``thalabus.rerank`` span per
+        call with the attributes ``candidates``, ``kept``, ``reranked``, ``degraded_reason``
+        and ``usage.*``.
+
         Raises:
-            ConfigurationError: ``k < 1``.
+            ConfigurationError: ``k < 1``, or raised by the reranker (a misconfiguration is
+                not a runtime fault: it is never turned into a degraded result).
         """
         if k < 1:
             raise ConfigurationError("k must be at least 1")
+        with self._span() as span:
+            result = await self._retrieve(query, scope, k)
+            if span is not None:
+                span.set_attributes(_span_attributes(result))
+        return result
+
+    async def _retrieve(self, query: str, scope: Any, k: int) -> RetrievalResult:
         limit = min(k, self.top_n)
         found = await self.inner.retrieve(query, scope=scope, k=self.candidates)
         hits = _unique(found.hits)[: self.candidates]
         if not hits:
             return RetrievalResult((), reranked=False)
+        asked = self._rerank_query(query)
+        if not asked:
+            return self._degrade(hits, limit, "no-semantic-query")
         budget = self.budget if getattr(self.reranker, "billable", True) else None
         if budget is not None and not budget.try_acquire():
             return self._degrade(hits, limit, "budget")
@@ -149,15 +192,32 @@ class RerankingRetriever:
         reply: RerankReply | None = None
         try:
             async with asyncio.timeout(self.timeout_seconds):
-                reply = await self.reranker.score(query, passages)
+                reply = await self.reranker.score(asked, passages)
         except TimeoutError:
             return self._degrade(hits, limit, "timeout")
+        except ConfigurationError:  # misconfiguration: fix the call, do not degrade
+            raise
         except Exception as exc:  # a failing reranker degrades; cancellation propagates
             return self._degrade(hits, limit, "failed", error=repr(exc))
         finally:
             if budget is not None:  # the reserved call is recorded, with what it reported
                 budget.record(reply.usage if reply is not None else {})
         return self._apply(hits, limit, reply)
+
+    def _rerank_query(self, query: str) -> str | None:
+        """What the reranker is asked: the inner retriever's rerank query when it has one."""
+        if isinstance(self.inner, RerankQueryRetriever):
+            return self.inner.rerank_query(query)
+        return query
+
+    @contextlib.contextmanager
+    def _span(self) -> Iterator[Span | None]:
+        opener = getattr(self.tracer, "span", None)
+        if opener is None:
+            yield None
+            return
+        with opener(RERANK_SPAN) as span:
+            yield span
 
     def _apply(self, hits: list[Hit], limit: int, reply: RerankReply) -> RetrievalResult:
         wanted = {h.chunk_id for h in hits}
@@ -189,7 +249,8 @@ class RerankingRetriever:
                 "returned": min(limit, len(ordered)),
             },
         )
-        return RetrievalResult(tuple(ordered[:limit]), reranked=True, usage=usage)
+        return RetrievalResult(tuple(ordered[:limit]), reranked=True, usage=usage,
+                               candidates=len(hits))
 
     def _degrade(
         self,
@@ -204,12 +265,28 @@ class RerankingRetriever:
         if error:
             attributes["error"] = error
         self._trace(DEGRADED, attributes)
+        logger.info("rerank kept the retrieved order of %d candidates: %s", len(hits), reason)
         kept = tuple(replace(h, rerank_score=None) for h in hits[:limit])
-        return RetrievalResult(kept, reranked=False, degraded_reason=reason, usage=usage or {})
+        return RetrievalResult(kept, reranked=False, degraded_reason=reason, usage=usage or {},
+                               candidates=len(hits))
 
     def _trace(self, name: str, attributes: Mapping[str, object]) -> None:
         if self.tracer is not None:
             self.tracer.event(name, attributes)
+
+
+def _span_attributes(result: RetrievalResult) -> dict[str, object]:
+    """The attributes of a ``thalabus.rerank`` span (flat; a None reason is left out)."""
+    out: dict[str, object] = {
+        "candidates": result.candidates,
+        "kept": len(result.hits),
+        "reranked": result.reranked,
+    }
+    if result.degraded_reason is not None:
+        out["degraded_reason"] = result.degraded_reason
+    for key, value in result.usage.items():
+        out[f"usage.{key}"] = value
+    return out
 
 
 def _unique(hits: Sequence[Hit]) -> list[Hit]:
