@@ -61,18 +61,6 @@ def _ok(*args: str, env: dict[str, str], stdin: str | None = None) -> str:
     return done.stdout
 
 
-def test_wrong_or_missing_password_is_one_line_and_exit_1(auth_server: tuple[str, str]) -> None:
-    uri, _ = auth_server
-    for env in (_env(uri, "wrong-password"), _env(uri, None)):
-        for command in (["migrate"], ["datasets", "list"], ["query", "'x'"]):
-            done = _cli(*command, env=env)
-            assert done.returncode == 1, done
-            lines = done.stderr.strip().splitlines()
-            assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
-            assert "authentication failed" in lines[0] and "NEO4J_PASSWORD" in lines[0]
-            assert "Traceback" not in done.stderr
-
-
 def test_every_cli_command_works_with_the_four_variables(auth_server: tuple[str, str],
                                                         tmp_path: Path) -> None:
     uri, password = auth_server
@@ -116,3 +104,17 @@ def test_api_connects_with_the_four_variables(auth_server: tuple[str, str],
     monkeypatch.setenv("NEO4J_DATABASE", "nosuchdb")
     with ThalabusGraph.connect() as g, pytest.raises(GraphError, match=r"(?i)database"):
         g.datasets.list_datasets(None)
+
+
+def test_wrong_or_missing_password_is_one_line_and_exit_1(auth_server: tuple[str, str]) -> None:
+    # Last in the module: the failed logins trip Neo4j's authentication rate limit
+    # (3 failures lock the user for a few seconds), which would fail the tests after it.
+    uri, _ = auth_server
+    for env in (_env(uri, "wrong-password"), _env(uri, None)):
+        for command in (["migrate"], ["datasets", "list"], ["query", "'x'"]):
+            done = _cli(*command, env=env)
+            assert done.returncode == 1, done
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+            assert "authentication failed" in lines[0] and "NEO4J_PASSWORD" in lines[0]
+            assert "Traceback" not in done.stderr

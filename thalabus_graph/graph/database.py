@@ -19,6 +19,8 @@ from thalabus_graph.graph import cypher_library
 
 T = TypeVar("T")
 Record = dict[str, Any]
+AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
+"""Neo4j's answer after repeated failed logins (not an ``AuthError`` in the driver)."""
 
 
 @contextmanager
@@ -34,6 +36,10 @@ def mapped_errors(what: str) -> Iterator[None]:
                          "NEO4J_USERNAME and NEO4J_PASSWORD (or --username / --password-stdin)"
                          ) from exc
     except Neo4jError as exc:
+        if exc.code == AUTH_RATE_LIMIT:
+            raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
+                             "this user for a few seconds (dbms.security.auth_lock_time); check "
+                             "NEO4J_USERNAME and NEO4J_PASSWORD, then retry") from exc
         raise GraphError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j.exceptions.DriverError as exc:
         raise GraphError(f"{what}: {exc}") from exc
