@@ -92,6 +92,8 @@ class Corpus:
         qrels: query ``_id`` -> {document ``_id``: relevance}.
         doc_vectors: document ``_id`` -> vector, or None when not precomputed.
         query_vectors: query text -> vector, or None when not precomputed.
+        doc_languages: document ``_id`` -> ``language`` of its corpus line (when given).
+        query_languages: query ``_id`` -> ``language`` of its query line (when given).
     """
 
     docs: dict[str, tuple[str, str]]
@@ -99,6 +101,13 @@ class Corpus:
     qrels: dict[str, dict[str, int]]
     doc_vectors: dict[str, npt.NDArray[np.float32]] | None = None
     query_vectors: dict[str, npt.NDArray[np.float32]] | None = None
+    doc_languages: dict[str, str] = field(default_factory=dict)
+    query_languages: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def multilingual(self) -> bool:
+        """True when documents and queries carry a ``language`` (a mixed-language pool)."""
+        return bool(self.doc_languages) and bool(self.query_languages)
 
     @property
     def precomputed(self) -> bool:
@@ -170,22 +179,31 @@ def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
             raise FileNotFoundError(f"{needed} is missing (BEIR layout expected under {data})")
     qrels = read_qrels(data / "qrels" / f"{split}.tsv")
     queries: dict[str, str] = {}
+    query_languages: dict[str, str] = {}
     for row in _jsonl(data / "queries.jsonl"):
         qid = str(row["_id"])
         if qid in qrels and str(row.get("text") or "").strip():
             queries[qid] = str(row["text"])
+            if row.get("language"):
+                query_languages[qid] = str(row["language"])
     if limit_queries is not None:
         queries = dict(spread(list(queries.items()), limit_queries))
     qrels = {q: qrels[q] for q in queries}
     docs: dict[str, tuple[str, str]] = {}
+    doc_languages: dict[str, str] = {}
     judged = {d for judgments in qrels.values() for d in judgments}
     for row in _jsonl(data / "corpus.jsonl"):
         docs[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
+        if row.get("language"):
+            doc_languages[str(row["_id"])] = str(row["language"])
     if limit_docs is not None:
         room = max(limit_docs - len(judged & docs.keys()), 0)
         others = set(spread([d for d in docs if d not in judged], room))
         docs = {d: value for d, value in docs.items() if d in judged or d in others}
-    corpus = Corpus(docs, queries, qrels)
+    corpus = Corpus(docs, queries, qrels,
+                    doc_languages={d: doc_languages[d] for d in docs if d in doc_languages},
+                    query_languages={q: query_languages[q] for q in queries
+                                     if q in query_languages})
     vector_dir = data / "embeddings"
     doc_vectors = _vectors(vector_dir, "corpus")
     query_vectors = _vectors(vector_dir, "queries")
@@ -205,11 +223,14 @@ def chapter_text(title: str, text: str) -> str:
 
 
 def documents(corpus: Corpus) -> Iterator[dict[str, Any]]:
-    """The corpus as ingestion dicts: one chapter, no paragraphs, vectors when precomputed."""
+    """The corpus as ingestion dicts: one chapter, no paragraphs, vectors and ``language``
+    when given."""
     for doc_id, (title, text) in corpus.docs.items():
         documentid = DOC_PREFIX + doc_id
         doc: dict[str, Any] = {"documentid": documentid, "title": title,
                                "chapters": [chapter_text(title, text)], "paragraphs": [[]]}
+        if doc_id in corpus.doc_languages:
+            doc["language"] = corpus.doc_languages[doc_id]
         if corpus.doc_vectors is not None:
             doc["embeddings"] = {f"{documentid}-c1": corpus.doc_vectors[doc_id].tolist()}
         yield doc
