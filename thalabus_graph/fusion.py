@@ -29,10 +29,11 @@ changes a fragment's score.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from thalabus_graph.fragments import Fragment, sort_fragments
 
@@ -137,10 +138,12 @@ def slot_scores(semantic: Mapping[str, float], fused: Mapping[str, float],
                 ) -> dict[str, float]:
     """Final scores: each group's members take the group's slots.
 
+    Keys are documents for ``LanguageSlots`` (any hashable id works).
+
     Args:
-        semantic: fragment id -> semantic score (the output scale) of the semantic hits.
-        fused: fragment id -> convex score in [0, 1] of every candidate (semantic or not).
-        groups: fragment id -> group key (its document's language; None is a group too).
+        semantic: id -> semantic score (the output scale) of the semantic hits.
+        fused: id -> convex score in [0, 1] of every candidate (semantic or not).
+        groups: id -> group key (its document's language; None is a group too).
         reordered: the groups whose members are ordered by ``fused`` (the query's language);
             members of the other groups keep their semantic order.
 
@@ -171,17 +174,21 @@ class LanguageSlots:
     """The ``language-slots`` rule fitted on one phrase's unrestricted candidates.
 
     Build it with ``fit``; ``fuse`` scores any (possibly restricted) lists of the same phrase.
+    Slots are held by documents (a document's slot is its best semantic fragment score, its
+    fused score its best fragment's); a fragment scores its document's slot minus how far its
+    own convex score lies below its document's best, on the semantic scale
+    (``(fused_doc - fused) * (hi - lo)``), so fragments of one document keep the convex order.
 
     Attributes:
         semantic_range: (lo, hi) semantic score of the candidates.
         text_weight: ``w`` of the convex fusion.
         full_coverage: weighted word coverage at which text evidence counts whole (0: always).
         floor: the lowest semantic score of the candidates (1.0 without any): slots of
-            text-only candidates lie below it.
+            text-only documents lie below it.
         idf: query word -> its rarity weight among the candidates.
-        languages: document id -> language, for every candidate's document.
         query_language: the language whose documents lexical evidence reorders.
-        scores: fragment id -> final score of every candidate.
+        slots: document id -> its slot, for every candidate document.
+        best_fused: document id -> the best convex score of its candidate fragments.
     """
 
     semantic_range: tuple[float, float]
@@ -189,9 +196,9 @@ class LanguageSlots:
     full_coverage: float
     floor: float
     idf: Mapping[str, float]
-    languages: Mapping[str, str | None]
-    query_language: str | None
-    scores: Mapping[str, float]
+    query_language: str | None = None
+    slots: Mapping[str, float] = field(default_factory=dict)
+    best_fused: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def fit(cls, query: str, semantic: Sequence[Fragment], text: Sequence[Fragment], *,
@@ -209,26 +216,30 @@ class LanguageSlots:
         candidates = len(sem.keys() | hit_words.keys())
         idf = {w: math.log(1 + candidates / (1 + sum(w in found for found in hit_words.values())))
                for w in words(query)}
-        floor = lo if sem else 1.0
-        model = cls((lo, hi), text_weight, full_coverage, floor, idf, dict(languages), None, {})
+        model = cls((lo, hi), text_weight, full_coverage, lo if sem else 1.0, idf)
         evidence = model.evidence(text)
         fused = model.fused(semantic, evidence)
         query_language = None
         if evidence:
             strongest = min(evidence, key=lambda f: (-f.score, f.fragmentid))
             query_language = languages.get(strongest.documentid)
-        first, _ = _merged((semantic, text))
-        groups = {fid: languages.get(f.documentid) for fid, f in first.items()}
-        scores = slot_scores(sem, fused, groups, (query_language,))
-        return cls((lo, hi), text_weight, full_coverage, floor, idf, dict(languages),
-                   query_language, scores)
+        doc_sem: dict[str, float] = {}
+        for f in semantic:
+            doc_sem[f.documentid] = max(doc_sem.get(f.documentid, f.score), f.score)
+        best_fused: dict[str, float] = {}
+        for f in (*semantic, *text):
+            best_fused[f.documentid] = max(best_fused.get(f.documentid, 0.0),
+                                           fused[f.fragmentid])
+        groups = {d: languages.get(d) for d in best_fused}
+        slots = slot_scores(doc_sem, best_fused, groups, (query_language,))
+        return dataclasses.replace(model, query_language=query_language, slots=slots,
+                                   best_fused=best_fused)
 
     def coverage(self, text: str | None) -> float:
         """Share of the query's rarity weight that ``text`` contains (0 without query words).
 
         Example:
-            >>> m = LanguageSlots((0, 1), 0.5, 0.25, 0.0, {"mit": 0.5, "gemüse": 1.5}, {}, None,
-            ...                   {})
+            >>> m = LanguageSlots((0, 1), 0.5, 0.25, 0.0, {"mit": 0.5, "gemüse": 1.5})
             >>> m.coverage("Brot mit Butter")
             0.25
         """
@@ -253,15 +264,23 @@ class LanguageSlots:
                              text_weight=self.text_weight)
 
     def fuse(self, semantic: Sequence[Fragment], text: Sequence[Fragment]) -> list[Fragment]:
-        """The fused list of these (possibly restricted) hits: a candidate keeps its fitted
-        score; a fragment only a restricted search found lies below every candidate
-        (``floor * fused``, like a text-only slot)."""
+        """The fused list of these (possibly restricted) hits of the fitted phrase.
+
+        A fragment of a candidate document scores from its document's slot (class docstring,
+        never above the slot); a document only a restricted search found lies below every
+        candidate (``floor * fused``, like a text-only slot).
+        """
+        fused = self.fused(semantic, self.evidence(text))
+        span = max(self.semantic_range[1] - self.semantic_range[0], 0.0)
         first, contributions = _merged((semantic, text))
-        missing = [fid for fid in first if fid not in self.scores]
-        scores = dict(self.scores)
-        if missing:
-            fused = self.fused(semantic, self.evidence(text))
-            scores.update({fid: self.floor * fused[fid] for fid in missing})
+        scores: dict[str, float] = {}
+        for fid, f in first.items():
+            slot = self.slots.get(f.documentid)
+            if slot is None:
+                scores[fid] = self.floor * fused[fid]
+            else:
+                below = max(self.best_fused[f.documentid] - fused[fid], 0.0) * span
+                scores[fid] = max(slot - below, 0.0)
         return _rescored(first, contributions, scores)
 
 
