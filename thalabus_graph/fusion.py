@@ -34,21 +34,24 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from thalabus_graph.fragments import Fragment, sort_fragments
 
 _WORD = re.compile(r"\w+")
 
 
-def words(text: str | None) -> set[str]:
+@lru_cache(maxsize=4096)
+def words(text: str | None) -> frozenset[str]:
     """The distinct lowercased word tokens of ``text`` (runs of letters and digits, split as
     Lucene's standard tokenizer splits them, closely enough for counting shared words).
+    Cached: fitting and applying a rule look at the same hit texts several times.
 
     Example:
         >>> sorted(words("Brot mit Butter, mit Salz"))
         ['brot', 'butter', 'mit', 'salz']
     """
-    return set(_WORD.findall(text.lower())) if text else set()
+    return frozenset(_WORD.findall(text.lower())) if text else frozenset()
 
 
 def _merged(lists: Iterable[Sequence[Fragment]]
