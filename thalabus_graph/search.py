@@ -368,15 +368,16 @@ class SearchExecutor:
         return self._fusions[phrase]
 
     def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:
-        """The stored ``language`` of each document (None when it has none), one read."""
+        """The stored ``language`` of each document (None when it has none or is unknown), one
+        read returning a row per language."""
         ids = sorted(set(documentids))
         if not ids:
             return {}
         step = Step("fusion", {"rule": "language-slots", "documents": len(ids)})
         self.steps.append(step)
         rows = self._read(step, "document_languages", documentids=ids)
-        return {str(r["documentid"]): (None if r["language"] is None else str(r["language"]))
-                for r in rows}
+        return {str(d): (None if r["language"] is None else str(r["language"]))
+                for r in rows for d in r["documentids"]}
 
     # --- categories and universe ---------------------------------------------------------
     def category_documents(self, name: str, values: Sequence[str]) -> DocSet:
