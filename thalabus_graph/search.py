@@ -17,6 +17,7 @@ from typing import Any
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
+from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
 from thalabus_graph.graph.database import Database, Record
 from thalabus_graph.settings import Settings
 
@@ -103,6 +104,7 @@ class SearchExecutor:
         self.embed_ms = 0.0
         self._counts: dict[str, int] | None = None
         self._semantic_ranges: dict[str, tuple[float, float]] = {}
+        self._fusions: dict[str, LanguageSlots] = {}
         self._text_best_cache: dict[tuple[str, str, str | None], float] = {}
         self._vectors: dict[str, list[float]] = {}
 
@@ -166,7 +168,7 @@ class SearchExecutor:
         if not fuse:
             return semantic
         text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
-        return self._fuse(phrase, semantic, text)
+        return self._fuse(phrase, semantic, text, restricted=docs != self.scope)
 
     def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
         vector = self.query_vector(phrase)
@@ -328,35 +330,54 @@ class SearchExecutor:
         hi = max((f.score for f in fragments), default=0.0)
         self._semantic_ranges[phrase] = (lo, hi)
 
-    def _fuse(self, phrase: str, semantic: Sequence[Fragment],
-              text: Sequence[Fragment]) -> list[Fragment]:
-        """Fuse a phrase's semantic and text fragments by ``settings.fusion``.
+    def _fuse(self, phrase: str, semantic: Sequence[Fragment], text: Sequence[Fragment], *,
+              restricted: bool = False) -> list[Fragment]:
+        """Fuse a phrase's semantic and text fragments by ``settings.fusion`` (see
+        ``thalabus_graph.fusion``).
 
-        convex: ``(1 - w) * semantic_minmax + w * text`` (text already divided by its best);
-        max: the larger of the two normalised scores; rrf: reciprocal rank fusion.
-        Semantic scores are min-max normalised over the phrase's unrestricted search, so a
-        pushed-down filter never changes a fragment's fused score (rrf ranks do change).
+        language-slots: fitted once per phrase on its unrestricted (scoped) candidates, then
+        applied to these hits; convex: ``(1 - w) * semantic_minmax + w * text``; max: the larger
+        of the two; rrf: reciprocal rank fusion. Semantic scores are min-max normalised over the
+        phrase's unrestricted search, so a pushed-down filter never changes a fragment's fused
+        score (rrf ranks do change). ``restricted`` says these hits are a filtered search.
         """
         rule = self.settings.fusion
         if rule == "rrf":
-            return _rrf(semantic, text, self.settings.rrf_k)
-        lo, hi = self._semantic_range(phrase)
-        span = hi - lo
-        w = self.settings.fusion_text_weight
-        sem_norm = {f.fragmentid: ((f.score - lo) / span if span > 0 else 1.0) for f in semantic}
-        txt_norm = {f.fragmentid: f.score for f in text}
-        first: dict[str, Fragment] = {}
-        contributions: dict[str, set[str]] = {}
-        for f in (*semantic, *text):
-            first.setdefault(f.fragmentid, f)
-            contributions.setdefault(f.fragmentid, set()).update(f.contributions)
-        out: list[Fragment] = []
-        for fid, base in first.items():
-            s, t = sem_norm.get(fid, 0.0), txt_norm.get(fid, 0.0)
-            score = max(s, t) if rule == "max" else (1 - w) * s + w * t
-            out.append(Fragment(fid, base.documentid, base.text, score, base.source,
-                                tuple(sorted(contributions[fid]))))
-        return sort_fragments(out)
+            return fuse_rrf(semantic, text, self.settings.rrf_k)
+        if rule == "language-slots":
+            return self._language_slots(phrase, semantic, text, restricted).fuse(semantic, text)
+        if rule == "max":
+            return fuse_max(semantic, text, semantic_range=self._semantic_range(phrase))
+        return fuse_convex(semantic, text, semantic_range=self._semantic_range(phrase),
+                           text_weight=self.settings.fusion_text_weight)
+
+    def _language_slots(self, phrase: str, semantic: Sequence[Fragment],
+                        text: Sequence[Fragment], restricted: bool) -> LanguageSlots:
+        """The phrase's ``LanguageSlots`` rule, fitted on its unrestricted candidates (searched
+        again when these hits are restricted) and their documents' languages."""
+        if phrase not in self._fusions:
+            if restricted:
+                semantic = self._semantic_only(phrase, self.scope)
+                text = self._text_hits(phrase, self.scope, phrase_mode=False,
+                                       case_sensitive=False)
+            languages = self.document_languages({f.documentid for f in (*semantic, *text)})
+            self._fusions[phrase] = LanguageSlots.fit(
+                phrase, semantic, text, languages=languages,
+                text_weight=self.settings.fusion_text_weight,
+                full_coverage=self.settings.fusion_full_coverage)
+        return self._fusions[phrase]
+
+    def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:
+        """The stored ``language`` of each document (None when it has none or is unknown), one
+        read returning a row per language."""
+        ids = sorted(set(documentids))
+        if not ids:
+            return {}
+        step = Step("fusion", {"rule": "language-slots", "documents": len(ids)})
+        self.steps.append(step)
+        rows = self._read(step, "document_languages", documentids=ids)
+        return {str(d): (None if r["language"] is None else str(r["language"]))
+                for r in rows for d in r["documentids"]}
 
     # --- categories and universe ---------------------------------------------------------
     def category_documents(self, name: str, values: Sequence[str]) -> DocSet:
@@ -387,19 +408,3 @@ def id_set(rows: Sequence[Record]) -> DocSet:
 def stubs(documentids: Iterable[str], contribution: str = CATEGORY_SOURCE) -> list[Fragment]:
     """Category stubs for the documents, sorted."""
     return sort_fragments(stub(d, (contribution,)) for d in documentids)
-
-
-def _rrf(semantic: Sequence[Fragment], text: Sequence[Fragment], k: int) -> list[Fragment]:
-    scores: dict[str, float] = {}
-    first: dict[str, Fragment] = {}
-    contributions: dict[str, set[str]] = {}
-    for ranked in (sort_fragments(semantic), sort_fragments(text)):
-        for rank, f in enumerate(ranked, start=1):
-            scores[f.fragmentid] = scores.get(f.fragmentid, 0.0) + 1.0 / (k + rank)
-            first.setdefault(f.fragmentid, f)
-            contributions.setdefault(f.fragmentid, set()).update(f.contributions)
-    return sort_fragments(
-        Fragment(fid, f.documentid, f.text, scores[fid], f.source,
-                 tuple(sorted(contributions[fid])))
-        for fid, f in first.items()
-    )

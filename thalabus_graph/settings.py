@@ -20,6 +20,8 @@ from typing import Any
 from thalabus_graph.errors import ConfigurationError
 
 ENV_PREFIX = "THALABUS_"
+FUSION_RULES = ("language-slots", "convex", "max", "rrf")
+"""The values of ``Settings.fusion`` (see ``thalabus_graph.fusion``)."""
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,19 @@ class Settings:
     short_query_max_words: int = 4
     """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
     hybrid_all_queries: bool = True
-    """Also fuse text search into longer phrases: SciFact train nDCG@10 0.728 hybrid against
-    0.665 semantic only (see README)."""
-    fusion: str = "convex"
-    """How a phrase's semantic and text hits are fused: convex | max | rrf."""
+    """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
+    0.729 fused; see README "Retrieval quality")."""
+    fusion: str = "language-slots"
+    """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
+    language-slots: convex fusion reordering only documents of the query's language, every
+    language keeping the semantic ranks its documents held (README "Hybrid fusion")."""
     fusion_text_weight: float = 0.5
-    """Weight of the normalised text score in convex fusion (semantic gets 1 - weight).
-    SciFact train nDCG@10: 0.708 at 0.3, 0.728 at 0.5, 0.724 at 0.6 (standard analyzer)."""
+    """Weight of the text evidence in convex and language-slots fusion (semantic min-max
+    normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
+    fusion_full_coverage: float = 0.25
+    """language-slots: share of the query's words (weighted by rarity among the candidates) a
+    text hit must contain to count whole; one with less counts in proportion, so a hit sharing
+    only a common word stays weak. 0 counts every hit whole."""
     rrf_k: int = 60
     """k of reciprocal rank fusion (fusion = rrf)."""
 
@@ -195,10 +203,12 @@ class Settings:
     def __post_init__(self) -> None:
         if self.embedding_dimensions <= 0:
             raise ConfigurationError("embedding_dimensions must be positive")
-        if self.fusion not in ("convex", "max", "rrf"):
-            raise ConfigurationError(f"fusion must be convex, max or rrf, not {self.fusion!r}")
-        if not 0.0 <= self.fusion_text_weight <= 1.0:
-            raise ConfigurationError("fusion_text_weight must lie in [0, 1]")
+        if self.fusion not in FUSION_RULES:
+            raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
+                                     f"not {self.fusion!r}")
+        for name in ("fusion_text_weight", "fusion_full_coverage"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigurationError(f"{name} must lie in [0, 1]")
         for name in ("top_n_chapters", "top_n_paragraphs", "top_n_summaries", "top_n_text",
                      "max_reranking_input_frag", "max_parallelism", "reranker_batch_size"):
             if getattr(self, name) < 1:

@@ -1,10 +1,16 @@
-"""Retrieval quality on a labelled BEIR corpus: nDCG@10, recall@100 and MRR@10 per search mode.
+"""Retrieval quality on a labelled BEIR corpus: nDCG@10, recall@100 and MRR@10 per search mode,
+and on a mixed-language corpus also recall@10 of the other-language versions and MRR@10 of the
+same-language version, each mode's nDCG@10 paired against the semantic mode's.
 
 Run ``python -m tests.benchmarks.quality --data DIR --split NAME [--modes ...]
 [--analyzers ...] [--limit-docs N] [--limit-queries N] [--json OUT] [--uri URI]``.
 
 ``DIR`` is in BEIR's layout: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``) and ``qrels/NAME.tsv`` (``query-id``, ``corpus-id``, ``score``, header line).
+A mixed-language pool (``../shared/data/xquad-r``) adds ``language`` to corpus and query
+lines: documents are ingested with it (the ``language-slots`` fusion reads it), and the
+metrics gain ``recall@10-other`` (relevant documents in another language than the query's found
+in the top 10) and ``mrr@10-same`` (reciprocal rank of the first same-language relevant one).
 When ``DIR/embeddings/`` holds ``corpus.npy`` + ``corpus.ids.json`` and ``queries.npy`` +
 ``queries.ids.json`` (rows follow the id lists), those vectors are used and no model runs;
 otherwise the configured embedder (``Settings.from_env()``) embeds passages at ingest and
@@ -21,6 +27,8 @@ configured analyzer is restored at the end; each mode is a ``ThalabusGraph`` wit
 - ``text``: the bag-of-words full-text search alone (the search a SEMANTIC phrase fuses in);
 - ``semantic``: vector search alone (``hybrid_all_queries=False``, ``short_query_max_words=0``);
 - ``hybrid-convex-w<W>``: convex fusion with text weight ``W`` (e.g. ``hybrid-convex-w0.3``);
+- ``hybrid-slots-w<W>[-c<C>]``: the ``language-slots`` rule with text weight ``W`` (and
+  ``fusion_full_coverage`` ``C``; 0 turns the coverage weighting off);
 - ``hybrid-max``, ``hybrid-rrf``: the other fusion rules;
 - ``default``: the settings as configured (defaults and ``THALABUS_*`` variables), unchanged.
 
@@ -29,7 +37,10 @@ parse back to the verbatim text) through ``ThalabusGraph.query(..., return_docum
 the ``text`` mode calls the executor's text search with the same text. Metrics come from
 ir-measures. ``reference-*`` rows are fusions computed here from the text and semantic runs
 (min-max normalised convex, RRF), the recipe of the corpus's published reference numbers, so a
-gap to the engine's hybrid modes points at the engine's own fusion. Besides the metrics, each
+gap to the engine's hybrid modes points at the engine's own fusion. Each mode's per-query
+nDCG@10 is compared with the ``semantic`` mode's (when it ran) by a paired two-sided
+randomisation test (sign flips of the per-query differences; ``p_vs_semantic``). Besides the
+metrics, each
 mode's query time is given per query and as a ratio against the ``semantic`` mode measured in
 the same run (when it ran), and the run's wall time.
 Other settings (``THALABUS_TOP_N_TEXT=1000``...) are taken from the environment.
@@ -64,7 +75,8 @@ from thalabus_graph.query import parse
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/quality.json")
 DEFAULT_MODES = ("text", "semantic", "hybrid-convex-w0.3", "hybrid-convex-w0.5",
-                 "hybrid-convex-w0.6", "hybrid-max", "hybrid-rrf", "default")
+                 "hybrid-slots-w0.3", "hybrid-slots-w0.5-c0", "hybrid-max", "hybrid-rrf",
+                 "default")
 DOC_PREFIX = "sf-"
 """Prefix of the engine's document ids (``sf-<_id>``): a bare number is a valid id too, but a
 prefix keeps every id clear of the fragment-id suffix rule and easy to spot in the graph."""
@@ -72,7 +84,11 @@ RUN_DEPTH = 100
 """Documents kept per query in the run (recall@100 needs no more)."""
 MEASURES = (nDCG @ 10, R @ 100, RR @ 10)
 METRIC_NAMES = {str(nDCG @ 10): "ndcg@10", str(R @ 100): "recall@100", str(RR @ 10): "mrr@10"}
-_CONVEX = re.compile(r"hybrid-convex-w(\d+(?:\.\d+)?)\Z")
+LANGUAGE_METRICS = {str(R @ 10): "recall@10-other", str(RR @ 10): "mrr@10-same"}
+"""Metrics of a mixed-language pool, each on the qrels of one side (other / same language)."""
+PERMUTATIONS = 10_000
+"""Sign flips drawn by the paired randomisation test."""
+_CONVEX = re.compile(r"hybrid-(convex|slots)-w(\d+(?:\.\d+)?)(?:-c(\d+(?:\.\d+)?))?\Z")
 _SECRET_FIELDS = ("embedder_api_key", "reranker_api_key")
 T = TypeVar("T")
 
@@ -92,6 +108,8 @@ class Corpus:
         qrels: query ``_id`` -> {document ``_id``: relevance}.
         doc_vectors: document ``_id`` -> vector, or None when not precomputed.
         query_vectors: query text -> vector, or None when not precomputed.
+        doc_languages: document ``_id`` -> ``language`` of its corpus line (when given).
+        query_languages: query ``_id`` -> ``language`` of its query line (when given).
     """
 
     docs: dict[str, tuple[str, str]]
@@ -99,6 +117,13 @@ class Corpus:
     qrels: dict[str, dict[str, int]]
     doc_vectors: dict[str, npt.NDArray[np.float32]] | None = None
     query_vectors: dict[str, npt.NDArray[np.float32]] | None = None
+    doc_languages: dict[str, str] = field(default_factory=dict)
+    query_languages: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def multilingual(self) -> bool:
+        """True when documents and queries carry a ``language`` (a mixed-language pool)."""
+        return bool(self.doc_languages) and bool(self.query_languages)
 
     @property
     def precomputed(self) -> bool:
@@ -170,22 +195,31 @@ def load_corpus(data: Path, split: str, *, limit_docs: int | None = None,
             raise FileNotFoundError(f"{needed} is missing (BEIR layout expected under {data})")
     qrels = read_qrels(data / "qrels" / f"{split}.tsv")
     queries: dict[str, str] = {}
+    query_languages: dict[str, str] = {}
     for row in _jsonl(data / "queries.jsonl"):
         qid = str(row["_id"])
         if qid in qrels and str(row.get("text") or "").strip():
             queries[qid] = str(row["text"])
+            if row.get("language"):
+                query_languages[qid] = str(row["language"])
     if limit_queries is not None:
         queries = dict(spread(list(queries.items()), limit_queries))
     qrels = {q: qrels[q] for q in queries}
     docs: dict[str, tuple[str, str]] = {}
+    doc_languages: dict[str, str] = {}
     judged = {d for judgments in qrels.values() for d in judgments}
     for row in _jsonl(data / "corpus.jsonl"):
         docs[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
+        if row.get("language"):
+            doc_languages[str(row["_id"])] = str(row["language"])
     if limit_docs is not None:
         room = max(limit_docs - len(judged & docs.keys()), 0)
         others = set(spread([d for d in docs if d not in judged], room))
         docs = {d: value for d, value in docs.items() if d in judged or d in others}
-    corpus = Corpus(docs, queries, qrels)
+    corpus = Corpus(docs, queries, qrels,
+                    doc_languages={d: doc_languages[d] for d in docs if d in doc_languages},
+                    query_languages={q: query_languages[q] for q in queries
+                                     if q in query_languages})
     vector_dir = data / "embeddings"
     doc_vectors = _vectors(vector_dir, "corpus")
     query_vectors = _vectors(vector_dir, "queries")
@@ -205,11 +239,14 @@ def chapter_text(title: str, text: str) -> str:
 
 
 def documents(corpus: Corpus) -> Iterator[dict[str, Any]]:
-    """The corpus as ingestion dicts: one chapter, no paragraphs, vectors when precomputed."""
+    """The corpus as ingestion dicts: one chapter, no paragraphs, vectors and ``language``
+    when given."""
     for doc_id, (title, text) in corpus.docs.items():
         documentid = DOC_PREFIX + doc_id
         doc: dict[str, Any] = {"documentid": documentid, "title": title,
                                "chapters": [chapter_text(title, text)], "paragraphs": [[]]}
+        if doc_id in corpus.doc_languages:
+            doc["language"] = corpus.doc_languages[doc_id]
         if corpus.doc_vectors is not None:
             doc["embeddings"] = {f"{documentid}-c1": corpus.doc_vectors[doc_id].tolist()}
         yield doc
@@ -285,14 +322,22 @@ def mode(name: str) -> Mode:
     if name in ("hybrid-max", "hybrid-rrf"):
         return Mode(name, {"hybrid_all_queries": True, "fusion": name.removeprefix("hybrid-")})
     match = _CONVEX.match(name)
-    if match:
-        weight = float(match.group(1))
+    if match and (match.group(1) == "slots" or match.group(3) is None):
+        weight = float(match.group(2))
         if not 0.0 <= weight <= 1.0:
             raise ValueError(f"{name}: the text weight must lie in [0, 1]")
-        return Mode(name, {"hybrid_all_queries": True, "fusion": "convex",
-                           "fusion_text_weight": weight})
-    raise ValueError(f"unknown mode {name!r}: text, semantic, default, hybrid-max, hybrid-rrf "
-                     "or hybrid-convex-w<weight>")
+        overrides: dict[str, Any] = {"hybrid_all_queries": True,
+                                     "fusion": "convex" if match.group(1) == "convex"
+                                     else "language-slots",
+                                     "fusion_text_weight": weight}
+        if match.group(3) is not None:
+            coverage = float(match.group(3))
+            if not 0.0 <= coverage <= 1.0:
+                raise ValueError(f"{name}: the full coverage must lie in [0, 1]")
+            overrides["fusion_full_coverage"] = coverage
+        return Mode(name, overrides)
+    raise ValueError(f"unknown mode {name!r}: text, semantic, default, hybrid-max, hybrid-rrf, "
+                     "hybrid-convex-w<weight> or hybrid-slots-w<weight>[-c<coverage>]")
 
 
 def semantic_phrase(text: str) -> str:
@@ -421,24 +466,73 @@ def reference_fusions(text: Ranking, semantic: Ranking, weights: Sequence[float]
     return out
 
 
-def evaluate(qrels: Mapping[str, Mapping[str, int]],
-             ranking: Mapping[str, Sequence[tuple[str, float]]]) -> dict[str, float]:
-    """nDCG@10, recall@100 and MRR@10 (means over the judged queries) via ir-measures.
+def per_query(qrels: Mapping[str, Mapping[str, int]],
+              ranking: Mapping[str, Sequence[tuple[str, float]]],
+              languages: Languages | None = None) -> dict[str, dict[str, float]]:
+    """Metric name -> query ``_id`` -> value, for every judged query (a query the run lacks
+    scores 0). Metrics: nDCG@10, recall@100, MRR@10 via ir-measures; with ``languages``
+    also ``LANGUAGE_METRICS``, each on the qrels split by the query's language.
 
     Scores are replaced by descending rank scores, so ties never reorder the engine's list.
     """
-    judged = [ir_measures.Qrel(q, d, int(r)) for q, docs in qrels.items() for d, r in docs.items()]
     run = [ir_measures.ScoredDoc(q, d, float(len(docs) - rank))
            for q, docs in ranking.items() for rank, (d, _) in enumerate(docs)]
-    # ir-measures leaves out queries absent from the run; dividing by every judged query
-    # counts a query with no hits as zero
-    per_query: dict[str, dict[str, float]] = {}
-    for metric in ir_measures.iter_calc(list(MEASURES), judged, run):
-        per_query.setdefault(METRIC_NAMES[str(metric.measure)], {})[metric.query_id] = \
-            float(metric.value)
-    total = max(len(qrels), 1)
-    return {name: sum(per_query.get(name, {}).values()) / total
-            for name in METRIC_NAMES.values()}
+    out = _calc(qrels, run, MEASURES, METRIC_NAMES)
+    if languages is not None:
+        doc_lang, query_lang = languages
+        for name, same in (("recall@10-other", False), ("mrr@10-same", True)):
+            side = {q: {d: r for d, r in docs.items()
+                        if (doc_lang.get(d) == query_lang.get(q)) == same}
+                    for q, docs in qrels.items()}
+            measure = RR @ 10 if same else R @ 10
+            out.update(_calc(side, run, (measure,), {str(measure): name}))
+    return out
+
+
+Languages = tuple[Mapping[str, str], Mapping[str, str]]
+"""(document ``_id`` -> language, query ``_id`` -> language) of a mixed-language pool."""
+
+
+def _calc(qrels: Mapping[str, Mapping[str, int]], run: Sequence[ir_measures.ScoredDoc],
+          measures: Sequence[Any], names: Mapping[str, str]) -> dict[str, dict[str, float]]:
+    judged = [ir_measures.Qrel(q, d, int(r)) for q, docs in qrels.items() for d, r in docs.items()]
+    values: dict[str, dict[str, float]] = {name: dict.fromkeys(qrels, 0.0)
+                                           for name in names.values()}
+    # ir-measures leaves out queries absent from the run (or without judgments on a side);
+    # counting them as zero divides by every judged query
+    for metric in ir_measures.iter_calc(list(measures), judged, run):
+        values[names[str(metric.measure)]][metric.query_id] = float(metric.value)
+    return values
+
+
+def means(values: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The mean of each metric over its queries."""
+    return {name: sum(v.values()) / max(len(v), 1) for name, v in values.items()}
+
+
+def evaluate(qrels: Mapping[str, Mapping[str, int]],
+             ranking: Mapping[str, Sequence[tuple[str, float]]],
+             languages: Languages | None = None) -> dict[str, float]:
+    """Mean metrics over the judged queries (see ``per_query``)."""
+    return means(per_query(qrels, ranking, languages))
+
+
+def paired_randomisation(a: Sequence[float], b: Sequence[float], *,
+                         permutations: int = PERMUTATIONS, seed: int = 13) -> float:
+    """Two-sided p-value of the mean paired difference ``a - b`` under random sign flips
+    (Fisher's randomisation test, as IR evaluations use it); deterministic for a seed.
+
+    Example:
+        >>> paired_randomisation([1.0] * 30, [0.0] * 30) < 0.001
+        True
+    """
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if diff.size == 0 or not np.any(diff):
+        return 1.0
+    observed = abs(diff.mean())
+    signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(permutations, diff.size))
+    extreme = np.count_nonzero(np.abs((signs * diff).mean(axis=1)) >= observed - 1e-12)
+    return float((extreme + 1) / (permutations + 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -451,13 +545,31 @@ def _row(analyzer: str, name: str, metrics: Mapping[str, float], say: Any, *,
          overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One result row (timing only for modes that ran in the engine), logged as it comes."""
     row: dict[str, Any] = {"analyzer": analyzer, "mode": name, **metrics}
+    extra = "".join(f"  {label} {metrics[key]:.4f}" for key, label in
+                    (("recall@10-other", "R@10-other"), ("mrr@10-same", "MRR@10-same"))
+                    if key in metrics)
     if seconds is not None:
         row.update(seconds=seconds, ms_per_query=seconds / max(queries, 1) * 1000,
                    overrides=dict(overrides or {}))
     say(f"{analyzer:<24} {name:<22} nDCG@10 {metrics['ndcg@10']:.4f}  "
-        f"R@100 {metrics['recall@100']:.4f}  MRR@10 {metrics['mrr@10']:.4f}"
+        f"R@100 {metrics['recall@100']:.4f}  MRR@10 {metrics['mrr@10']:.4f}{extra}"
         + (f"  {seconds:.1f} s" if seconds is not None else ""))
     return row
+
+
+def add_significance(rows: Sequence[dict[str, Any]],
+                     scored: Mapping[str, Mapping[str, Mapping[str, float]]],
+                     qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Add ``ndcg@10_vs_semantic`` (mean paired difference) and ``p_vs_semantic`` (paired
+    randomisation test) to each row but the semantic one."""
+    queries = sorted(qrels)
+    base = [scored["semantic"]["ndcg@10"][q] for q in queries]
+    for row in rows:
+        if row["mode"] == "semantic":
+            continue
+        values = [scored[row["mode"]]["ndcg@10"][q] for q in queries]
+        row["ndcg@10_vs_semantic"] = (sum(values) - sum(base)) / max(len(queries), 1)
+        row["p_vs_semantic"] = paired_randomisation(values, base)
 
 
 def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequence[str],
@@ -477,6 +589,7 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
     say = log or (lambda _msg: None)
     rows: list[dict[str, Any]] = []
     loading: dict[str, Any] = {}
+    languages = (corpus.doc_languages, corpus.query_languages) if corpus.multilingual else None
     for position, analyzer in enumerate(analyzers):
         settings = base_settings(analyzer, dimensions=dims)
         with connect(uri, settings, corpus) as graph:
@@ -488,19 +601,25 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
                 seconds = rebuild_schema(graph)
                 say(f"rebuilt the schema with analyzer {analyzer} in {seconds:.1f} s")
         runs: dict[str, Ranking] = {}
+        scored: dict[str, dict[str, dict[str, float]]] = {}
+        first_row = len(rows)
         for m in chosen:
             with connect(uri, m.settings(settings), corpus) as graph:
                 start = time.perf_counter()
                 runs[m.name] = run_mode(graph, m, corpus.queries)
                 seconds = time.perf_counter() - start
-            rows.append(_row(analyzer, m.name, evaluate(corpus.qrels, runs[m.name]), say,
+            scored[m.name] = per_query(corpus.qrels, runs[m.name], languages)
+            rows.append(_row(analyzer, m.name, means(scored[m.name]), say,
                              seconds=seconds, queries=len(corpus.queries),
                              overrides=m.overrides))
         if reference_weights and "text" in runs and "semantic" in runs:
             fusions = reference_fusions(runs["text"], runs["semantic"], reference_weights,
                                         rrf_k=settings.rrf_k)
             for name, ranking in fusions.items():
-                rows.append(_row(analyzer, name, evaluate(corpus.qrels, ranking), say))
+                scored[name] = per_query(corpus.qrels, ranking, languages)
+                rows.append(_row(analyzer, name, means(scored[name]), say))
+        if "semantic" in scored:
+            add_significance(rows[first_row:], scored, corpus.qrels)
     configured = base_settings(dimensions=dims)
     if analyzers and analyzers[-1] != configured.fulltext_analyzer:
         with connect(uri, configured, corpus) as graph:
@@ -522,6 +641,7 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
         "documents": len(corpus.docs),
         "queries": len(corpus.queries),
         "precomputed_embeddings": corpus.precomputed,
+        "multilingual": corpus.multilingual,
         "load": loading,
         "base_settings": settings_used,
         "results": rows,
@@ -530,14 +650,22 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
 
 
 def table(result: Mapping[str, Any]) -> str:
-    """The results as a fixed-width text table."""
+    """The results as a fixed-width text table (language columns for a mixed-language pool;
+    the paired nDCG@10 difference to the semantic mode and its p-value when measured)."""
+    multilingual = bool(result.get("multilingual"))
     lines = [f"{'analyzer':<24} {'mode':<22} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7} "
-             f"{'ms/query':>9} {'x semantic':>10}"]
+             + (f"{'R@10-oth':>8} {'MRR-same':>8} " if multilingual else "")
+             + f"{'vs sem':>7} {'p':>7} {'ms/query':>9} {'x semantic':>10}"]
     for r in result["results"]:
         ratio = r.get("time_vs_semantic")
         ms = r.get("ms_per_query")
+        delta, p = r.get("ndcg@10_vs_semantic"), r.get("p_vs_semantic")
         lines.append(f"{r['analyzer']:<24} {r['mode']:<22} {r['ndcg@10']:>8.4f} "
                      f"{r['recall@100']:>7.4f} {r['mrr@10']:>7.4f} "
+                     + (f"{r['recall@10-other']:>8.4f} {r['mrr@10-same']:>8.4f} "
+                        if multilingual else "")
+                     + f"{(f'{delta:+.4f}' if delta is not None else '-'):>7} "
+                     f"{(f'{p:.4f}' if p is not None else '-'):>7} "
                      f"{(f'{ms:.1f}' if ms is not None else '-'):>9} "
                      f"{(f'{ratio:.2f}' if ratio else '-'):>10}")
     lines.append(f"{result['documents']} documents, {result['queries']} queries; load "
