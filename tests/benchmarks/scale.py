@@ -17,7 +17,7 @@ the exact-cosine top 10 is the right answer. Shapes are interleaved per round, a
 ones run right after through neo4j-graphrag's ``VectorRetriever`` with ``filters`` on the same
 server (the categories copied onto the chapters as properties, with range indexes): the anchor
 a Neo4j user would reach for. Peak RSS is the process's high-water mark, reset before each
-engine query (``/proc/self/clear_refs``).
+engine query (``/proc/self/clear_refs``), and its growth over the RSS the query started with.
 
 The benchmark only ever modifies a database it created: without ``--uri`` it starts its own
 Neo4j on a temporary data dir (``--keep`` leaves it running for a rerun with ``--uri``); with
@@ -311,7 +311,7 @@ def corpus_marker(args: argparse.Namespace, real: RealSets) -> dict[str, Any]:
             "sigma": args.sigma, "mix": args.mix, "sources": ",".join(real.sources)}
 
 
-def claim(db: Database, wanted: dict[str, Any]) -> bool:
+def claim(db: Database, wanted: dict[str, Any], uri: str) -> bool:
     """Make sure the database is ours; True when it already holds the wanted corpus whole.
 
     An empty database is claimed (marker written); one holding our marker is reused when the
@@ -320,7 +320,7 @@ def claim(db: Database, wanted: dict[str, Any]) -> bool:
     nodes = int(run_statement(db, "scale_count_nodes")[0]["nodes"])
     markers = run_statement(db, "scale_marker_read")
     if nodes and not markers:
-        raise SystemExit(f"refusing to use {db.driver}: the database holds {nodes} nodes and "
+        raise SystemExit(f"refusing to use {uri}: the database holds {nodes} nodes and "
                          "no scale-benchmark marker (it is not the benchmark's own database)")
     if markers:
         marker = markers[0]["marker"]
@@ -453,14 +453,17 @@ class Runner:
                                          result_formatter=fmt,
                                          neo4j_database=graph.db.database)
 
-    def engine(self, st: ShapeTruth, j: int) -> tuple[list[int], float, float]:
-        """Chapters found (best first), milliseconds, peak RSS MiB of one engine query."""
+    def engine(self, st: ShapeTruth, j: int) -> tuple[list[int], float, float, float]:
+        """Chapters found (best first), milliseconds, peak RSS MiB of one engine query and
+        its growth over the RSS the query started with."""
         reset_peak_rss()
+        before = peak_rss_mib()
         start = time.perf_counter()
         result = self.graph.query(st.rounds[j].text, ontology_id=ONTOLOGY)
         ms = (time.perf_counter() - start) * 1000
         found = [chapter_index(d.documentid) for d in result.documents or []]
-        return found, ms, peak_rss_mib()
+        peak = peak_rss_mib()
+        return found, ms, peak, peak - before
 
     def graphrag(self, st: ShapeTruth, j: int) -> tuple[list[int], float]:
         """Chapters found and milliseconds of graphrag's ``VectorRetriever.search``."""
@@ -476,13 +479,14 @@ class Runner:
         shape_truths = list(self.truth.shapes.values())
         rounds = len(shape_truths[0].rounds)
         rec: dict[str, dict[str, list[float]]] = {
-            st.shape.name: {k: [] for k in ("e_recall", "e_ms", "e_rss", "g_recall", "g_ms")}
+            st.shape.name: {k: [] for k in ("e_recall", "e_ms", "e_rss", "e_grow", "g_recall",
+                                            "g_ms")}
             for st in shape_truths}
         rng = np.random.default_rng([seed, 2])
         for j in range(rounds):
             for k in rng.permutation(len(shape_truths)):
                 st = shape_truths[int(k)]
-                found, ms, rss = self.engine(st, j)
+                found, ms, rss, grow = self.engine(st, j)
                 g = self.graphrag(st, j) if st.shape.anchor else None
                 if j < warmup:
                     continue
@@ -490,6 +494,7 @@ class Runner:
                 r["e_recall"].append(engine_recall(st, self.synth, j, found))
                 r["e_ms"].append(ms)
                 r["e_rss"].append(rss)
+                r["e_grow"].append(grow)
                 if g is not None:
                     r["g_recall"].append(engine_recall(st, self.synth, j, g[0]))
                     r["g_ms"].append(g[1])
@@ -501,6 +506,7 @@ class Runner:
         """One shape's row of the report."""
         engine = stats(r["e_recall"], r["e_ms"])
         engine["peak_rss_mib_max"] = round(max(r["e_rss"]), 1)
+        engine["rss_growth_mib_max"] = round(max(r["e_grow"]), 1)
         out: dict[str, Any] = {
             "shape": st.shape.name, "kind": st.shape.kind, "example": st.rounds[-1].text[:160],
             "matching_chapters": st.matching, "selectivity": round(st.matching / self.synth.n, 6),
@@ -520,14 +526,15 @@ class Runner:
 def print_table(rows: list[dict[str, Any]]) -> None:
     """The per-shape table."""
     print(f"{'shape':12} {'select.':>8} {'recall':>7} {'p50 ms':>8} {'p95 ms':>8} "
-          f"{'RSS MiB':>8} | {'graphrag recall':>15} {'p50 ms':>8} {'p95 ms':>8} "
+          f"{'RSS MiB':>8} {'+MiB':>6} | {'graphrag recall':>15} {'p50 ms':>8} {'p95 ms':>8} "
           f"{'ratio':>6}")
     for row in rows:
         e, g = row["engine"], row["graphrag"]
         anchor = (f"{g['recall_mean']:15.3f} {g['p50_ms']:8.1f} {g['p95_ms']:8.1f} "
                   f"{row['engine_over_graphrag_p50']:6.2f}") if g else f"{'-':>15}"
         print(f"{row['shape']:12} {row['selectivity']:8.2%} {e['recall_mean']:7.3f} "
-              f"{e['p50_ms']:8.1f} {e['p95_ms']:8.1f} {e['peak_rss_mib_max']:8.1f} | {anchor}")
+              f"{e['p50_ms']:8.1f} {e['p95_ms']:8.1f} {e['peak_rss_mib_max']:8.1f} "
+              f"{e['rss_growth_mib_max']:6.1f} | {anchor}")
 
 
 def graphrag_version() -> str:
@@ -557,7 +564,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     wanted = corpus_marker(args, real)
     with server(args, say) as uri, ThalabusGraph.connect(
             uri, settings=settings, embedder=LookupEmbedder(lookup)) as graph:
-        reused = claim(graph.db, wanted)
+        reused = claim(graph.db, wanted, uri)
         graph.migrate()
         if reused:
             say("the database holds this corpus: reusing it (ground truth regenerated)")
