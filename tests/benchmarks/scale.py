@@ -33,6 +33,7 @@ import math
 import os
 import platform
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -109,10 +110,10 @@ def _skew(code: int) -> Mask:
 
 def shapes() -> list[Shape]:
     """The query shapes of issue 18."""
-    eq = {"$eq": "v50"}
     return [
         Shape("phrase", "semantic", "{p}", None, anchor=True),
-        Shape("and_50%", "semantic", "{p} AND SKEW=v50", _skew(0), True, {"cat_SKEW": eq}),
+        Shape("and_50%", "semantic", "{p} AND SKEW=v50", _skew(0), True,
+              {"cat_SKEW": {"$eq": "v50"}}),
         Shape("and_10%", "semantic", "{p} AND SKEW=v10", _skew(1), True,
               {"cat_SKEW": {"$eq": "v10"}}),
         Shape("and_1%", "semantic", "{p} AND SKEW=v1", _skew(2), True,
@@ -375,9 +376,7 @@ def server(args: argparse.Namespace, say: Callable[[str], None]) -> Iterator[str
                 f"`thalabus-graph neo4j stop --data {tmp}`")
         else:
             neo.stop()
-            with contextlib.suppress(OSError):
-                import shutil
-                shutil.rmtree(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- measuring -----------------------------------------------------------------------------
