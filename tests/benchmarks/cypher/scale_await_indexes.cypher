@@ -1,0 +1,2 @@
+// Block until every index is online (seconds).
+CALL db.awaitIndexes($timeout)
