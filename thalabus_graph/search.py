@@ -38,6 +38,7 @@ VECTOR_SOURCES = (
     VectorSource("paragraphs", "Paragraph", "paragraphs"),
     VectorSource("summaries", "Summary", "summaries"),
 )
+_VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 
 
@@ -157,15 +158,23 @@ class SearchExecutor:
     def semantic(self, phrase: str, restrict: DocSet | None, *,
                  with_text: bool | None = None) -> list[Fragment]:
         """Semantic search over chapters, paragraphs and summaries, fused with the text search
-        when the phrase qualifies (``with_text`` overrides the rule)."""
+        when the phrase qualifies (``with_text`` overrides the rule).
+
+        Unfiltered, every search of the phrase runs in one round trip (``search_phrase``);
+        restricted, each source is its own call (the path is chosen per source)."""
         docs = self.restriction(restrict)
-        semantic = self._semantic_only(phrase, docs)
+        fuse = self.uses_text(phrase) if with_text is None else with_text
+        if docs is None:
+            semantic, text = self._unfiltered_phrase(phrase, with_text=fuse)
+        else:
+            semantic = self._semantic_only(phrase, docs)
+            text = []
         if docs == self.scope and phrase not in self._semantic_ranges:
             self._remember_range(phrase, semantic)
-        fuse = self.uses_text(phrase) if with_text is None else with_text
         if not fuse:
             return semantic
-        text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
+        if docs is not None:
+            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
         return self._fuse(phrase, semantic, text)
 
     def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
@@ -173,21 +182,127 @@ class SearchExecutor:
         out: list[Fragment] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
-            factor = float(getattr(self.settings, f"score_factor_{src.source}"))
-            cap = float(getattr(self.settings, f"score_cap_{src.source}"))
-            for row in self._vector_search(src, vector, top_n, docs, phrase):
-                score = min(float(row["score"]) * factor, cap)
-                if score < self.settings.min_score:
-                    continue
-                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"], score,
-                                    src.source, (f"semantic:{src.source}",)))
+            out += self._semantic_fragments(src, self._vector_search(src, vector, top_n, docs,
+                                                                     phrase))
         return sort_fragments(out)
+
+    def _semantic_fragments(self, src: VectorSource, rows: Iterable[Record]) -> list[Fragment]:
+        """Rows of one vector source as fragments: per-source factor and cap, then
+        ``min_score``."""
+        factor = float(getattr(self.settings, f"score_factor_{src.source}"))
+        cap = float(getattr(self.settings, f"score_cap_{src.source}"))
+        floor = self.settings.min_score
+        contribution = (f"semantic:{src.source}",)
+        out: list[Fragment] = []
+        for row in rows:
+            score = min(float(row["score"]) * factor, cap)
+            if score >= floor:
+                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"], score,
+                                    src.source, contribution))
+        return out
+
+    def _text_fragments(self, source: str, rows: Sequence[Record],
+                        best: float) -> list[Fragment]:
+        """The best ``top_n_text`` rows of one full-text source (sorted best first) as
+        fragments, scores divided by ``best``."""
+        if best <= 0:
+            return []
+        contribution = (f"text:{source}",)
+        return [Fragment(row["fragmentid"], row["documentid"], row["text"],
+                         float(row["score"]) / best, source, contribution)
+                for row in rows[: self.settings.top_n_text]]
+
+    def _unfiltered_phrase(self, phrase: str, *,
+                           with_text: bool) -> tuple[list[Fragment], list[Fragment]]:
+        """The phrase's semantic fragments and (when ``with_text``) its bag-of-words text
+        fragments, from one ``search_phrase`` call.
+
+        The call also returns the node counts (cached for the rest of the evaluation), and
+        skips the searches of sources that hold no fragments; those steps say so. Each source
+        is still a ``Step`` with its own rows; the call's time (and db hits) are reported on
+        its first step, the others name the call in ``round_trip``. Text scores are divided by
+        each index's best hit, which this unrestricted search returns itself, so no
+        normalisation query is needed.
+        """
+        known = self._counts
+        vector = self.query_vector(phrase)
+        covered: dict[tuple[str, str], Step] = {}
+        vector_searches: list[dict[str, Any]] = []
+        for src in VECTOR_SOURCES:
+            top_n = int(getattr(self.settings, f"top_n_{src.source}"))
+            step = self._new_step("semantic", {"phrase": phrase, "source": src.source,
+                                               "top_n": top_n})
+            k = self.unfiltered_k(src, top_n)
+            step.detail.update(path="index", reason="no filter", k=k)
+            vector_searches.append({"source": src.source, "index": src.index, "k": k,
+                                    "top_n": top_n})
+            covered["semantic", src.source] = step
+        text_searches: list[dict[str, Any]] = []
+        query = lucene.terms_query(phrase) if with_text else ""
+        for source, index in TEXT_SOURCES if query else ():
+            step = self._new_step("text", {"term": phrase, "index": index, "lucene": query,
+                                           "case_sensitive": False,
+                                           "k": self.settings.top_n_text})
+            text_searches.append({"source": source, "index": index, "query": query,
+                                  "k": self.settings.top_n_text})
+            covered["text", source] = step
+        if known is not None:  # a later phrase of the query: leave out what is known empty
+            vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
+            text_searches = [t for t in text_searches if known.get(t["source"], 0)]
+        rows = self._read_shared(list(covered.values()), "search_phrase", vector=vector,
+                                 vector_searches=vector_searches, text_searches=text_searches,
+                                 rescore=self.settings.vector_quantization)
+        grouped: dict[tuple[str, str], list[Record]] = {key: [] for key in covered}
+        sizes: dict[str, int] = {}
+        for row in rows:
+            if row["kind"] == "size":
+                sizes[row["source"]] = int(row["score"])
+            else:
+                grouped[row["kind"], row["source"]].append(row)
+        if self._counts is None and sizes:
+            self._counts = sizes
+        semantic: list[Fragment] = []
+        text: list[Fragment] = []
+        for (kind, source), found in grouped.items():
+            step = covered[kind, source]
+            step.rows = len(found)
+            if not sizes.get(source, 0):
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
+            elif kind == "semantic":
+                semantic += self._semantic_fragments(_VECTOR_BY_SOURCE[source], found)
+            else:
+                found.sort(key=lambda r: (-r["score"], r["fragmentid"]))
+                best = float(found[0]["score"]) if found else 0.0
+                text += self._text_fragments(source, found, best)
+        return sort_fragments(semantic), text
+
+    def _new_step(self, kind: str, detail: dict[str, Any]) -> Step:
+        step = Step(kind, detail)
+        self.steps.append(step)
+        return step
+
+    def _read_shared(self, steps: Sequence[Step], name: str, /,
+                     **params: Any) -> list[Record]:
+        """Run one statement that serves several steps (nothing to run when there are none):
+        its time and db hits go on the first step, each step names the shared call."""
+        if not steps:
+            return []
+        rows = self._read(steps[0], name, **params)
+        steps[0].rows = 0
+        for step in steps:
+            step.cypher = name
+            step.detail["round_trip"] = (f"{name}: one call for {len(steps)} searches "
+                                         f"(ms and db_hits on the first)")
+        return rows
 
     def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
                        docs: DocSet | None, phrase: str) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
         if docs is None:
+            if self.counts().get(src.source, 0) == 0:
+                step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
+                return []
             k = self.unfiltered_k(src, top_n)
             step.detail.update(path="index", reason="no filter", k=k)
             return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
@@ -195,10 +310,11 @@ class SearchExecutor:
         return self._filtered_vector_search(step, src, vector, top_n, docs)
 
     def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
-        """Candidates asked of the index for an unfiltered search: at least vector_min_k."""
+        """Candidates asked of the index for an unfiltered search of ``src``:
+        ``max(top_n x vector_k_factor, vector_min_k)``, capped at ``index_max_k`` (an index
+        holding fewer returns them all); the best ``top_n`` are kept."""
         s = self.settings
-        total = max(self.counts().get(src.source, 0), 1)
-        return min(max(top_n, s.vector_min_k), s.index_max_k, total)
+        return min(max(math.ceil(top_n * s.vector_k_factor), s.vector_min_k), s.index_max_k)
 
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
         """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
@@ -270,19 +386,17 @@ class SearchExecutor:
             return []
         out: list[Fragment] = []
         for source, index in TEXT_SOURCES:
-            step = Step("text", {"term": term, "index": index, "lucene": query,
-                                 "case_sensitive": case_sensitive})
-            self.steps.append(step)
+            step = self._new_step("text", {"term": term, "index": index, "lucene": query,
+                                           "case_sensitive": case_sensitive})
+            if self.counts().get(source, 0) == 0:
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
+                continue
             rows = self._fulltext(step, index, query, docs, term if case_sensitive else None)
             if docs == self.scope:
                 best = rows[0]["score"] if rows else 0.0
             else:
                 best = self._text_best(index, query, term if case_sensitive else None)
-            if best <= 0:
-                continue
-            for row in rows[: self.settings.top_n_text]:
-                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"],
-                                    float(row["score"]) / best, source, (f"text:{source}",)))
+            out += self._text_fragments(source, rows, float(best))
         return out
 
     def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
