@@ -251,7 +251,8 @@ class ThalabusGraph:
         if not ranked:
             return []
         rows = self.db.read("document_details", documentids=[d for d, _ in ranked])
-        details = {r["documentid"]: r for r in rows}
+        details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
+                   for d in (rows[0]["documents"] if rows else [])}
         by_doc: dict[str, list[Fragment]] = {}
         for f in fragments:
             by_doc.setdefault(f.documentid, []).append(f)
@@ -264,7 +265,7 @@ class ThalabusGraph:
                 if c.get("name") is not None:
                     cats.setdefault(c["name"], []).append(c["value"])
             out.append(DocumentHit(docid, score, props.get("title"), row.get("ontology"),
-                                   props, {k: sorted(v) for k, v in cats.items()},
+                                   props, {k: sorted(set(v)) for k, v in cats.items()},
                                    by_doc.get(docid, [])))
         return out
 

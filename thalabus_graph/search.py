@@ -182,35 +182,34 @@ class SearchExecutor:
         out: list[Fragment] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
-            out += self._semantic_fragments(src, self._vector_search(src, vector, top_n, docs,
-                                                                     phrase))
+            rows = self._vector_search(src, vector, top_n, docs, phrase)
+            out += self._semantic_fragments(src, _hits(rows))
         return sort_fragments(out)
 
-    def _semantic_fragments(self, src: VectorSource, rows: Iterable[Record]) -> list[Fragment]:
-        """Rows of one vector source as fragments: per-source factor and cap, then
+    def _semantic_fragments(self, src: VectorSource, hits: Iterable[Hit]) -> list[Fragment]:
+        """Hits of one vector source as fragments: per-source factor and cap, then
         ``min_score``."""
         factor = float(getattr(self.settings, f"score_factor_{src.source}"))
         cap = float(getattr(self.settings, f"score_cap_{src.source}"))
         floor = self.settings.min_score
         contribution = (f"semantic:{src.source}",)
         out: list[Fragment] = []
-        for row in rows:
-            score = min(float(row["score"]) * factor, cap)
+        for fragmentid, documentid, text, raw in hits:
+            score = min(float(raw) * factor, cap)
             if score >= floor:
-                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"], score,
-                                    src.source, contribution))
+                out.append(Fragment(fragmentid, documentid, text, score, src.source,
+                                    contribution))
         return out
 
-    def _text_fragments(self, source: str, rows: Sequence[Record],
-                        best: float) -> list[Fragment]:
-        """The best ``top_n_text`` rows of one full-text source (sorted best first) as
+    def _text_fragments(self, source: str, hits: Sequence[Hit], best: float) -> list[Fragment]:
+        """The best ``top_n_text`` hits of one full-text source (sorted best first) as
         fragments, scores divided by ``best``."""
         if best <= 0:
             return []
         contribution = (f"text:{source}",)
-        return [Fragment(row["fragmentid"], row["documentid"], row["text"],
-                         float(row["score"]) / best, source, contribution)
-                for row in rows[: self.settings.top_n_text]]
+        return [Fragment(fragmentid, documentid, text, float(score) / best, source,
+                         contribution)
+                for fragmentid, documentid, text, score in hits[: self.settings.top_n_text]]
 
     def _unfiltered_phrase(self, phrase: str, *,
                            with_text: bool) -> tuple[list[Fragment], list[Fragment]]:
@@ -252,28 +251,28 @@ class SearchExecutor:
         rows = self._read_shared(list(covered.values()), "search_phrase", vector=vector,
                                  vector_searches=vector_searches, text_searches=text_searches,
                                  rescore=self.settings.vector_quantization)
-        grouped: dict[tuple[str, str], list[Record]] = {key: [] for key in covered}
+        grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
         for row in rows:
+            columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
             if row["kind"] == "size":
-                sizes[row["source"]] = int(row["score"])
+                sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
             else:
-                grouped[row["kind"], row["source"]].append(row)
+                grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
         if self._counts is None and sizes:
             self._counts = sizes
         semantic: list[Fragment] = []
         text: list[Fragment] = []
-        for (kind, source), found in grouped.items():
+        for (kind, source), hits in grouped.items():
             step = covered[kind, source]
-            step.rows = len(found)
+            step.rows = len(hits)
             if not sizes.get(source, 0):
                 step.detail.update(path="skipped", reason=f"no {source} in the graph")
             elif kind == "semantic":
-                semantic += self._semantic_fragments(_VECTOR_BY_SOURCE[source], found)
+                semantic += self._semantic_fragments(_VECTOR_BY_SOURCE[source], hits)
             else:
-                found.sort(key=lambda r: (-r["score"], r["fragmentid"]))
-                best = float(found[0]["score"]) if found else 0.0
-                text += self._text_fragments(source, found, best)
+                hits.sort(key=lambda h: (-h[3], h[0]))
+                text += self._text_fragments(source, hits, float(hits[0][3]) if hits else 0.0)
         return sort_fragments(semantic), text
 
     def _new_step(self, kind: str, detail: dict[str, Any]) -> Step:
@@ -396,7 +395,7 @@ class SearchExecutor:
                 best = rows[0]["score"] if rows else 0.0
             else:
                 best = self._text_best(index, query, term if case_sensitive else None)
-            out += self._text_fragments(source, rows, float(best))
+            out += self._text_fragments(source, _hits(rows), float(best))
         return out
 
     def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
@@ -491,6 +490,15 @@ class SearchExecutor:
         docs = id_set(self._read(step, "universe_all_documents"))
         step.rows = len(docs)
         return docs
+
+
+Hit = tuple[str, str, str | None, float]
+"""One search hit: fragment id, document id, text, score."""
+
+
+def _hits(rows: Iterable[Record]) -> list[Hit]:
+    """Records of the one-row-per-hit statements as hits, in their order."""
+    return [(r["fragmentid"], r["documentid"], r["text"], r["score"]) for r in rows]
 
 
 def id_set(rows: Sequence[Record]) -> DocSet:

@@ -5,22 +5,25 @@ Run ``python -m tests.benchmarks.vs_graphrag --data DIR --split S [--json OUT] [
 
 ``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``tests.benchmarks.quality``,
 whose loader is used: one chapter per document, the database wiped first unless ``--reuse``
-finds exactly this corpus already loaded). Four systems answer every query, in an order that
+finds exactly this corpus already loaded). Five systems answer every query, in an order that
 rotates from query to query (interleaved, so load on the machine hits all alike):
 
 - ``engine-default``: ``ThalabusGraph.query('"<query>"')`` with the shipped settings (documents
   with their details, as an application receives them);
-- ``engine-semantic``: the same with text fusion off (``hybrid_all_queries=False``,
+- ``engine-fragments``: the same query with ``return_documents=False`` (fragments only,
+  aggregated to documents by ``aggregate_documents`` here: no document details are read);
+- ``engine-semantic``: the default query with text fusion off (``hybrid_all_queries=False``,
   ``short_query_max_words=0``);
 - ``graphrag-hybrid``: neo4j-graphrag's ``HybridRetriever`` (naive ranker) on the engine's own
   ``typical_rag`` vector and ``chapters_fulltext`` full-text indexes, ``top_k`` results;
 - ``graphrag-vector``: its ``VectorRetriever`` on ``typical_rag``.
 
-All four get their query vector from the same lookup of the precomputed vectors (no model
-runs), so the times compare the retrieval paths only. Each system's ranking of documents is
-scored with nDCG@10 and MRR@10 (ir-measures) and its latencies summarised as p50 / p95; the
-ratios are against ``graphrag-hybrid`` measured in the same run. A warm-up pass over the
-first queries (not timed) precedes the measured pass.
+All of them get their query vector from the same lookup of the precomputed vectors (no model
+runs), so the times compare the retrieval paths only; graphrag's full-text side gets the query
+escaped as the engine escapes it (graphrag passes text to Lucene as query syntax). Each
+system's ranking of documents is scored with nDCG@10 and MRR@10 (ir-measures) and its
+latencies summarised as p50 / p95; the ratios are against ``graphrag-hybrid`` measured in the
+same run. A warm-up pass over the first queries (not timed) precedes the measured pass.
 """
 
 from __future__ import annotations
@@ -52,11 +55,13 @@ from tests.benchmarks.quality import (
     semantic_phrase,
 )
 from tests.benchmarks.report import write_json
-from thalabus_graph import ThalabusGraph
+from thalabus_graph import ThalabusGraph, lucene
+from thalabus_graph.fragments import aggregate_documents
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/vs_graphrag.json")
 BASELINE = "graphrag-hybrid"
-SYSTEMS = ("engine-default", "engine-semantic", "graphrag-hybrid", "graphrag-vector")
+SYSTEMS = ("engine-default", "engine-fragments", "engine-semantic", "graphrag-hybrid",
+           "graphrag-vector")
 WARMUP = 20
 Search = Callable[[str], list[str]]
 """One system: query text -> document ids (corpus ``_id``s), best first."""
@@ -78,19 +83,37 @@ def _corpus_id(documentid: str) -> str:
     return documentid.removeprefix(DOC_PREFIX)
 
 
-def engine_search(graph: ThalabusGraph) -> Search:
-    """The engine through its public ``query``: documents best first."""
+def engine_search(graph: ThalabusGraph, *, with_details: bool = True) -> Search:
+    """The engine through its public ``query``: documents best first (with their details
+    from the graph, as ``query`` returns them by default; or, ``with_details=False``, the
+    fragments only, aggregated to documents here)."""
     def search(text: str) -> list[str]:
-        result = graph.query(semantic_phrase(text))
-        return [_corpus_id(d.documentid) for d in result.documents or []]
+        if with_details:
+            result = graph.query(semantic_phrase(text))
+            ranked = [d.documentid for d in result.documents or []]
+        else:
+            fragments = graph.query(semantic_phrase(text), return_documents=False).fragments
+            ranked = [d for d, _ in aggregate_documents(fragments)]
+        return [_corpus_id(d) for d in ranked]
 
     return search
 
 
-def graphrag_search(retriever: HybridRetriever | VectorRetriever, top_k: int) -> Search:
-    """A graphrag retriever's ``search``: its nodes' documents, best first."""
+def graphrag_search(retriever: HybridRetriever | VectorRetriever, embedder: LookupEmbedder,
+                    top_k: int) -> Search:
+    """A graphrag retriever's ``search``: its nodes' documents, best first.
+
+    graphrag hands ``query_text`` to Lucene as query syntax (a ``(`` in a query is a parse
+    error), so the full-text side gets the text escaped exactly as the engine escapes it
+    (``lucene.terms_query``) and the vector side the looked-up vector of the raw text.
+    """
     def search(text: str) -> list[str]:
-        result = retriever.search(query_text=text, top_k=top_k)
+        vector = embedder.embed_query(text)
+        if isinstance(retriever, HybridRetriever):
+            result = retriever.search(query_text=lucene.terms_query(text), query_vector=vector,
+                                      top_k=top_k)
+        else:
+            result = retriever.search(query_vector=vector, top_k=top_k)
         out: list[str] = []
         for item in result.items:
             documentid = (item.metadata or {}).get("documentid")
@@ -145,7 +168,7 @@ def run(systems: Mapping[str, Search], queries: Mapping[str, str],
 
 def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
               say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Load (or reuse) the corpus, run the four systems interleaved, summarise."""
+    """Load (or reuse) the corpus, run the systems interleaved, summarise."""
     if not corpus.precomputed or corpus.query_vectors is None or corpus.doc_vectors is None:
         raise SystemExit("vs_graphrag needs precomputed embeddings/ in the data directory")
     started = time.perf_counter()
@@ -169,9 +192,10 @@ def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
                                  neo4j_database=default.db.database)
         systems: dict[str, Search] = {
             "engine-default": engine_search(default),
+            "engine-fragments": engine_search(default, with_details=False),
             "engine-semantic": engine_search(semantic),
-            "graphrag-hybrid": graphrag_search(hybrid, top_k),
-            "graphrag-vector": graphrag_search(vector, top_k),
+            "graphrag-hybrid": graphrag_search(hybrid, embedder, top_k),
+            "graphrag-vector": graphrag_search(vector, embedder, top_k),
         }
         rankings, times = run(systems, corpus.queries, say)
     base_p50 = statistics.median(times[BASELINE])
