@@ -14,9 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neo4j import ManagedTransaction
+
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record
 from thalabus_graph.settings import Settings
 
@@ -136,11 +139,17 @@ class SearchExecutor:
             self._vectors[phrase] = [float(x) for x in vec]
         return self._vectors[phrase]
 
-    def _read(self, step: Step, name: str, /, **params: Any) -> list[Record]:
+    def _read(self, step: Step, name: str, /, *, plain: bool = False,
+              **params: Any) -> list[Record]:
+        """Run a named read for ``step`` (timed, profiled when asked). ``plain``: the
+        statement returns only plain values (strings, numbers, lists of them), so records
+        skip the driver's recursive ``data()`` conversion (milliseconds on long lists)."""
         start = time.perf_counter()
         if self.profile:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
+        elif plain:
+            rows = self.db.read_tx(lambda tx: _plain_rows(tx, name, params), what=name)
         else:
             rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
@@ -286,7 +295,7 @@ class SearchExecutor:
         its time and db hits go on the first step, each step names the shared call."""
         if not steps:
             return []
-        rows = self._read(steps[0], name, **params)
+        rows = self._read(steps[0], name, plain=True, **params)
         steps[0].rows = 0
         for step in steps:
             step.cypher = name
@@ -494,6 +503,13 @@ class SearchExecutor:
 
 Hit = tuple[str, str, str | None, float]
 """One search hit: fragment id, document id, text, score."""
+
+
+def _plain_rows(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> list[Record]:
+    """Records of a named statement as dicts, values taken as they are (no conversion)."""
+    result = tx.run(cypher_library.load(name), params)
+    keys = result.keys()
+    return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
 def _hits(rows: Iterable[Record]) -> list[Hit]:

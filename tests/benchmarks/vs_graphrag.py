@@ -1,7 +1,8 @@
 """The engine against neo4j-graphrag's retrievers: same server, same indexes, same vectors.
 
 Run ``python -m tests.benchmarks.vs_graphrag --data DIR --split S [--json OUT] [--uri URI]
-[--limit-queries N] [--top-k 10] [--reuse]``.
+[--limit-queries N] [--top-k 10] [--reuse] [--set FIELD=VALUE ...]`` (``--set`` changes the
+engine's settings, e.g. ``top_n_chapters=100``, to measure what a setting costs).
 
 ``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``tests.benchmarks.quality``,
 whose loader is used: one chapter per document, the database wiped first unless ``--reuse``
@@ -35,6 +36,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,6 @@ from neo4j_graphrag.retrievers import HybridRetriever, VectorRetriever
 from tests.benchmarks.quality import (
     DOC_PREFIX,
     Corpus,
-    base_settings,
     connect,
     evaluate,
     load,
@@ -55,8 +56,9 @@ from tests.benchmarks.quality import (
     semantic_phrase,
 )
 from tests.benchmarks.report import write_json
-from thalabus_graph import ThalabusGraph, lucene
+from thalabus_graph import Settings, ThalabusGraph, lucene
 from thalabus_graph.fragments import aggregate_documents
+from thalabus_graph.settings import ENV_PREFIX
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/vs_graphrag.json")
 BASELINE = "graphrag-hybrid"
@@ -167,13 +169,15 @@ def run(systems: Mapping[str, Search], queries: Mapping[str, str],
 
 
 def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
+              overrides: Mapping[str, Any] | None = None,
               say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Load (or reuse) the corpus, run the systems interleaved, summarise."""
+    """Load (or reuse) the corpus, run the systems interleaved, summarise. ``overrides``
+    change the engine's settings (all engine rows) from the configured ones."""
     if not corpus.precomputed or corpus.query_vectors is None or corpus.doc_vectors is None:
         raise SystemExit("vs_graphrag needs precomputed embeddings/ in the data directory")
     started = time.perf_counter()
     dims = len(next(iter(corpus.doc_vectors.values())))
-    settings = base_settings(dimensions=dims)
+    settings = Settings.from_env(embedding_dimensions=dims, **dict(overrides or {}))
     semantic_only = settings.replace(hybrid_all_queries=False, short_query_max_words=0)
     loading: dict[str, Any] = {"reused": True}
     with connect(uri, settings, corpus) as default, \
@@ -212,6 +216,7 @@ def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
             "machine": platform.machine(), "cpus": os.cpu_count(),
             "neo4j_graphrag": _version("neo4j-graphrag"), "neo4j_driver": neo4j.__version__,
             "documents": len(corpus.docs), "queries": len(corpus.queries), "top_k": top_k,
+            "engine_overrides": dict(overrides or {}),
             "warmup_queries": min(WARMUP, len(corpus.queries)), "load": loading,
             "results": rows, "wall_seconds": round(time.perf_counter() - started, 1)}
 
@@ -235,6 +240,19 @@ def table(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def settings_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` pairs as settings overrides, each coerced as its
+    ``THALABUS_FIELD`` variable would be (an unknown field or bad value is an error)."""
+    environ: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in {f.name for f in fields(Settings)}:
+            raise SystemExit(f"--set {pair!r}: expected FIELD=VALUE with a Settings field")
+        environ[ENV_PREFIX + name.upper()] = value
+    parsed = Settings.from_env(environ)
+    return {pair.partition("=")[0]: getattr(parsed, pair.partition("=")[0]) for pair in pairs}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run, print the table, write the JSON."""
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -242,14 +260,18 @@ def main(argv: list[str] | None = None) -> int:
     options.add_argument("--split", required=True, help="qrels/NAME.tsv to evaluate")
     options.add_argument("--limit-queries", type=int, default=None)
     options.add_argument("--top-k", type=int, default=10, help="graphrag's top_k")
+    options.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                         help="engine settings to change (e.g. top_n_chapters=100)")
     options.add_argument("--reuse", action="store_true",
                          help="keep the loaded corpus when the graph holds exactly it")
     options.add_argument("--json", type=Path, default=DEFAULT_OUT)
     options.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
                          help="Neo4j to use; its database is wiped (default: $NEO4J_URI)")
     args = options.parse_args(argv)
+    overrides = settings_overrides(args.set)
     corpus = load_corpus(args.data, args.split, limit_queries=args.limit_queries)
     result = benchmark(args.uri, corpus, top_k=args.top_k, reuse=args.reuse,
+                       overrides=overrides,
                        say=lambda msg: print(msg, file=sys.stderr, flush=True))
     result.update(data=str(args.data), split=args.split)
     print(table(result))
