@@ -43,6 +43,7 @@ VECTOR_SOURCES = (
 )
 _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
+_TEXT_INDEX = dict(TEXT_SOURCES)
 
 
 @dataclass
@@ -176,6 +177,8 @@ class SearchExecutor:
         if docs is None:
             semantic, text = self._unfiltered_phrase(phrase, with_text=fuse)
         else:
+            if fuse and self.scope is None and phrase not in self._semantic_ranges:
+                self._unrestricted_statistics(phrase)
             semantic = self._semantic_only(phrase, docs)
             text = []
         if docs == self.scope and phrase not in self._semantic_ranges:
@@ -185,6 +188,13 @@ class SearchExecutor:
         if docs is not None:
             text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
         return self._fuse(phrase, semantic, text)
+
+    def _unrestricted_statistics(self, phrase: str) -> None:
+        """Before a restricted fused search (no scope): the phrase's unrestricted searches in
+        one round trip, which give the fusion's normalisation (the semantic range, each
+        index's best text score) instead of one call per source for each later."""
+        semantic, _ = self._unfiltered_phrase(phrase, with_text=True)
+        self._remember_range(phrase, semantic)
 
     def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
         vector = self.query_vector(phrase)
@@ -281,7 +291,9 @@ class SearchExecutor:
                 semantic += self._semantic_fragments(_VECTOR_BY_SOURCE[source], hits)
             else:
                 hits.sort(key=lambda h: (-h[3], h[0]))
-                text += self._text_fragments(source, hits, float(hits[0][3]) if hits else 0.0)
+                best = float(hits[0][3]) if hits else 0.0
+                self._text_best_cache[_TEXT_INDEX[source], query, None] = best
+                text += self._text_fragments(source, hits, best)
         return sort_fragments(semantic), text
 
     def _new_step(self, kind: str, detail: dict[str, Any]) -> Step:

@@ -63,6 +63,7 @@ def corpus(clean_db: Database) -> tuple[Database, dict[str, npt.NDArray[np.float
     vectors = {doc: _unit(rng) for doc in TEXTS}
     graph = ThalabusGraph(clean_db, settings=Settings.from_env())
     graph.ingest([{"documentid": doc, "chapters": [text], "paragraphs": [[]],
+                   "categories": {"TAG": ["odd" if doc != "rt-2" else "even"]},
                    "embeddings": {f"{doc}-c1": vectors[doc].tolist()}}
                   for doc, text in TEXTS.items()], embed=False, progress=False)
     return clean_db, vectors
@@ -123,3 +124,20 @@ def test_explain_names_the_round_trip_statement(corpus: Any) -> None:
     steps = graph.explain('"kitchen"')["plan"]["steps"]
     assert {s["cypher"] for s in steps if s["kind"] in ("semantic", "text")} == {
         "search_phrase"}
+
+
+def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) -> None:
+    db, _ = corpus
+    graph, counting = _graph(db, _unit(np.random.default_rng(9)), hybrid_all_queries=True)
+    fragments, _ = graph.evaluate('"kitchen" AND TAG=odd')
+    # the category; the node counts (does the restriction keep every document?); the
+    # phrase's unrestricted searches (semantic range, best text scores) in one call; exact
+    # cosine over the two documents' chapters; the chapters full-text search restricted to
+    # them (paragraphs, summaries, keywords: empty, not searched). One call per source for
+    # the normalisation made it ten.
+    assert counting.reads == 5
+    reference, _ = graph.evaluate('"kitchen" AND TAG=odd', reference=True)
+    assert [f.fragmentid for f in fragments] == [f.fragmentid for f in reference]
+    for a, b in zip(fragments, reference, strict=True):
+        assert a.score == pytest.approx(b.score, abs=1e-6)
+    assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
