@@ -30,7 +30,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor, id_set
+from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_rows
 from thalabus_graph.settings import Settings
 
 DEFAULT_SESSION = "default"
@@ -250,7 +250,9 @@ class ThalabusGraph:
         ranked = aggregate_documents(fragments)
         if not ranked:
             return []
-        rows = self.db.read("document_details", documentids=[d for d, _ in ranked])
+        ids = [d for d, _ in ranked]
+        rows = self.db.read_tx(lambda tx: plain_rows(tx, "document_details", {"documentids": ids}),
+                               what="document_details")
         details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
                    for d in (rows[0]["documents"] if rows else [])}
         by_doc: dict[str, list[Fragment]] = {}

@@ -150,7 +150,7 @@ class SearchExecutor:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
         elif plain:
-            rows = self.db.read_tx(lambda tx: _plain_rows(tx, name, params), what=name)
+            rows = self.db.read_tx(lambda tx: plain_rows(tx, name, params), what=name)
         else:
             rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
@@ -517,8 +517,10 @@ Hit = tuple[str, str, str | None, float]
 """One search hit: fragment id, document id, text, score."""
 
 
-def _plain_rows(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> list[Record]:
-    """Records of a named statement as dicts, values taken as they are (no conversion)."""
+def plain_rows(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> list[Record]:
+    """Records of a named statement as dicts, values taken as the driver decoded them: no
+    recursive ``data()`` conversion, which costs milliseconds on long lists and maps. Only
+    for statements returning plain values (no nodes or relationships)."""
     result = tx.run(cypher_library.load(name), params)
     keys = result.keys()
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
