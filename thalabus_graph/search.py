@@ -172,13 +172,16 @@ class SearchExecutor:
 
         Unfiltered, every search of the phrase runs in one round trip (``search_phrase``);
         restricted, each source is its own call (the path is chosen per source)."""
-        docs = self.restriction(restrict)
         fuse = self.uses_text(phrase) if with_text is None else with_text
+        primed = None
+        if (fuse and restrict is not None and self.scope is None
+                and phrase not in self._semantic_ranges):
+            primed = self._unrestricted_statistics(phrase)
+        docs = self.restriction(restrict)
         if docs is None:
-            semantic, text = self._unfiltered_phrase(phrase, with_text=fuse)
+            semantic, text = (primed if primed is not None
+                              else self._unfiltered_phrase(phrase, with_text=fuse))
         else:
-            if fuse and self.scope is None and phrase not in self._semantic_ranges:
-                self._unrestricted_statistics(phrase)
             semantic = self._semantic_only(phrase, docs)
             text = []
         if docs == self.scope and phrase not in self._semantic_ranges:
@@ -189,12 +192,15 @@ class SearchExecutor:
             text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
         return self._fuse(phrase, semantic, text)
 
-    def _unrestricted_statistics(self, phrase: str) -> None:
+    def _unrestricted_statistics(self, phrase: str) -> tuple[list[Fragment], list[Fragment]]:
         """Before a restricted fused search (no scope): the phrase's unrestricted searches in
         one round trip, which give the fusion's normalisation (the semantic range, each
-        index's best text score) instead of one call per source for each later."""
-        semantic, _ = self._unfiltered_phrase(phrase, with_text=True)
-        self._remember_range(phrase, semantic)
+        index's best text score) instead of one call per source for each later, and the node
+        counts that tell whether the restriction keeps every document (then these are the
+        results). Returns the semantic and text fragments."""
+        found = self._unfiltered_phrase(phrase, with_text=True)
+        self._remember_range(phrase, found[0])
+        return found
 
     def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
         vector = self.query_vector(phrase)
