@@ -1,10 +1,13 @@
 # thalabus-graph: `make demo`, `make test`, `make bench`. Each target sets up what it needs.
+# `make test-2026` runs the integration suite on the 2026.x line (JDK 21+), `make wheel-check`
+# builds the wheel and drives it from a fresh venv outside the checkout; `.ci/run` runs all three.
 PYTHON ?= python3
+NEO4J_2026 ?= 2026.09.0
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench clean
+.PHONY: demo test test-2026 wheel-check lint unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +25,14 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(PY) -m pytest -q
 
+# The integration suite on the newest 2026.x release the launcher runs (the line Aura runs);
+# always on a launcher server of that version, whatever NEO4J_URI says.
+test-2026: $(STAMP)
+	env -u NEO4J_URI THALABUS_NEO4J_VERSION=$(NEO4J_2026) $(PY) -m pytest -q tests/integration
+
+wheel-check:
+	PYTHON=$(PYTHON) .ci/wheel-check
+
 unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
@@ -37,3 +48,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .thalabus bench-results
+
+.PHONY: stress
+stress: $(STAMP)  # the slow adversarial tests: long fuzzing, 8 writers for 20 s, SIGKILL of Neo4j
+	THALABUS_STRESS=1 $(PY) -m pytest -q -m stress tests/adversarial

@@ -1,4 +1,6 @@
-// Re-ingest replaces a document whole: drop every fragment it had (and their relationships).
-UNWIND $documentids AS documentid
-MATCH (f:Fragment {documentid: documentid})
+// Re-ingest: delete only the fragments no longer in their document; fragments that still
+// exist are updated in place and keep their dataset memberships.
+UNWIND $fragmentids AS fragmentid
+MATCH (f:Fragment {fragmentid: fragmentid})
 DETACH DELETE f
+RETURN count(*) AS deleted

@@ -1,20 +1,30 @@
 """Session fixtures giving integration tests a real Neo4j; nothing here fakes the database.
 
-Order: ``$NEO4J_URI`` if set; else a testcontainers Neo4j (``neo4j:5.26``, auth off) when a
-Docker engine answers a ping; else the project's local launcher (``thalabus-graph neo4j``) on
-a temporary data dir, version ``$THALABUS_NEO4J_VERSION`` or 5.26.31, stopped at session end.
+Order: ``$NEO4J_URI`` if set (with ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``,
+as for the CLI); else a testcontainers Neo4j (``neo4j:5.26``, auth off) when a Docker engine
+answers a ping and ``$THALABUS_NEO4J_VERSION`` is unset; else the project's local launcher
+(``thalabus-graph neo4j``) on a temporary data dir, version ``$THALABUS_NEO4J_VERSION`` or
+5.26.31, stopped at session end (``make test-2026`` sets the version to run the 2026.x line).
 Tests that need Neo4j are marked ``@pytest.mark.integration``.
+
+The tests delete data and drop indexes, so they never touch a database they did not create:
+a database seen for the first time must be empty (no nodes, no indexes or constraints but the
+engine's own); the suite then writes a ``:__ThalabusTestMarker`` node and from then on treats
+it as its own. Any other database makes the session stop with a one-line explanation.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from neo4j import Driver, GraphDatabase
+
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.database import Database
 
 DOCKER_IMAGE = "neo4j:5.26"
 
@@ -51,12 +61,50 @@ def _docker_answers(timeout: float = 1.0) -> bool:
     return reply.startswith(b"HTTP/") and b" 200 " in reply.split(b"\r\n", 1)[0]
 
 
-def _auth() -> tuple[str, str] | None:
-    """Credentials for ``$NEO4J_URI`` from ``$NEO4J_USER``/``$NEO4J_PASSWORD``; else none."""
-    password = os.environ.get("NEO4J_PASSWORD")
-    if password is None:
-        return None
-    return os.environ.get("NEO4J_USER", "neo4j"), password
+REFUSAL_EXIT_CODE = 3
+_SCHEMA_NAME = re.compile(r"\bCREATE\s+(?:\w+\s+)?(?:INDEX|CONSTRAINT)\s+`?(\w+)", re.I)
+
+
+def engine_schema_names() -> set[str]:
+    """Names of the indexes and constraints the engine's migrations and bootstrap create."""
+    from thalabus_graph.graph import cypher_library
+    from thalabus_graph.graph.migrations import discover
+
+    texts = [statement.text for migration in discover() for statement in migration.statements]
+    texts.append(cypher_library.load("migrations_create_lock_constraint"))
+    texts.append(cypher_library.load("migrations_create_history_constraint"))
+    return {name for text in texts for name in _SCHEMA_NAME.findall(text)}
+
+
+def foreign_schema(db: Database) -> list[str]:
+    """Indexes and constraints that are neither the engine's nor Neo4j's token lookups."""
+    ours = engine_schema_names()
+    names = [r["name"] for r in db.read("migrations_list_indexes")
+             if r["type"] != "LOOKUP" and r["name"] not in ours]
+    names += [r["name"] for r in db.read("migrations_list_constraints") if r["name"] not in ours]
+    return sorted(set(names))
+
+
+def guard_database(db: Database, where: str) -> None:
+    """Proceed on a database the suite created (marked, or empty and now marked); else stop.
+
+    Stopping is ``pytest.exit`` with one line naming what was found and what to do, before
+    any test could delete a node.
+    """
+    survey = db.read("test_guard_survey")[0]
+    if survey["markers"]:
+        return
+    foreign = foreign_schema(db)
+    if survey["nodes"] == 0 and not foreign:
+        db.write("test_guard_mark", note="created by the thalabus-graph test suite")
+        return
+    found = f"{survey['nodes']} nodes" + (f", indexes/constraints {foreign}" if foreign else "")
+    pytest.exit(
+        f"refusing to run the integration tests on {where}: it holds data they did not "
+        f"create ({found}) and no test marker; the tests delete data and drop indexes. Unset "
+        "NEO4J_URI to let them start their own Neo4j, or point it at an empty database.",
+        returncode=REFUSAL_EXIT_CODE,
+    )
 
 
 def _container_uri() -> Iterator[str]:
@@ -94,21 +142,38 @@ def _launcher_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def neo4j_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Bolt URI of a real Neo4j for the whole session (see the module docstring)."""
+def neo4j_connection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connection]:
+    """Where the session's Neo4j is and how to log in (see the module docstring).
+
+    A server given by ``NEO4J_URI`` is checked by ``guard_database`` before any test runs.
+    """
     configured = os.environ.get("NEO4J_URI")
     if configured:
-        yield configured
-    elif _docker_answers():
-        yield from _container_uri()
+        target = Connection.resolve()
+        _guard(target)
+        yield target
+    elif not os.environ.get("THALABUS_NEO4J_VERSION") and _docker_answers():
+        for uri in _container_uri():
+            yield Connection(uri=uri)
     else:
-        yield from _launcher_uri(tmp_path_factory)
+        for uri in _launcher_uri(tmp_path_factory):
+            yield Connection(uri=uri)
+
+
+def _guard(target: Connection) -> None:
+    with GraphDatabase.driver(target.uri, auth=target.auth) as driver:
+        guard_database(Database(driver, target.database), f"NEO4J_URI={target.uri}")
 
 
 @pytest.fixture(scope="session")
-def neo4j_driver(neo4j_uri: str) -> Iterator[Driver]:
-    """A driver on ``neo4j_uri``, closed at session end."""
-    kwargs: dict[str, Any] = {"auth": _auth()}
-    with GraphDatabase.driver(neo4j_uri, **kwargs) as driver:
+def neo4j_uri(neo4j_connection: Connection) -> str:
+    """Bolt URI of the session's real Neo4j."""
+    return neo4j_connection.uri
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_connection: Connection) -> Iterator[Driver]:
+    """A driver on the session's Neo4j with its credentials, closed at session end."""
+    with GraphDatabase.driver(neo4j_connection.uri, auth=neo4j_connection.auth) as driver:
         driver.verify_connectivity()
         yield driver

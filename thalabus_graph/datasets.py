@@ -13,7 +13,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.errors import DatasetError, GraphError
+from thalabus_graph.documents import MAX_KEY_BYTES
+from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.settings import Settings
@@ -79,9 +80,12 @@ class Datasets:
                kind: str = "dataset", name: str | None = None,
                derived_from: str | None = None) -> str:
         """Write a dataset ``{session}#{kind}_{n}`` with the fragments as members, in one
-        transaction; returns its id."""
+        transaction; returns its id. ``n`` is allocated inside that transaction under the
+        write lock of the session's sequence node, so concurrent creators get distinct,
+        consecutive numbers and none fails."""
         if not session or "#" in session:
             raise DatasetError("a session name must be non-empty and contain no '#'")
+        _check_session(session)
         fragment_rows, document_rows = _member_rows(fragments)
 
         def work(tx: ManagedTransaction) -> str:
@@ -104,12 +108,7 @@ class Datasets:
 
         if derived_from is not None:
             self.get(derived_from)
-        try:
-            return self.db.write_tx(work, what="creating a dataset")
-        except GraphError as exc:
-            if "ConstraintValidation" in str(exc):  # a concurrent writer took the same number
-                return self.db.write_tx(work, what="creating a dataset")
-            raise
+        return self.db.write_tx(work, what="creating a dataset")
 
     def get(self, datasetid: str) -> dict[str, Any]:
         """The dataset's node properties, member counts and parents; DatasetError if unknown."""
@@ -212,6 +211,18 @@ class _Picked:
         self.members[member.fragmentid] = member
         self.used += size
         return True
+
+
+def _check_session(session: str) -> None:
+    """A session name becomes part of an indexed dataset id: valid text, a bounded size."""
+    try:
+        size = len(session.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise DatasetError("a session name must be valid Unicode text (it holds a lone "
+                           "surrogate)") from None
+    if size > MAX_KEY_BYTES:
+        raise DatasetError(f"a session name is {size} bytes long; the limit is MAX_KEY_BYTES = "
+                           f"{MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot index longer ids)")
 
 
 def _member(row: Record) -> Member:

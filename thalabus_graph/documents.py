@@ -40,8 +40,15 @@ Decisions:
 - Category names match ``[A-Za-z_][A-Za-z0-9_]*``; values are non-blank strings, kept
   verbatim (``art$16``, ``x}y`` are plain data), de-duplicated in order; an empty list is
   the same as no such category.
-- A documentid repeated within one file is not an error: both lines are yielded in order and,
-  since re-ingesting replaces a document whole, the later line wins.
+- A documentid repeated within one file is not an error: both lines are yielded in order and
+  the later line wins whole (text and vectors); the ingest report lists the repeated lines.
+- Hostile values are line errors, never crashes: text with a lone surrogate (``"\\ud800"``,
+  not encodable as UTF-8), an integer property outside the signed 64-bit range Neo4j stores,
+  an embedding number too large for a float, JSON nested deeper than Python's recursion limit.
+- Indexed keys are limited up front to ``MAX_KEY_BYTES`` UTF-8 bytes each: the documentid,
+  the ontology, category names and values. Neo4j's range indexes refuse a key over about 8 KB
+  ("Property value is too large to index": 8,160 bytes for one string on 5.26, measured), and
+  a category key holds ontology, name and value together, so each part gets a quarter.
 - Blank lines are skipped but still counted; a UTF-8 BOM at the start is ignored.
 """
 
@@ -51,6 +58,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
@@ -65,6 +73,11 @@ KIND_LETTERS: Mapping[FragmentKind, str] = {
 }
 EMBEDDED_KINDS: tuple[FragmentKind, ...] = ("chapter", "paragraph", "summary")
 """Fragment kinds that carry an embedding (keywords are searched as text only)."""
+
+MAX_KEY_BYTES = 2048
+"""Longest documentid, ontology, category name or category value, in UTF-8 bytes."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""Range of the integers Neo4j stores (the driver cannot pack larger ones)."""
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _FRAGMENT_SUFFIX_RE = re.compile(r"-[cpsk][0-9]+\Z")
@@ -220,6 +233,9 @@ def parse_document(line: str | bytes, line_number: int | None = None) -> SourceD
     """Parse one JSON line into a document, raising :class:`IngestError` when invalid."""
     try:
         obj = json.loads(line)
+    except RecursionError:
+        raise IngestError("JSON nested too deeply to parse (deeper than Python's recursion "
+                          f"limit of {sys.getrecursionlimit()})", line_number) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise IngestError(f"not valid JSON: {exc}", line_number) from None
     return document_from_dict(obj, line_number)
@@ -231,6 +247,11 @@ def document_from_dict(obj: Any, line_number: int | None = None) -> SourceDocume
         return _Builder(obj, line_number).build()
     except _Invalid as exc:
         raise IngestError(str(exc), line_number) from None
+    except RecursionError:
+        raise IngestError("value nested too deeply", line_number) from None
+    except (TypeError, ValueError, OverflowError) as exc:  # safety net: never crash a run
+        raise IngestError(f"invalid document ({type(exc).__name__}: {exc})",
+                          line_number) from None
 
 
 # --- internals ------------------------------------------------------------------------------
@@ -331,6 +352,7 @@ class _Builder:
             raise _Invalid(f"documentid must be a string, not {_json_type(value)}")
         if not value:
             raise _Invalid("documentid is empty")
+        _check_key(value, "documentid")
         if _BAD_ID_CHARS_RE.search(value):
             raise _Invalid(f"documentid {value!r} contains whitespace or control characters")
         if _FRAGMENT_SUFFIX_RE.search(value):
@@ -347,6 +369,10 @@ class _Builder:
             raise _Invalid(f"{key} must be a string, not {_json_type(value)}")
         if not allow_blank and not value.strip():
             raise _Invalid(f"{key} is blank")
+        if key == "ontology":
+            _check_key(value, key)
+        else:
+            _check_text(value, key)
         return value
 
     def _properties(self, obj: dict[str, Any]) -> dict[str, Scalar]:
@@ -354,7 +380,7 @@ class _Builder:
         for key, value in obj.items():
             if key in _RESERVED or value is None:
                 continue
-            if not NAME_RE.match(key):
+            if not isinstance(key, str) or not NAME_RE.match(key):
                 raise _Invalid(f"property name {key!r} must match [A-Za-z_][A-Za-z0-9_]*")
             if isinstance(value, float) and not math.isfinite(value):
                 raise _Invalid(f"property {key!r} is not a finite number")
@@ -362,6 +388,11 @@ class _Builder:
                 raise _Invalid(
                     f"property {key!r} must be a string, number or boolean, "
                     f"not {_json_type(value)}")
+            if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                raise _Invalid(f"property {key!r} is an integer outside the signed 64-bit "
+                               "range Neo4j stores (write it as a string)")
+            if isinstance(value, str):
+                _check_text(value, f"property {key!r}")
             props[key] = value
         return props
 
@@ -372,8 +403,9 @@ class _Builder:
             raise _Invalid(f"categories must be an object, not {_json_type(value)}")
         result: dict[str, tuple[str, ...]] = {}
         for name, raw in value.items():
-            if not NAME_RE.match(name):
+            if not isinstance(name, str) or not NAME_RE.match(name):
                 raise _Invalid(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            _check_key(name, "category name")
             items = [raw] if isinstance(raw, str) else raw
             if not isinstance(items, list):
                 raise _Invalid(
@@ -387,6 +419,7 @@ class _Builder:
                         "not a string")
                 if not item.strip():
                     raise _Invalid(f"category {name} has a blank value")
+                _check_key(item, f"category {name} value")
                 if item not in values:
                     values.append(item)
             if values:
@@ -405,6 +438,7 @@ class _Builder:
                 raise _Invalid(f"{key}[{i}] must be a string, not {_json_type(item)}")
             if not item.strip():
                 raise _Invalid(f"{key}[{i}] is blank")
+            _check_text(item, f"{key}[{i}]")
         return [item.strip() for item in items]
 
     def _explicit_paragraphs(
@@ -428,6 +462,7 @@ class _Builder:
                         f"paragraphs[{c}][{p}] must be a string, not {_json_type(item)}")
                 if not item.strip():
                     raise _Invalid(f"paragraphs[{c}][{p}] is blank")
+                _check_text(item, f"paragraphs[{c}][{p}]")
                 texts.append(item.strip())
             if chapter_texts is None and not texts:
                 raise _Invalid(f"paragraphs[{c}] is empty and there is no chapter text")
@@ -474,11 +509,18 @@ class _Builder:
     def _vector(self, fragmentid: str, raw: Any) -> tuple[float, ...]:
         if not isinstance(raw, list) or not raw:
             raise _Invalid(f"embedding of {fragmentid} must be a non-empty list of numbers")
-        for x in raw:
-            if not _is_number(x) or not math.isfinite(x):
+        vector: list[float] = []
+        for i, x in enumerate(raw):
+            try:
+                value = float(x) if _is_number(x) else math.nan
+            except OverflowError:
+                raise _Invalid(f"embedding of {fragmentid} holds a number too large for a "
+                               f"float at position {i + 1}") from None
+            if not math.isfinite(value):
                 raise _Invalid(
-                    f"embedding of {fragmentid} holds {json.dumps(x)}, not a finite number")
-        return tuple(float(x) for x in raw)
+                    f"embedding of {fragmentid} holds {_shown(x)}, not a finite number")
+            vector.append(value)
+        return tuple(vector)
 
 
 def _with_vector(
@@ -486,6 +528,34 @@ def _with_vector(
 ) -> SourceFragment:
     vector = vectors.get(fragment.fragmentid)
     return fragment if vector is None else replace(fragment, embedding=vector)
+
+
+def _check_text(value: str, what: str) -> None:
+    """Reject text that cannot be sent to Neo4j: a lone surrogate is not encodable as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Invalid(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at "
+                       f"character {exc.start + 1}), which is not valid Unicode text") from None
+
+
+def _check_key(value: str, what: str) -> None:
+    """Reject an indexed key Neo4j could not store: invalid text, or over ``MAX_KEY_BYTES``."""
+    _check_text(value, what)
+    size = len(value.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise _Invalid(f"{what} is {size} bytes long; documentids, ontologies and category "
+                       f"names and values are limited to MAX_KEY_BYTES = {MAX_KEY_BYTES} "
+                       "UTF-8 bytes (Neo4j cannot index longer keys)")
+
+
+def _shown(value: Any, width: int = 40) -> str:
+    """A short printable form of a bad JSON value for an error message."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = _json_type(value)
+    return text if len(text) <= width else text[:width] + "..."
 
 
 def _json_type(value: Any) -> str:
@@ -506,7 +576,10 @@ def _json_type(value: Any) -> str:
 
 __all__ = [
     "EMBEDDED_KINDS",
+    "INT64_MAX",
+    "INT64_MIN",
     "KIND_LETTERS",
+    "MAX_KEY_BYTES",
     "FragmentKind",
     "LineError",
     "ParsedLine",

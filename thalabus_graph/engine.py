@@ -15,10 +15,13 @@ from typing import Any
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.errors import PlanError
+from thalabus_graph.errors import PlanError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.plan.categories import QueryWarning, check_categories
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
@@ -30,7 +33,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_rows
+from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
 from thalabus_graph.settings import Settings
 
 DEFAULT_SESSION = "default"
@@ -58,17 +61,20 @@ class DocumentHit:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """What a query returned: fragments (or documents), the dataset ids written, the plan."""
+    """What a query returned: fragments (or documents), the dataset ids written, the plan, and
+    warnings about category filters or an ontology that match no stored document."""
 
     query: str
     fragments: list[Fragment]
     documents: list[DocumentHit] | None = None
     dataset_ids: list[str] = field(default_factory=list)
     plan: dict[str, Any] | None = None
+    warnings: list[QueryWarning] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids}
+        out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
+                               "warnings": [w.to_dict() for w in self.warnings]}
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
@@ -119,12 +125,17 @@ class ThalabusGraph:
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
-                database: str = "neo4j", settings: Settings | None = None,
+                database: str | None = None, settings: Settings | None = None,
                 embedder: Embedder | None = None,
                 reranker: Reranker | None = None) -> ThalabusGraph:
-        """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily."""
-        target = uri or os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
-        db = Database.connect(target, auth=auth, database=database)
+        """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily.
+
+        What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
+        ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
+        """
+        target = Connection.resolve(uri, database=database)
+        db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
+                              database=target.database)
         graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
         graph.owns_database = True
         return graph
@@ -203,14 +214,19 @@ class ThalabusGraph:
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,
-              session: str = DEFAULT_SESSION, profile: bool = False) -> QueryResult:
+              session: str = DEFAULT_SESSION, profile: bool = False,
+              strict_categories: bool = False) -> QueryResult:
         """Run a Thalabus query.
 
         The dataset (when asked) is written from the raw fragments before any aggregation.
         ``return_documents`` aggregates to documents (best fragment score each, with details);
-        ``profile`` attaches the executed plan (steps, rows, milliseconds).
+        ``profile`` attaches the executed plan (steps, rows, milliseconds). Category names,
+        values and the ontology that no stored document has are reported in ``warnings``
+        (with a "did you mean" when only the letter case differs); ``strict_categories``
+        raises ``UnknownCategoryError`` instead, before anything runs.
         """
         node = parse(text)
+        warnings = self._check_categories(node, ontology_id, strict_categories)
         start = time.perf_counter()
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
@@ -227,23 +243,32 @@ class ThalabusGraph:
             plan = {"query": serialize(node), "ms": round(elapsed, 3),
                     "embed_ms": round(evaluator.executor.embed_ms, 3),
                     "fragments": len(fragments), "tree": evaluator.plan.to_dict()}
-        return QueryResult(text, fragments, documents, dataset_ids, plan)
+        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
+
+    def _check_categories(self, node: Node, ontology_id: str | None,
+                          strict: bool) -> list[QueryWarning]:
+        """The query's category and ontology warnings; raised as an error when ``strict``."""
+        warnings = check_categories(self.db, node, ontology_id)
+        if strict and warnings:
+            raise UnknownCategoryError(warnings)
+        return warnings
 
     def explain(self, text: str, *, ontology_id: str | None = None,
-                subset_of_datasetids: Sequence[str] | None = None) -> dict[str, Any]:
+                subset_of_datasetids: Sequence[str] | None = None,
+                strict_categories: bool = False) -> dict[str, Any]:
         """The parsed query and the compiled plan as a tree, without running any search:
         category and universe lookups (read transactions) give each filtered semantic search
-        its estimated selectivity and chosen path. No query embedding is computed."""
+        its estimated selectivity and chosen path. No query embedding is computed. Category
+        warnings are listed as in ``query`` (``strict_categories`` raises them)."""
         from thalabus_graph.plan.explain import Explainer
 
         node = parse(text)
+        warnings = self._check_categories(node, ontology_id, strict_categories)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER,
                             scope=self._scope(ontology_id, subset_of_datasetids))
-        try:
-            tree = Explainer(ex).explain(node)
-        except RecursionError as exc:
-            raise PlanError("the query is too deeply nested to explain") from exc
-        return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict()}
+        tree = Explainer(ex).explain(node)
+        return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict(),
+                "warnings": [w.to_dict() for w in warnings]}
 
     def documents_of(self, fragments: Sequence[Fragment]) -> list[DocumentHit]:
         """Aggregate fragments to documents: best score each, details fetched, best first."""
@@ -251,7 +276,8 @@ class ThalabusGraph:
         if not ranked:
             return []
         ids = [d for d, _ in ranked]
-        rows = self.db.read_tx(lambda tx: plain_rows(tx, "document_details", {"documentids": ids}),
+        statement = cypher_library.load("document_details")
+        rows = self.db.read_tx(lambda tx: plain_records(tx.run(statement, documentids=ids)),
                                what="document_details")
         details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
                    for d in (rows[0]["documents"] if rows else [])}
@@ -274,16 +300,18 @@ class ThalabusGraph:
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
                       create_dataset: bool = False, session: str = DEFAULT_SESSION,
-                      ) -> QueryResult:
+                      strict_categories: bool = False) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
-        ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``."""
+        ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
+        (category warnings as in ``query``)."""
         result = self.query(text, ontology_id=ontology_id,
                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
-                            create_dataset=create_dataset, session=session)
+                            create_dataset=create_dataset, session=session,
+                            strict_categories=strict_categories)
         s = self.settings
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
                             max_per_doc=s.max_fragments_per_doc, max_total=s.max_rag_output_frag)
-        return QueryResult(text, picked, None, result.dataset_ids)
+        return QueryResult(text, picked, None, result.dataset_ids, warnings=result.warnings)
 
     # --- reranking -----------------------------------------------------------------------
     def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:

@@ -6,6 +6,7 @@
     ├── ThalabusSyntaxError             malformed query text; has .position and a caret display
     ├── PlanError                       a valid query that cannot be planned or evaluated
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
+    │   └── UnknownCategoryError        strict_categories: a filter names no stored category
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
     ├── DatasetError                    unknown dataset / goal, or a failed dataset write
@@ -26,6 +27,9 @@ our code, so callers never need to import driver exception types.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 
 class ThalabusError(Exception):
@@ -89,6 +93,17 @@ class PlanError(ThalabusError):
 
 class ConfigurationError(ThalabusError):
     """Wrong settings or arguments: the call must change, retrying will not help."""
+
+
+class UnknownCategoryError(ConfigurationError):
+    """With ``strict_categories``: the query names a category name, value or ontology that no
+    document has (or spells one in the wrong letter case). ``warnings`` lists each finding
+    (``QueryWarning`` objects) with a "did you mean" where the case differs."""
+
+    def __init__(self, warnings: Sequence[Any]) -> None:
+        self.warnings = list(warnings)
+        found = "; ".join(str(w) for w in self.warnings)
+        super().__init__(f"strict categories: {found}")
 
 
 class CapabilityError(ThalabusError):
@@ -179,4 +194,5 @@ __all__ = [
     "ServiceTimeout",
     "ThalabusError",
     "ThalabusSyntaxError",
+    "UnknownCategoryError",
 ]

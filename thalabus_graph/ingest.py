@@ -1,9 +1,22 @@
 """Documents into the graph: streamed, batched ``UNWIND`` writes, embeddings computed or reused.
 
 A batch of documents is written in one write transaction, so a document is written whole or
-not at all; re-ingesting a document replaces it (its old fragments are deleted first, so no
-orphans remain). A fragment whose text and embedding model are unchanged keeps its stored
-vector (matched by a hash of model + text) instead of calling the embedder again.
+not at all. Re-ingesting a document updates it in place: a fragment that still exists (same
+fragment id) keeps its node, so dataset members pointing at it survive, with text, ordinal,
+embedding and hash replaced; fragments no longer in the document are deleted (the dataset
+members they held are counted per dataset, in the same transaction, and reported); new ones
+are created; category and ontology links are rebuilt. A fragment whose text and embedding
+model are unchanged keeps its stored vector (matched by a hash of model + text).
+
+Concurrent writers of the same document serialise: each transaction first takes the write
+locks of its Document nodes in sorted order, and transient failures (deadlocks on shared
+category nodes) are retried by the driver's managed transactions.
+
+Nothing is lost to one bad document: a line the parser rejects is reported with its number
+and skipped (or stops the run with ``strict``); if Neo4j or the driver still refuses a batch
+for something in a document, the batch is rewritten one document at a time and only the
+refused documents are reported. A documentid repeated in one run: the last line wins, whole,
+and ``IngestReport.duplicates`` names both lines (one id per document is remembered per run).
 """
 
 from __future__ import annotations
@@ -12,10 +25,11 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neo4j import ManagedTransaction
+from neo4j.exceptions import ClientError, DatabaseError
 
 from thalabus_graph.documents import (
     LineError,
@@ -25,24 +39,50 @@ from thalabus_graph.documents import (
     iter_documents,
 )
 from thalabus_graph.embeddings import Embedder, text_hash
-from thalabus_graph.errors import IngestError
+from thalabus_graph.errors import GraphError, IngestError
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.settings import Settings
 
 PRECOMPUTED = "precomputed"
 
 
+KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "keywords")
+"""Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A documentid given again later in the same run: ``line_number`` lost to ``replaced_by``."""
+
+    documentid: str
+    line_number: int
+    replaced_by: int
+
+
 @dataclass
 class IngestReport:
-    """What an ingestion run did."""
+    """What an ingestion run did.
+
+    ``members_dropped`` maps a dataset id to how many of its members were dropped because
+    their fragment is no longer in a re-ingested document; members whose fragment still
+    exists are kept. ``duplicates`` lists documentids given more than once (the last wins).
+    """
 
     documents: int = 0
     fragments: int = 0
+    fragments_deleted: int = 0
     embeddings_computed: int = 0
     embeddings_reused: int = 0
     embeddings_supplied: int = 0
     seconds: float = 0.0
     errors: list[LineError] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
+    members_dropped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def members_dropped_total(self) -> int:
+        """Dataset members dropped in all datasets."""
+        return sum(self.members_dropped.values())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
@@ -50,6 +90,7 @@ class IngestReport:
         return {
             "documents": self.documents,
             "fragments": self.fragments,
+            "fragments_deleted": self.fragments_deleted,
             "embeddings_computed": self.embeddings_computed,
             "embeddings_reused": self.embeddings_reused,
             "embeddings_supplied": self.embeddings_supplied,
@@ -57,7 +98,27 @@ class IngestReport:
             "documents_per_second": round(self.documents / secs, 1),
             "fragments_per_second": round(self.fragments / secs, 1),
             "errors": [{"line": e.line_number, "message": e.message} for e in self.errors],
+            "duplicates": [{"documentid": d.documentid, "line": d.line_number,
+                            "replaced_by": d.replaced_by} for d in self.duplicates],
+            "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
         }
+
+    def warnings(self) -> list[str]:
+        """Human-readable lines for what the caller should know besides the errors."""
+        out = [f"line {d.line_number}: documentid {d.documentid!r} given again on line "
+               f"{d.replaced_by}; the later line replaces it whole" for d in self.duplicates]
+        out.extend(f"dataset {ds}: {n} members dropped (their fragments left re-ingested "
+                   "documents)" for ds, n in sorted(self.members_dropped.items()))
+        return out
+
+
+@dataclass
+class _Written:
+    """What one committed batch transaction did (the work function may run more than once)."""
+
+    fragments: int = 0
+    deleted: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
 
 
 class Ingestor:
@@ -87,17 +148,19 @@ class Ingestor:
         bar = _progress(show)
         try:
             for batch in self._batches(self._documents(source, strict, report)):
-                self._write_batch(batch, report)
+                self._write_batch(batch, report, strict)
                 bar.update(len(batch))
                 bar.set_postfix_str(_rates(report, time.perf_counter() - start))
         finally:
             bar.close()
             report.seconds = time.perf_counter() - start
+            report.errors.sort(key=lambda e: e.line_number)
         return report
 
     # --- input ---------------------------------------------------------------------------
     def _documents(self, source: Any, strict: bool, report: IngestReport
                    ) -> Iterator[SourceDocument]:
+        seen: dict[str, int] = {}
         for item in self._parsed(source):
             if isinstance(item, SourceDocument):
                 item = self._check_dimensions(item)
@@ -106,6 +169,11 @@ class Ingestor:
                     raise item.to_exception()
                 report.errors.append(item)
                 continue
+            line = item.line_number or 0
+            earlier = seen.get(item.documentid)
+            if earlier is not None:
+                report.duplicates.append(Duplicate(item.documentid, earlier, line))
+            seen[item.documentid] = line
             yield item
 
     def _check_dimensions(self, doc: SourceDocument) -> SourceDocument | LineError:
@@ -123,7 +191,7 @@ class Ingestor:
             return
         for number, item in enumerate(source, start=1):
             if isinstance(item, SourceDocument):
-                yield item
+                yield item if item.line_number is not None else replace(item, line_number=number)
                 continue
             try:
                 yield document_from_dict(item, number)
@@ -131,22 +199,29 @@ class Ingestor:
                 yield LineError(number, str(exc))
 
     def _batches(self, documents: Iterator[SourceDocument]) -> Iterator[list[SourceDocument]]:
-        batch: list[SourceDocument] = []
+        """Batches of about ``write_batch_size`` documents + fragments; a documentid repeated
+        within a batch keeps only its last line (whole: text and supplied vectors)."""
+        batch: dict[str, SourceDocument] = {}
         size = 0
         limit = self.settings.write_batch_size
         for doc in documents:
-            batch.append(doc)
-            size += 1 + sum(1 for _ in doc.fragments())
+            earlier = batch.pop(doc.documentid, None)
+            if earlier is not None:
+                size -= _size(earlier)
+            batch[doc.documentid] = doc
+            size += _size(doc)
             if size >= limit:
-                yield batch
-                batch, size = [], 0
+                yield list(batch.values())
+                batch, size = {}, 0
         if batch:
-            yield batch
+            yield list(batch.values())
 
     # --- embeddings ----------------------------------------------------------------------
     def _embeddings(self, batch: list[SourceDocument], report: IngestReport
                     ) -> dict[str, tuple[list[float], str]]:
-        """fragment id -> (vector, hash) for every embeddable fragment of the batch."""
+        """fragment id -> (vector, hash) for every embeddable fragment of the batch: supplied,
+        reused (same fragment id, same model + text hash) or computed. Without an embedder,
+        raises ``_Unembedded`` naming the documents that still lack vectors (counts untouched)."""
         out: dict[str, tuple[list[float], str]] = {}
         wanted: dict[str, SourceFragment] = {}
         model = self.embedder.model_id if self.embedder is not None else PRECOMPUTED
@@ -155,53 +230,132 @@ class Ingestor:
                 if frag.embedding is not None:
                     out[frag.fragmentid] = ([float(x) for x in frag.embedding],
                                             text_hash(PRECOMPUTED, frag.text))
-                    report.embeddings_supplied += 1
                 else:
                     wanted[frag.fragmentid] = frag
-        if not wanted:
-            return out
+        supplied = len(out)
         hashes = {fid: text_hash(model, f.text) for fid, f in wanted.items()}
         rows = self.db.read("ingest_existing_embeddings", fragments=[
-            {"fragmentid": fid, "hash": h} for fid, h in hashes.items()])
+            {"fragmentid": fid, "hash": h} for fid, h in hashes.items()]) if wanted else []
         for row in rows:
-            fid = row["fragmentid"]
-            out[fid] = (row["embedding"], hashes[fid])
-            report.embeddings_reused += 1
+            out[row["fragmentid"]] = (row["embedding"], hashes[row["fragmentid"]])
         missing = [fid for fid in wanted if fid not in out]
-        if missing:
-            if self.embedder is None:
-                raise IngestError(f"{len(missing)} fragments have no embedding and no embedder "
-                                  "is configured")
+        if missing and self.embedder is None:
+            raise _Unembedded({wanted[fid].documentid for fid in missing})
+        if missing and self.embedder is not None:
             vectors = self.embedder.embed_passages([wanted[fid].text for fid in missing])
             for fid, vec in zip(missing, vectors, strict=True):
                 out[fid] = ([float(x) for x in vec], hashes[fid])
-            report.embeddings_computed += len(missing)
+        report.embeddings_supplied += supplied
+        report.embeddings_reused += len(rows)
+        report.embeddings_computed += len(missing)
         return out
 
     # --- writing -------------------------------------------------------------------------
-    def _write_batch(self, batch: list[SourceDocument], report: IngestReport) -> None:
-        vectors = self._embeddings(batch, report)
-        docs, rows = _rows(batch, vectors)
+    def _write_batch(self, batch: list[SourceDocument], report: IngestReport,
+                     strict: bool) -> None:
+        """Write a batch in one transaction; if something in a document is refused, rewrite
+        the batch one document at a time and report (or, strict, raise) only the refused."""
+        try:
+            vectors = self._embeddings(batch, report)
+        except _Unembedded as exc:
+            errors = [LineError(d.line_number or 0, "fragments without an embedding and no "
+                                "embedder is configured (supply \"embeddings\" or an embedder)")
+                      for d in batch if d.documentid in exc.documentids]
+            if strict:
+                raise errors[0].to_exception() from None
+            report.errors.extend(errors)
+            batch = [d for d in batch if d.documentid not in exc.documentids]
+            if not batch:
+                return
+            vectors = self._embeddings(batch, report)
+        try:
+            self._record(report, batch, self._write(batch, vectors))
+            return
+        except (GraphError, ValueError, TypeError, OverflowError) as exc:
+            if not _document_fault(exc):
+                raise
+            if strict:
+                lines = sorted(d.line_number or 0 for d in batch)
+                raise IngestError(f"Neo4j refused a document of lines {lines[0]}-{lines[-1]}, "
+                                  f"nothing of them was written: {exc}", lines[0]) from exc
+        for doc in batch:
+            try:
+                self._record(report, [doc], self._write([doc], vectors))
+            except (GraphError, ValueError, TypeError, OverflowError) as exc:
+                if not _document_fault(exc):
+                    raise
+                report.errors.append(LineError(doc.line_number or 0,
+                                               f"Neo4j refused the document: {exc}"))
 
-        def work(tx: ManagedTransaction) -> None:
-            run(tx, "ingest_delete_fragments", documentids=[d["documentid"] for d in docs])
+    def _write(self, batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
+               ) -> _Written:
+        docs, rows, keep = _rows(batch, vectors)
+        documentids = sorted(d["documentid"] for d in docs)
+
+        def work(tx: ManagedTransaction) -> _Written:
+            run(tx, "ingest_lock_documents", documentids=documentids)
+            existing = {r["fragmentid"] for r in run(tx, "ingest_existing_fragments",
+                                                     documentids=documentids)}
+            stale = sorted(existing - keep)
+            dropped: dict[str, int] = {}
+            if stale:
+                dropped = {r["datasetid"]: int(r["members"])
+                           for r in run(tx, "ingest_stale_members", fragmentids=stale)}
+                run(tx, "ingest_delete_fragments", fragmentids=stale)
             run(tx, "ingest_upsert_documents", docs=docs)
+            # Existing fragments are updated in place (dataset members keep pointing at
+            # them); new ones take the plain CREATE fast path.
             for kind in ("chapters", "paragraphs", "summaries", "keywords"):
-                if rows[kind]:
-                    run(tx, f"ingest_create_{kind}", rows=rows[kind])
+                old = [r for r in rows[kind] if r["fragmentid"] in existing]
+                new = [r for r in rows[kind] if r["fragmentid"] not in existing]
+                if old:
+                    run(tx, f"ingest_update_{kind}", rows=old)
+                if new:
+                    run(tx, f"ingest_create_{kind}", rows=new)
+            return _Written(sum(len(r) for r in rows.values()), len(stale), dropped)
 
-        self.db.write_tx(work, what=f"writing {len(batch)} documents")
+        return self.db.write_tx(work, what=f"writing {len(batch)} documents")
+
+    @staticmethod
+    def _record(report: IngestReport, batch: list[SourceDocument], written: _Written) -> None:
         report.documents += len(batch)
-        report.fragments += sum(len(r) for r in rows.values())
+        report.fragments += written.fragments
+        report.fragments_deleted += written.deleted
+        for datasetid, n in written.dropped.items():
+            report.members_dropped[datasetid] = report.members_dropped.get(datasetid, 0) + n
+
+
+class _Unembedded(Exception):
+    """Documents of a batch whose fragments have no vector while no embedder is configured."""
+
+    def __init__(self, documentids: set[str]) -> None:
+        super().__init__(f"{len(documentids)} documents need an embedder")
+        self.documentids = documentids
+
+
+def _size(doc: SourceDocument) -> int:
+    return 1 + sum(1 for _ in doc.fragments())
+
+
+def _document_fault(exc: BaseException) -> bool:
+    """True when a failed write was refused for something in the data, not for the server:
+    the driver could not pack a value, or Neo4j rejected the statement's data (client error,
+    or an index refusing a key). Transient errors were already retried by the driver."""
+    if isinstance(exc, ValueError | TypeError | OverflowError):
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, ClientError):
+        return True
+    return isinstance(cause, DatabaseError) and "too large to index" in str(cause.message)
 
 
 def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
-          ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+          ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], set[str]]:
+    """Document rows, fragment rows per kind, and the fragment ids the documents keep."""
     docs: list[dict[str, Any]] = []
-    rows: dict[str, list[dict[str, Any]]] = {
-        "chapters": [], "paragraphs": [], "summaries": [], "keywords": []}
-    latest = {doc.documentid: doc for doc in batch}  # a repeated id: the later line wins
-    for doc in latest.values():
+    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
+    keep: set[str] = set()
+    for doc in batch:
         properties: dict[str, Any] = dict(doc.properties)
         properties["documentid"] = doc.documentid
         for key in ("title", "language", "ontology"):
@@ -215,16 +369,19 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
             "categories": [{"name": name, "value": value}
                            for name, values in doc.categories.items() for value in values],
         })
+        keep.update(f.fragmentid for f in doc.fragments())
         for kind, frags in (("chapters", doc.chapters), ("paragraphs", doc.paragraphs),
                             ("summaries", doc.summaries), ("keywords", doc.keywords)):
-            for frag in frags:
-                vec, digest = vectors.get(frag.fragmentid, (None, None))
-                rows[kind].append({
-                    "fragmentid": frag.fragmentid, "documentid": doc.documentid,
-                    "ordinal": frag.ordinal, "text": frag.text, "chapter":
-                    frag.chapter_fragmentid, "embedding": vec, "hash": digest,
-                })
-    return docs, rows
+            rows[kind].extend(_fragment_row(frag, vectors) for frag in frags)
+    return docs, rows, keep
+
+
+def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], str]]
+                  ) -> dict[str, Any]:
+    vec, digest = vectors.get(frag.fragmentid, (None, None))
+    return {"fragmentid": frag.fragmentid, "documentid": frag.documentid,
+            "ordinal": frag.ordinal, "text": frag.text, "chapter": frag.chapter_fragmentid,
+            "embedding": vec, "hash": digest}
 
 
 class _NoBar:

@@ -1,27 +1,53 @@
 """Turns user text into an inert Lucene query string: normalise, lowercase, escape every special.
 
-User text is never Lucene syntax: after normalisation (apostrophes to spaces, quotes and special
-punctuation removed, spaces collapsed) every Lucene special character left is escaped and the
-text is lowercased, so ``AND``/``OR``/``NOT`` become plain words (the analyzers lowercase the
-indexed text anyway).
+User text is never Lucene syntax: after normalisation (apostrophes to spaces, quotes and
+punctuation that always separates words removed, spaces collapsed) every Lucene special
+character left is escaped and the text is lowercased, so ``AND``/``OR``/``NOT`` become plain
+words (the analyzers lowercase the indexed text anyway).
+
+Punctuation the analyzer may keep inside a token (``.`` ``,`` ``;`` ``:`` between letters or
+digits) is escaped, never split: the standard analyzers index ``3.5``, ``example.org``,
+``u.s.a`` and ``a:b`` as single tokens, and Lucene's query parser runs the same analyzer on the
+escaped query text, so a query token and an indexed token agree. Splitting them (as an earlier
+version did) turned ``'3.5'`` into the phrase "3 5", which matches nothing.
 """
 
 from __future__ import annotations
 
 import re
 
+MAX_QUERY_TERMS = 1000
+"""Most analyzed terms a bag-of-words query (:func:`terms_query`) may carry.
+
+Lucene refuses a boolean query of more than 1,024 clauses (``TooManyClauses``); a long semantic
+phrase fused with the text search would otherwise fail the whole query. The first distinct
+words are kept (reading order) until their estimated token count reaches this cap; the phrase's
+semantic side is not affected. Phrase queries (:func:`phrase_query`) are one clause each and
+need no cap.
+"""
+
 # Apostrophes of every kind become spaces: "Jane's" -> "Jane s".
 _APOSTROPHES = re.compile(r"['\u2018\u2019\u02bc\u0060\u00b4]")
-# Quotes and punctuation that carry no meaning for a full-text match are removed.
-_QUOTES_AND_PUNCT = re.compile(r"[\"\u201c\u201d\u201e\u00ab\u00bb.,;:!?()\[\]{}<>]")
+# Quotes and punctuation that always separate words for the analyzer are removed.
+_QUOTES_AND_PUNCT = re.compile(r"[\"\u201c\u201d\u201e\u00ab\u00bb!?()\[\]{}<>]")
+# Mid-word punctuation (UAX #29 MidNum / MidLetter / MidNumLet) survives only between two word
+# characters, as in the analyzer: "3.5" and "a:b" stay whole, a sentence's final "." goes.
+_LOOSE_MID_PUNCT = re.compile(r"(?<!\w)[.,;:]+|[.,;:]+(?!\w)")
 _SPACES = re.compile(r"\s+")
 # Every character of Lucene's classic query syntax; escaped with a backslash.
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
+# Ideographs and kana: the standard tokenizer makes one token of each such character.
+_IDEOGRAPHIC = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
+_WORD_RUN = re.compile(r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                       "\U00020000-\U0003ffff]+")
 
 
 def normalise(term: str, *, keep_apostrophes: bool = False) -> str:
-    """Apostrophes to spaces, quotes and special punctuation removed, spaces collapsed.
+    """Apostrophes to spaces, quotes and word-separating punctuation removed, spaces collapsed.
 
+    ``.``, ``,``, ``;`` and ``:`` stay where they join two word characters (``3.5``,
+    ``example.org``); elsewhere (a sentence's full stop) they go, as the analyzer drops them.
     With ``keep_apostrophes`` an apostrophe inside a word stays (as ``'``): analyzers index
     "Jane's" as one token (standard) or as "jane" (english), which "jane s" cannot match.
     """
@@ -29,6 +55,7 @@ def normalise(term: str, *, keep_apostrophes: bool = False) -> str:
     if keep_apostrophes:
         text = re.sub(r"(?<!\w)'|'(?!\w)", " ", text)
     text = _QUOTES_AND_PUNCT.sub(" ", text)
+    text = _LOOSE_MID_PUNCT.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
 
@@ -41,6 +68,12 @@ def words(term: str, *, keep_apostrophes: bool = False) -> list[str]:
     """The normalised words of a term, lowercased (the analyzers lowercase the index too)."""
     text = normalise(term, keep_apostrophes=keep_apostrophes).lower()
     return [w for w in text.split(" ") if w]
+
+
+def token_cost(word: str) -> int:
+    """An upper bound of the tokens the standard analyzer makes of one normalised word: one per
+    run of letters and digits, one per ideograph or kana (each becomes its own token)."""
+    return len(_WORD_RUN.findall(word)) + len(_IDEOGRAPHIC.findall(word))
 
 
 def _variants(term: str) -> list[list[str]]:
@@ -56,10 +89,30 @@ def phrase_query(term: str) -> str:
     return " OR ".join(phrases)
 
 
-def terms_query(term: str) -> str:
-    """A Lucene query matching any word of ``term`` (BM25 ranks documents with more of them)."""
+def terms_query(term: str, *, max_terms: int = MAX_QUERY_TERMS) -> str:
+    """A Lucene query matching any word of ``term`` (BM25 ranks documents with more of them).
+
+    The first distinct words are kept while their :func:`token_cost` fits in ``max_terms``
+    (a word that alone would overflow the budget is skipped), so the query never exceeds
+    Lucene's clause limit whatever the length of the phrase.
+    """
     seen: dict[str, None] = {}
+    budget = max_terms
     for found in _variants(term):
         for w in found:
-            seen.setdefault(w)
+            for part in _split_ideographs(w):
+                cost = token_cost(part)
+                if part in seen or cost > budget:
+                    continue
+                seen[part] = None
+                budget -= cost
     return " ".join(escape(w) for w in seen)
+
+
+def _split_ideographs(word: str) -> list[str]:
+    """A word with ideographs as separate words (the analyzer splits them the same way), so a
+    long run of Chinese or Japanese text is capped character by character, not dropped whole."""
+    if not _IDEOGRAPHIC.search(word):
+        return [word]
+    spaced = _IDEOGRAPHIC.sub(lambda m: f" {m.group(0)} ", word)
+    return [p for p in spaced.split(" ") if p]

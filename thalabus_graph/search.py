@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neo4j import ManagedTransaction
+from neo4j import Result
 
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
@@ -150,7 +150,8 @@ class SearchExecutor:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
         elif plain:
-            rows = self.db.read_tx(lambda tx: plain_rows(tx, name, params), what=name)
+            text = cypher_library.load(name)
+            rows = self.db.read_tx(lambda tx: plain_records(tx.run(text, params)), what=name)
         else:
             rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
@@ -273,9 +274,11 @@ class SearchExecutor:
         if known is not None:  # a later phrase of the query: leave out what is known empty
             vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
             text_searches = [t for t in text_searches if known.get(t["source"], 0)]
-        rows = self._read_shared(list(covered.values()), "search_phrase", vector=vector,
-                                 vector_searches=vector_searches, text_searches=text_searches,
-                                 rescore=self.settings.vector_quantization)
+        steps = list(covered.values())
+        rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
+                          vector_searches=vector_searches, text_searches=text_searches,
+                          rescore=self.settings.vector_quantization)
+        self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
         for row in rows:
@@ -307,19 +310,15 @@ class SearchExecutor:
         self.steps.append(step)
         return step
 
-    def _read_shared(self, steps: Sequence[Step], name: str, /,
-                     **params: Any) -> list[Record]:
-        """Run one statement that serves several steps (nothing to run when there are none):
-        its time and db hits go on the first step, each step names the shared call."""
-        if not steps:
-            return []
-        rows = self._read(steps[0], name, plain=True, **params)
+    @staticmethod
+    def _share_call(steps: Sequence[Step], name: str) -> None:
+        """Mark the steps one call of ``name`` served: its time and db hits stay on the first
+        (``_read`` put them there), each step names the shared call, rows are set per step."""
         steps[0].rows = 0
         for step in steps:
             step.cypher = name
             step.detail["round_trip"] = (f"{name}: one call for {len(steps)} searches "
                                          f"(ms and db_hits on the first)")
-        return rows
 
     def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
                        docs: DocSet | None, phrase: str) -> list[Record]:
@@ -523,11 +522,10 @@ Hit = tuple[str, str, str | None, float]
 """One search hit: fragment id, document id, text, score."""
 
 
-def plain_rows(tx: ManagedTransaction, name: str, params: dict[str, Any]) -> list[Record]:
-    """Records of a named statement as dicts, values taken as the driver decoded them: no
-    recursive ``data()`` conversion, which costs milliseconds on long lists and maps. Only
-    for statements returning plain values (no nodes or relationships)."""
-    result = tx.run(cypher_library.load(name), params)
+def plain_records(result: Result) -> list[Record]:
+    """A result's records as dicts, values taken as the driver decoded them: no recursive
+    ``data()`` conversion, which costs milliseconds on long lists and maps. Only for
+    statements returning plain values (no nodes or relationships)."""
     keys = result.keys()
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
 

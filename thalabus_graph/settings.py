@@ -186,6 +186,20 @@ class Settings:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+    def __repr__(self) -> str:
+        """Every field, with secrets (API keys, tokens, passwords) shown as ``'***'`` when set.
+
+        A repr ends up in logs and tracebacks; a key must never travel there.
+        """
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if _is_secret(f.name) and value:
+                parts.append(f"{f.name}='***'")
+            else:
+                parts.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
     def __post_init__(self) -> None:
         if self.embedding_dimensions <= 0:
             raise ConfigurationError("embedding_dimensions must be positive")
@@ -199,6 +213,14 @@ class Settings:
                      "max_reranking_input_frag", "max_parallelism", "reranker_batch_size"):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1")
+
+
+SECRET_NAME_PARTS = ("api_key", "token", "password", "secret")
+
+
+def _is_secret(name: str) -> bool:
+    """True for a field whose value is a credential."""
+    return any(part in name for part in SECRET_NAME_PARTS)
 
 
 def _coerce(name: str, raw: str, kind: type) -> Any:

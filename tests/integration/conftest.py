@@ -2,7 +2,8 @@
 
 ``db``: a session-wide ``Database`` on the real server, migrated once (settings from
 ``THALABUS_*``). ``clean_db``: the same database with every data node deleted before the test;
-the schema and the migration history and lock stay.
+the schema, the migration history and lock, and the suite's marker stay. Both only ever run on
+a database the session created or ``tests/conftest.py``'s guard accepted.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pytest
 from neo4j import Driver
 
+from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
 from thalabus_graph.settings import Settings
@@ -22,9 +24,9 @@ def db_settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-def db(neo4j_driver: Driver, db_settings: Settings) -> Database:
+def db(neo4j_driver: Driver, neo4j_connection: Connection, db_settings: Settings) -> Database:
     """A migrated ``Database`` on the session's Neo4j (migrations run once per session)."""
-    database = Database(neo4j_driver)
+    database = Database(neo4j_driver, neo4j_connection.database)
     MigrationRunner(database, db_settings).migrate()
     return database
 

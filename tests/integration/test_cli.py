@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +53,81 @@ def test_ingest_query_explain_and_datasets(neo4j_uri: str, clean_db: Database,
     assert "position 7" in err
     assert main(["datasets", "show", "nope", *uri]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def _stories(tmp_path: Path) -> Path:
+    corpus = tmp_path / "stories.jsonl"
+    corpus.write_text("\n".join(line for line in CORPUS.read_text(encoding="utf-8").splitlines()
+                                if '"stories"' in line) + "\n", encoding="utf-8")
+    return corpus
+
+
+def _deep_json(text: str) -> Any:
+    """``json.loads`` for documents nested deeper than the default recursion limit."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        return json.loads(text)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_ingest_of_a_missing_file_is_one_line_and_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.jsonl"
+    assert main(["ingest", str(missing), "--uri", "bolt://127.0.0.1:9"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"error: cannot read {missing}: No such file or directory\n"
+    assert main(["ingest", str(missing), "--uri", "bolt://127.0.0.1:9", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["type"] == "IngestError" and str(missing) in error["message"]
+
+
+def test_long_output_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("thalabus-graph")
+    query = " AND ".join(f'"term {i}"' for i in range(5_000))
+    done = subprocess.run(f"{shlex.quote(str(script))} parse {shlex.quote(query)} | head -c 20",
+                          shell=True, capture_output=True, text=True, timeout=120,
+                          executable="/bin/bash")
+    assert done.stdout == '{"type": "AND", "left": '[:20]
+    assert done.stderr == ""
+
+
+def test_profile_prints_a_tree_and_deep_json(neo4j_uri: str, clean_db: Database,
+                                             tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    assert main(["ingest", str(_stories(tmp_path)), *uri, "--json"]) == 0
+    capsys.readouterr()
+    query = "NOT " * 1_000 + "CHARACTER=Sammy"
+    assert main(["query", query, "--profile", "--fragments", *uri]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 fragments" and out[1].split()[:2] == ["1.0000", "docid-2002"]
+    assert out[2].startswith("profile: ") and out[2].endswith(" 1 fragments")
+    tree = out[3:]
+    assert len([line for line in tree if "[restricted to: " in line]) == 1_001
+    assert tree[0].startswith("NOT NOT NOT") and "rows=1, ms=" in tree[0]
+    assert re.fullmatch(r" {80}\[1000\] CATEGORY CHARACTER=Sammy  \[restricted to: \d+ "
+                        r"documents\]  rows=1, ms=[\d.]+", tree[-2])
+    assert main(["query", query, "--profile", "--json", *uri]) == 0
+    plan = _deep_json(capsys.readouterr().out)["plan"]
+    node, depth = plan["tree"], 1
+    while node.get("children"):
+        node, depth = node["children"][0], depth + 1
+    assert depth == 1_001 and node["op"] == "CATEGORY"
+
+
+def test_errors_are_json_with_json(neo4j_uri: str, clean_db: Database,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    for argv in (["query", '"x" AND', *uri], ["explain", '"x" AND', *uri], ["parse", '"x" AND']):
+        assert main([*argv, "--json"]) == 2
+        captured = capsys.readouterr()
+        error = json.loads(captured.out)["error"]
+        assert error["type"] == "ThalabusSyntaxError" and error["position"] == 7
+        assert captured.err.startswith("error: expected a term")
+    assert main(["datasets", "show", "nope", *uri, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["error"]["type"] == "DatasetError"
+    assert captured.err.count("\n") == 1

@@ -4,13 +4,14 @@ search takes, that explain runs no search and writes nothing, and that profiles 
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import pytest
 from neo4j import ManagedTransaction
 
 from tests.integration.sample import load_sample
-from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph import Settings, ThalabusGraph, parse, serialize
 from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
@@ -110,3 +111,81 @@ def test_profile_rows_and_times_add_up(graph: ThalabusGraph) -> None:
     assert semantic["pushed_restriction"] == "2 documents"
     assert any(step.get("db_hits", 0) > 0 for step in semantic["steps"])
     assert Settings().exact_search_max_candidates > 0
+
+
+def _plan_nodes(tree: dict[str, Any]) -> tuple[int, int]:
+    """(node count, depth) of a plan tree, iteratively."""
+    count = deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        count, deepest = count + 1, max(deepest, level)
+        stack.extend((child, level + 1) for child in node.get("children", []))
+    return count, deepest
+
+
+def _flat_or(terms: int) -> str:
+    kinds = ("CHARACTER=Sammy", "'tree'", '"cat on the floor"', "TAG='x}y'", "@'Bob'")
+    return " OR ".join(f"{kinds[i % len(kinds)]}" if i % 7 else f'"t{i}"'
+                       for i in range(terms))
+
+
+def _explain_seconds(graph: ThalabusGraph, query: str) -> float:
+    start = time.perf_counter()
+    graph.explain(query)
+    return time.perf_counter() - start
+
+
+def test_explain_of_a_flat_10000_term_or_is_complete_and_linear(graph: ThalabusGraph) -> None:
+    plan = graph.explain(_flat_or(10_000))
+    assert _plan_nodes(plan["plan"]) == (19_999, 10_000)
+    assert len(plan["plan"]["query"]) <= 200 and plan["plan"]["query"].endswith("…")
+    assert plan["query"] == serialize(parse(_flat_or(10_000)))
+    small = min(_explain_seconds(graph, _flat_or(2_000)) for _ in range(2))
+    large = min(_explain_seconds(graph, _flat_or(10_000)) for _ in range(2))
+    print(f"explain 2,000 terms {small:.3f} s, 10,000 terms {large:.3f} s "
+          f"(x{large / small:.1f} for x5 terms)")
+    assert large < small * 5 * 2.5  # linear; quadratic labelling was ~x25
+
+
+def _deep(levels: int) -> str:
+    return "".join(f'"t{i}" AND NOT (' for i in range(levels)) + "CHARACTER=Sammy" + \
+        ")" * levels
+
+
+def test_explain_of_a_1000_deep_query(graph: ThalabusGraph) -> None:
+    plan = graph.explain(_deep(1_000))
+    count, deepest = _plan_nodes(plan["plan"])
+    assert (count, deepest) == (3_001, 2_001)
+    assert plan["ast"]["type"] == "AND"
+
+
+def test_profile_of_a_1000_deep_query(graph: ThalabusGraph) -> None:
+    query = "NOT " * 1_000 + "CHARACTER=Sammy"
+    result = graph.query(query, profile=True, return_documents=False)
+    assert result.plan is not None
+    assert _plan_nodes(result.plan["tree"]) == (1_001, 1_001)
+    assert {f.documentid for f in result.fragments} == {"docid-2002"}
+
+
+class CountingDatabase(Database):
+    """Counts the named statements read."""
+
+    names: list[str]
+
+    def read(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        self.names.append(name)
+        return super().read(name, **params)
+
+
+def test_explain_reads_all_category_filters_in_one_round_trip(graph: ThalabusGraph) -> None:
+    db = CountingDatabase(graph.db.driver, graph.db.database)
+    db.names = []
+    g = ThalabusGraph(db, settings=graph.settings, embedder=graph.embedder)
+    query = " OR ".join([*(f"TAG=t{i}" for i in range(500)), "CHARACTER=Sammy,Bob"])
+    plan = g.explain(f'"cat" AND NOT ({query})')
+    assert db.names.count("explain_category_documents") == 1
+    assert len(db.names) <= 5, db.names
+    last = find(plan["plan"], "NOT")["children"][0]["children"][1]
+    assert last["steps"][0]["documents"] == len(
+        graph.query("CHARACTER=Sammy,Bob", return_documents=False).fragments) > 1

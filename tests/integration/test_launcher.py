@@ -98,7 +98,8 @@ def test_status_reports_running_server(server: LocalNeo4j) -> None:
 
 def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
     twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
-    with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://"):
+    with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://.*"
+                       r"neo4j stop --data "):
         twin.start()
     assert server.status().answering
 
@@ -166,7 +167,10 @@ def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait()
-    assert _process_gone(pid, wait=30.0)
+    assert _process_gone(pid, wait=60.0)
+    deadline = time.monotonic() + 30  # the lock goes with the last thread
+    while local.status().running and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert local.status().running is False
 
 
@@ -188,3 +192,49 @@ def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
         assert local.stop()
     assert pid is not None and _process_gone(pid)
     assert not local.pid_file.exists()
+
+
+def test_garbage_pid_file_neither_hides_the_server_nor_lets_a_start_clobber_its_log(
+        server: LocalNeo4j) -> None:
+    """The server is found by its data dir's lock, whatever the pid file says."""
+    original = server.pid_file.read_bytes()
+    truth = json.loads(original)
+    log_before = server.log_file.read_bytes()
+    try:
+        for garbage in (b"{not json", b'{"pid": 1, "port": 9}', b'{"pid": "x"}'):
+            server.pid_file.write_bytes(garbage)
+            state = server.status()
+            assert state.running and state.pid == truth["pid"], garbage
+            assert state.uri == truth["uri"] and state.answering
+            assert server.pid_file.read_bytes() == garbage  # not deleted, not rewritten
+            twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
+            with pytest.raises(LauncherError, match=rf"already running .*pid {truth['pid']}"):
+                twin.start()
+            assert server.log_file.read_bytes().startswith(log_before)
+        assert cli_main(["neo4j", "status", "--data", str(server.data_dir)]) == 0
+    finally:
+        server.pid_file.write_bytes(original)
+    assert server.status().answering
+
+
+def test_a_copied_or_garbage_pid_file_never_stops_the_wrong_server(tmp_path: Path) -> None:
+    first = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "first",
+                       exit_with_parent=True)
+    first.start()
+    pid = first.status().pid
+    assert pid is not None
+    try:
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "neo4j.pid.json").write_bytes(first.pid_file.read_bytes())
+        assert LocalNeo4j(data_dir=other).status().running is False
+        assert cli_main(["neo4j", "stop", "--data", str(other)]) == 0
+        assert process_alive(pid) and first.status().answering
+        # Garbage in the first server's own pid file: stop still finds and stops it.
+        first.pid_file.write_text("garbage", encoding="utf-8")
+        assert cli_main(["neo4j", "stop", "--data", str(first.data_dir)]) == 0
+        assert _process_gone(pid)
+        assert not first.pid_file.exists() and first.status().running is False
+    finally:
+        if process_alive(pid):
+            first.stop()

@@ -340,3 +340,56 @@ def test_sample_corpus_is_valid_and_varied() -> None:
         assert needle in text, needle
     assert all(1 <= len(d.chapters) <= 4 for d in docs if d.has_text)
     assert any(not d.has_text for d in docs)           # a category-only record
+
+
+# --- hostile values: line errors, never crashes ---------------------------------------------
+
+
+@pytest.mark.parametrize(("bad_line", "message"), [
+    ('{"documentid": "d", "chapters": ["x"], "embeddings": {"d-c1": [1' + "0" * 400 + "]}}",
+     "too large for a float at position 1"),
+    ('{"documentid": "d", "n": ' + str(2**64) + "}", "outside the signed 64-bit range"),
+    ('{"documentid": "d", "n": ' + str(-(2**63) - 1) + "}", "outside the signed 64-bit range"),
+    ('{"documentid": "d", "chapters": ["ok", "a\\ud800"]}',
+     "chapters[2] holds a lone surrogate (U+D800 at character 2)"),
+    ('{"documentid": "d", "chapters": ["a"], "paragraphs": [["\\udc00"]]}',
+     "paragraphs[1][1] holds a lone surrogate"),
+    ('{"documentid": "d", "categories": {"K": ["ok", "\\ud800"]}}',
+     "category K value holds a lone surrogate"),
+    ('{"documentid": "d\\ud800"}', "documentid holds a lone surrogate"),
+    ('{"documentid": "d", "title": "\\ud800"}', "title holds a lone surrogate"),
+    ('{"documentid": "d", "court": "\\ud800"}', "property 'court' holds a lone surrogate"),
+    ('{"documentid": "d", "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    (line({"documentid": "d" * 2049}), "documentid is 2049 bytes long"),
+    (line({"documentid": "d", "ontology": "o" * 3000}), "ontology is 3000 bytes long"),
+    (line({"documentid": "d", "categories": {"K": "é" * 1025}}),
+     "category K value is 2050 bytes long"),
+    (line({"documentid": "d", "categories": {"K" * 2049: "v"}}),
+     "category name is 2049 bytes long"),
+])
+def test_hostile_values_are_line_errors(bad_line: str, message: str) -> None:
+    parsed = list(iter_documents([GOOD, bad_line + "\n", GOOD]))
+    assert [type(p) for p in parsed] == [SourceDocument, LineError, SourceDocument]
+    error = parsed[1]
+    assert isinstance(error, LineError) and error.line_number == 2
+    assert message in error.message, error.message
+
+
+def test_keys_at_the_limit_are_accepted() -> None:
+    from thalabus_graph.documents import MAX_KEY_BYTES
+
+    doc = document_from_dict({"documentid": "d" * MAX_KEY_BYTES,
+                              "categories": {"K": "v" * MAX_KEY_BYTES}})
+    assert len(doc.documentid) == MAX_KEY_BYTES and doc.categories["K"] == ("v" * MAX_KEY_BYTES,)
+
+
+def test_hostile_python_values_are_ingest_errors() -> None:
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    for bad in ({"documentid": "d", "chapters": [deep]}, {"documentid": "d", 3: "x"},
+                {"documentid": "d", "categories": {3: "x"}}, {"documentid": "d", "n": 2**70},
+                {"documentid": "d", "chapters": ["x"], "embeddings": {"d-c1": [10 ** 400]}}):
+        with pytest.raises(IngestError) as info:
+            document_from_dict(bad, 5)
+        assert info.value.line_number == 5

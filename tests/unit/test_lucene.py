@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thalabus_graph.lucene import escape, normalise, phrase_query, terms_query
+from thalabus_graph.lucene import (
+    MAX_QUERY_TERMS,
+    escape,
+    normalise,
+    phrase_query,
+    terms_query,
+    token_cost,
+)
 
 
 def test_normalise_follows_the_seed() -> None:
@@ -16,7 +23,7 @@ def test_normalise_follows_the_seed() -> None:
 def test_operators_and_specials_are_inert() -> None:
     assert terms_query("cats AND dogs") == "cats and dogs"
     assert phrase_query("C++ / x*y~2") == r'"c\+\+ \/ x\*y\~2"'
-    assert terms_query("a:b \\ c") == r"a b \\ c"
+    assert terms_query("a:b \\ c") == r"a\:b \\ c"
     assert phrase_query("'''") == ""
 
 
@@ -39,3 +46,24 @@ def test_apostrophes_match_split_and_unsplit_tokens() -> None:
     assert phrase_query("Jane's") == '"jane s" OR "jane\'s"'
     assert terms_query("Jane's cat") == "jane s cat jane's"
     assert phrase_query("'quoted'") == '"quoted"'
+
+
+def test_tokens_the_analyzer_keeps_whole_are_escaped_not_split() -> None:
+    assert phrase_query("3.5") == '"3.5"'
+    assert phrase_query("example.org") == '"example.org"'
+    assert phrase_query("info@example.org") == '"info@example.org"'
+    assert phrase_query("U.S.A.") == '"u.s.a"'
+    assert phrase_query("costs 1,000 dollars.") == '"costs 1,000 dollars"'
+    assert terms_query("ratio a:b; end.") == r"ratio a\:b end"
+    assert phrase_query("...") == "" and terms_query(": ; ,") == ""
+
+
+def test_bag_of_words_is_capped_by_estimated_tokens() -> None:
+    many = " ".join(f"w{i}" for i in range(2000))
+    kept = terms_query(many).split(" ")
+    assert kept == [f"w{i}" for i in range(MAX_QUERY_TERMS)]
+    assert terms_query("a b a c", max_terms=2) == "a b"
+    assert token_cost("info@example.org") == 3 and token_cost("東京") == 2
+    cjk = terms_query("東" * 3 + "京都" * 2000)
+    assert cjk == "東 京 都"
+    assert terms_query("x@y@z a", max_terms=2) == "a"

@@ -1,16 +1,29 @@
 """The ``thalabus-graph`` command line: one module per command group, each with ``register``.
 
-Exit codes: 0 ok, 2 bad input (syntax, arguments, input files), 1 any other failure.
-Errors print in one line on stderr, with the fix when one is known.
+Exit codes: 0 ok, 2 bad input (syntax, arguments, input files), 1 any other failure, 141 when
+the reader of stdout went away (``... | head``), as for any Unix tool killed by SIGPIPE.
+Errors print in one line on stderr, with the fix when one is known; with ``--json`` they are
+also printed on stdout as ``{"error": {"type", "message", ...}}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from thalabus_graph.cli import common
+from thalabus_graph.cli import common, output
+from thalabus_graph.errors import (
+    IngestError,
+    ThalabusError,
+    ThalabusSyntaxError,
+    UnknownCategoryError,
+)
+
+EXIT_BROKEN_PIPE = 141
 
 COMMAND_MODULES = (
     "thalabus_graph.cli.neo4j_cmd",
@@ -46,7 +59,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return common.run(args)
+    if getattr(args, "json", False):
+        args.handler = _errors_as_json(args.handler)
+    try:
+        return common.run(args)
+    except BrokenPipeError:
+        # The reader closed the pipe: say nothing, and point stdout at /dev/null so the
+        # interpreter's final flush does not raise again (Python docs, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def error_dict(exc: ThalabusError) -> dict[str, Any]:
+    """The JSON form of one of our errors: its type and message, and where it went wrong."""
+    out: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ThalabusSyntaxError):
+        out.update(position=exc.position, expected=exc.expected)
+    if isinstance(exc, IngestError) and exc.line_number is not None:
+        out["line"] = exc.line_number
+    if isinstance(exc, UnknownCategoryError):
+        out["warnings"] = [w.to_dict() for w in exc.warnings]
+    return {"error": out}
+
+
+def _errors_as_json(handler: common.Handler) -> common.Handler:
+    """Wrap a handler so that one of our errors is also printed as JSON on stdout; the error is
+    re-raised, so the exit code and the one-line message on stderr stay ``common.run``'s."""
+
+    @functools.wraps(handler)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except ThalabusError as exc:
+            output.emit_json(error_dict(exc))
+            raise
+
+    return wrapped
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Shared CLI plumbing: the --uri/--json options, JSON/table output and error-to-exit mapping."""
+"""Shared CLI plumbing: connection and --json options, JSON output and error-to-exit mapping.
+
+Every command that talks to Neo4j takes ``--uri``, ``--username``, ``--password-stdin`` and
+``--database``, falling back to ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
+``NEO4J_DATABASE`` (``thalabus_graph.graph.connection``), like Neo4j's own tools.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,8 @@ from thalabus_graph.errors import (
     ThalabusError,
     ThalabusSyntaxError,
 )
+from thalabus_graph.graph.connection import DEFAULT_URI, ENV_URI, Connection
 
-DEFAULT_URI = "bolt://127.0.0.1:7687"
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 
 Handler = Callable[[argparse.Namespace], int]
@@ -24,18 +29,39 @@ Handler = Callable[[argparse.Namespace], int]
 
 def default_uri() -> str:
     """``NEO4J_URI`` when set, else the local default Bolt address."""
-    return os.environ.get("NEO4J_URI", DEFAULT_URI)
+    return os.environ.get(ENV_URI) or DEFAULT_URI
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> None:
-    """Add ``--json`` (and ``--uri`` unless told not to) to a sub-command."""
+    """Add ``--json`` and (unless ``uri=False``) the connection options to a sub-command."""
     if uri:
-        parser.add_argument(
+        group = parser.add_argument_group(
+            "connection", "default: $NEO4J_URI, $NEO4J_USERNAME, $NEO4J_PASSWORD, "
+            "$NEO4J_DATABASE (no password: no auth)")
+        group.add_argument(
             "--uri", default=None,
             help=f"Bolt URI of the Neo4j server (default: $NEO4J_URI, else {DEFAULT_URI})",
         )
-        parser.add_argument("--database", default="neo4j", help="database name (default neo4j)")
+        group.add_argument("--username", default=None,
+                           help="user name (default: $NEO4J_USERNAME, else neo4j)")
+        group.add_argument("--password-stdin", action="store_true",
+                           help="read the password from the first line of stdin "
+                           "(default: $NEO4J_PASSWORD)")
+        group.add_argument("--database", default=None,
+                           help="database name (default: $NEO4J_DATABASE, else neo4j)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def connection(args: argparse.Namespace) -> Connection:
+    """The connection the options and the ``NEO4J_*`` variables describe."""
+    password: str | None = None
+    if getattr(args, "password_stdin", False):
+        line = sys.stdin.readline()
+        if not line:
+            raise ConfigurationError("--password-stdin: nothing on stdin")
+        password = line.rstrip("\r\n")
+    return Connection.resolve(getattr(args, "uri", None), username=getattr(args, "username", None),
+                              password=password, database=getattr(args, "database", None))
 
 
 def emit_json(value: Any) -> None:

@@ -6,13 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from thalabus_graph.cli import common
+from thalabus_graph.cli import common, output
 from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.errors import IngestError
 from thalabus_graph.settings import Settings
 
 
 def _graph(args: argparse.Namespace) -> ThalabusGraph:
-    return ThalabusGraph.connect(args.uri or common.default_uri(), database=args.database,
+    target = common.connection(args)
+    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
                                  settings=Settings.from_env())
 
 
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rerank", action="store_true", help="rerank each branch (needs a reranker)")
     p.add_argument("--profile", action="store_true", help="show the executed plan with timings")
     p.add_argument("--limit", type=int, default=10, help="rows to print (default 10)")
+    _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_query)
 
@@ -60,6 +63,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ontology", default=None, help="restrict to one ontology")
     p.add_argument("--within", action="append", default=None, metavar="DATASET",
                    help="restrict to documents of these datasets (repeatable)")
+    _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_explain)
 
@@ -91,12 +95,26 @@ def register(subparsers: Any) -> None:
     q.set_defaults(handler=_datasets_show)
 
 
+def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-categories", action="store_true",
+        help="fail (exit 2) when a category name, value or the ontology matches no stored "
+             "document, instead of warning on stderr")
+
+
+def _print_warnings(warnings: list[dict[str, Any]]) -> None:
+    """Category warnings on stderr, one line each (stdout stays the result)."""
+    for warning in warnings:
+        print(f"warning: {warning['message']}", file=sys.stderr)
+
+
 def _ingest(args: argparse.Namespace) -> int:
+    _check_readable(args.file)
     with _graph(args) as g:
         progress = False if args.no_progress or args.json else None
         report = g.ingest(args.file, strict=args.strict, progress=progress)
     if args.json:
-        common.emit_json(report.to_dict())
+        output.emit_json(report.to_dict())
     else:
         d = report.to_dict()
         print(f"ingested {d['documents']} documents, {d['fragments']} fragments in "
@@ -105,7 +123,18 @@ def _ingest(args: argparse.Namespace) -> int:
               f"{d['embeddings_supplied']} supplied")
         for e in report.errors:
             print(f"skipped line {e.line_number}: {e.message}", file=sys.stderr)
+        for warning in report.warnings():
+            print(f"warning: {warning}", file=sys.stderr)
     return common.EXIT_OK
+
+
+def _check_readable(path: str) -> None:
+    """Fail with one line (exit 2) before connecting when the input file cannot be read."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise IngestError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _short(text: str | None, width: int = 70) -> str:
@@ -120,15 +149,18 @@ def _query(args: argparse.Namespace) -> int:
         if args.rag:
             result = g.rag_fragments(args.text, ontology_id=args.ontology,
                                      subset_of_datasetids=args.within,
-                                     create_dataset=args.dataset, session=args.session)
+                                     create_dataset=args.dataset, session=args.session,
+                                     strict_categories=args.strict_categories)
         else:
             result = g.query(args.text, ontology_id=args.ontology,
                              subset_of_datasetids=args.within,
                              return_documents=not args.fragments,
                              create_dataset=args.dataset, session=args.session,
-                             automatically_rerank=args.rerank, profile=args.profile)
+                             automatically_rerank=args.rerank, profile=args.profile,
+                             strict_categories=args.strict_categories)
+    _print_warnings([w.to_dict() for w in result.warnings])
     if args.json:
-        common.emit_json(result.to_dict())
+        output.emit_json(result.to_dict())
         return common.EXIT_OK
     if result.documents is not None:
         print(f"{len(result.documents)} documents")
@@ -141,29 +173,26 @@ def _query(args: argparse.Namespace) -> int:
     for datasetid in result.dataset_ids:
         print(f"dataset: {datasetid}")
     if result.plan is not None:
-        common.emit_json(result.plan)
+        plan = result.plan
+        print(f"profile: {plan['ms']} ms ({plan['embed_ms']} ms embedding), "
+              f"{plan['fragments']} fragments")
+        for line in output.plan_lines(plan["tree"]):
+            print(line)
     return common.EXIT_OK
 
 
 def _explain(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
-                         subset_of_datasetids=args.within)
+                         subset_of_datasetids=args.within,
+                         strict_categories=args.strict_categories)
+    _print_warnings(plan["warnings"])
     if args.json:
-        common.emit_json(plan)
+        output.emit_json(plan)
         return common.EXIT_OK
     print(f"query: {plan['query']}")
-    stack: list[tuple[dict[str, Any], int]] = [(plan["plan"], 0)]
-    while stack:
-        node, depth = stack.pop()
-        pad = "  " * depth
-        print(f"{pad}{node['op']} {node['query']}  [restricted to: "
-              f"{node['pushed_restriction']}]")
-        for step in node["steps"]:
-            detail = ", ".join(f"{k}={v}" for k, v in step.items()
-                               if k not in ("kind", "params"))
-            print(f"{pad}  - {step['kind']}: {detail}")
-        stack.extend((child, depth + 1) for child in reversed(node.get("children", [])))
+    for line in output.plan_lines(plan["plan"]):
+        print(line)
     return common.EXIT_OK
 
 
@@ -171,7 +200,7 @@ def _rerank(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         result = g.rerank_dataset(args.dataset, args.query, session=args.session)
     if args.json:
-        common.emit_json(result.to_dict())
+        output.emit_json(result.to_dict())
         return common.EXIT_OK
     state = "reranked" if result.reranked else f"order kept ({result.reason})"
     print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
@@ -185,7 +214,7 @@ def _datasets_list(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         rows = g.datasets.list_datasets(args.session)
     if args.json:
-        common.emit_json(rows)
+        output.emit_json(rows)
         return common.EXIT_OK
     for r in rows:
         parents = ",".join(r["derived_from"]) or "-"
@@ -200,7 +229,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
         members = g.datasets.members(args.dataset, include_hidden=args.hidden,
                                      limit=args.limit)
     if args.json:
-        common.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
+        output.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
     print(f"{info['datasetid']}: {info['members']} members ({info['hidden']} hidden), "
           f"query {info['query']!r}, derived from {info['derived_from'] or '-'}")

@@ -7,7 +7,6 @@ analyzer from ``THALABUS_*`` settings) and shows which versions are applied or p
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,16 +92,13 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--migrations-dir", default=None, metavar="DIR",
         help="folder of V<n>__<what>.cypher files (default: $THALABUS_MIGRATIONS_DIR, "
-        "else the repository's migrations/)",
+        "else the migrations shipped with the package)",
     )
 
 
 def _connect(args: argparse.Namespace) -> Database:
-    uri: str = args.uri or common.default_uri()
-    user = os.environ.get("NEO4J_USERNAME") or os.environ.get("NEO4J_USER")
-    password = os.environ.get("NEO4J_PASSWORD")
-    auth = (user or "neo4j", password) if password else None
-    return Database.connect(uri, auth=auth, database=args.database)
+    target = common.connection(args)
+    return Database.connect(target.uri, auth=target.auth, database=target.database)
 
 
 def _runner(args: argparse.Namespace, db: Database) -> MigrationRunner:

@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from thalabus_graph.cli import common
-from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir, generate_password
 
 _EPILOG = """\
 examples:
   thalabus-graph neo4j start                      # free port, ./.thalabus/neo4j-data
   export NEO4J_URI=$(thalabus-graph neo4j start | tail -n 1)
   thalabus-graph neo4j start --port 7687 --neo4j-version 2026.09.0 --data /tmp/n4j
+  thalabus-graph neo4j start --auth               # prints a generated password once
+  printf '%s\\n' "$PW" | thalabus-graph neo4j start --auth-password-stdin
   thalabus-graph neo4j status --json
   thalabus-graph neo4j stop
 
@@ -40,7 +43,8 @@ def register(subparsers: Any) -> None:
     """Add the ``neo4j`` command group with ``start``, ``stop`` and ``status``."""
     group = subparsers.add_parser(
         "neo4j", help="start, stop or inspect a local Neo4j server (no Docker)",
-        description="Run Neo4j Community locally on 127.0.0.1 with Bolt, no auth, no Docker.",
+        description="Run Neo4j Community locally on 127.0.0.1 with Bolt, no Docker; auth off "
+        "unless --auth or --auth-password-stdin.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = group.add_subparsers(dest="neo4j_action", metavar="ACTION", required=True)
@@ -59,6 +63,11 @@ def register(subparsers: Any) -> None:
     start.add_argument("--heap", default="1g", help="JVM maximum heap (default 1g)")
     start.add_argument("--timeout", type=float, default=180.0,
                        help="seconds to wait for the server to answer (default 180)")
+    auth = start.add_mutually_exclusive_group()
+    auth.add_argument("--auth", action="store_true",
+                      help="enable auth for user neo4j with a generated password, printed once")
+    auth.add_argument("--auth-password-stdin", action="store_true",
+                      help="enable auth for user neo4j with the password on stdin's first line")
     common.add_common_options(start, uri=False)
     start.set_defaults(handler=_start)
 
@@ -83,27 +92,46 @@ def register(subparsers: Any) -> None:
     status.set_defaults(handler=_status)
 
 
-def _server(args: argparse.Namespace) -> LocalNeo4j:
+def _server(args: argparse.Namespace, password: str | None = None) -> LocalNeo4j:
     data = args.data if args.data is not None else default_data_dir()
     return LocalNeo4j(
         version=getattr(args, "neo4j_version", None),
         data_dir=data,
         port=getattr(args, "port", None),
         heap=getattr(args, "heap", "1g"),
+        password=password,
     )
 
 
+def _password(args: argparse.Namespace) -> str | None:
+    """The password to enable auth with: generated (--auth), from stdin, or None."""
+    if args.auth:
+        return generate_password()
+    if args.auth_password_stdin:
+        line = sys.stdin.readline().rstrip("\r\n")
+        if not line:
+            raise ConfigurationError("--auth-password-stdin: no password on stdin")
+        return line
+    return None
+
+
 def _start(args: argparse.Namespace) -> int:
-    server = _server(args)
+    password = _password(args)
+    server = _server(args, password)
     if not server.installed():
         print(f"installing Neo4j {server.version} into {server.cache_dir} (first time only)...",
               file=sys.stderr, flush=True)
     uri = server.start(timeout=args.timeout)
     if args.json:
-        print(json.dumps(server.status().to_dict()))
+        state = server.status().to_dict()
+        if args.auth:
+            state.update(username="neo4j", password=password)
+        print(json.dumps(state))
     else:
         print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
               file=sys.stderr)
+        if args.auth:  # shown once: it is stored nowhere but in Neo4j's system database
+            print(f"NEO4J_USERNAME=neo4j\nNEO4J_PASSWORD={password}")
         print(uri)
     return common.EXIT_OK
 
@@ -115,7 +143,9 @@ def _stop(args: argparse.Namespace) -> int:
         common.emit_json({"data_dir": str(server.data_dir), "stopped": stopped})
     else:
         print(f"stopped Neo4j on {server.data_dir}" if stopped
-              else f"no Neo4j running on {server.data_dir}")
+              else f"no Neo4j running on {server.data_dir}"
+              + ("" if args.data is not None else
+                 " (a server started with --data DIR stops with: neo4j stop --data DIR)"))
     return common.EXIT_OK
 
 
@@ -125,6 +155,7 @@ def _status(args: argparse.Namespace) -> int:
         common.emit_json(state.to_dict())
     elif state.running:
         print(f"running: pid {state.pid}, {state.uri}, Neo4j {state.version}, "
+              f"{'auth on, ' if state.auth else ''}"
               f"{'answering' if state.answering else 'not answering yet'} "
               f"(data {state.data_dir})")
     else:

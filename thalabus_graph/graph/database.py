@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import Driver, GraphDatabase, ManagedTransaction
-from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
 from thalabus_graph.errors import GraphError
 from thalabus_graph.graph import cypher_library
@@ -29,6 +29,10 @@ def mapped_errors(what: str) -> Iterator[None]:
     except ServiceUnavailable as exc:
         raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running? "
                          "(`thalabus-graph neo4j start`)") from exc
+    except AuthError as exc:
+        raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check "
+                         "NEO4J_USERNAME and NEO4J_PASSWORD (or --username / --password-stdin)"
+                         ) from exc
     except Neo4jError as exc:
         raise GraphError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j.exceptions.DriverError as exc:

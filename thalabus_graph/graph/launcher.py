@@ -9,7 +9,12 @@ Layout::
         pom.xml  lib/*.jar  launcher.jar  launcher.sha256  install.lock
         cds/java<N>-<key>.jsa        class-data-sharing archive: ~40% less CPU per start
     <data dir>/                      chosen by the caller; one server per data dir
-        neo4j.pid.json  neo4j.log  neo4j.conf  data/  logs/
+        neo4j.pid.json  neo4j.log  neo4j.conf  neo4j.lock  data/  logs/
+
+Which process serves a data dir is never taken from ``neo4j.pid.json``: the launcher JVM holds
+an fcntl lock on ``<data dir>/neo4j.lock`` for its whole life, and ``fcntl(F_GETLK)`` names the
+holder. The pid file only carries details (port, version) and is trusted for a pid only when
+that process's own command line names this data dir (a server still starting).
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -40,6 +47,12 @@ from thalabus_graph.settings import Settings
 DEFAULT_VERSION = "5.26.31"
 """Neo4j 5.26 LTS: runs on Java 17 and 21."""
 PID_FILE = "neo4j.pid.json"
+LOCK_FILE = "neo4j.lock"
+"""Held (fcntl) by the launcher JVM while it runs: the data dir's proof of ownership."""
+START_LOCK_FILE = "neo4j.start.lock"
+"""flock held by a Python ``start`` so two starts on one data dir never overlap."""
+MIN_PASSWORD_LENGTH = 8
+"""Neo4j's default ``dbms.security.auth_minimum_password_length``."""
 LOG_FILE = "neo4j.log"
 CONF_FILE = "neo4j.conf"
 READY_MARKER = "THALABUS-NEO4J-READY"
@@ -80,7 +93,7 @@ class JavaInstallation:
 
 @dataclass(frozen=True)
 class ServerStatus:
-    """What the pid file and the process table say about a data dir's server."""
+    """Whether a data dir's server runs (its lock holder) and where it listens."""
 
     data_dir: Path
     running: bool
@@ -92,6 +105,8 @@ class ServerStatus:
     started_at: float | None = None
     answering: bool = False
     """True when the Bolt port accepts a TCP connection right now."""
+    auth: bool | None = None
+    """True when the server was started with auth (user neo4j); None when unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view (paths as strings)."""
@@ -252,18 +267,65 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return True
     state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else ""
-    return state not in ("Z", "X")
-
-
-def _is_our_launcher(pid: int, data_dir: str | None) -> bool:
-    """True unless /proc shows ``pid`` is some other program (guards against pid reuse)."""
-    try:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
+    if state not in ("Z", "X"):
         return True
-    if LAUNCHER_CLASS.encode() not in args:
+    # A JVM's main thread turns zombie first; its other threads (shutting Neo4j down, still
+    # holding the store) are the process too until the last one ends.
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
         return False
-    return data_dir is None or os.fsencode(data_dir) in args
+
+
+_FLOCK_FORMAT = "hhqqi4x"
+"""``struct flock`` on 64-bit Linux: type, whence, start, len, pid (and padding)."""
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid holding a POSIX (fcntl) lock on ``path``; None when nobody does.
+
+    ``F_GETLK`` asks the kernel, so the answer is the truth about the process that holds the
+    file now, whatever a pid file says. A lock without a known owner (an open file
+    description lock reports pid -1) counts as held, with pid -1.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        query = struct.pack(_FLOCK_FORMAT, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        reply = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lock_type, _, _, _, pid = struct.unpack(_FLOCK_FORMAT, reply)
+    return None if lock_type == fcntl.F_UNLCK else int(pid)
+
+
+def _launcher_args(pid: int) -> list[str] | None:
+    """The arguments after the Launcher class in ``pid``'s command line; None if not one."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    words = [os.fsdecode(a) for a in argv]
+    if LAUNCHER_CLASS not in words:
+        return None
+    return words[words.index(LAUNCHER_CLASS) + 1:]
+
+
+def _version_of(pid: int) -> str | None:
+    """The Neo4j version a launcher runs: the cache folder of its launcher jar."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    words = [os.fsdecode(a) for a in argv]
+    if "-cp" not in words or words.index("-cp") + 1 >= len(words):
+        return None
+    first = words[words.index("-cp") + 1].split(os.pathsep)[0]
+    return Path(first).parent.name or None
 
 
 def _version_flags(java: JavaInstallation) -> list[str]:
@@ -381,6 +443,7 @@ class LocalNeo4j:
         transaction_memory: str = "512m",
         exit_with_parent: bool = False,
         class_data_sharing: bool | None = None,
+        password: str | None = None,
     ) -> None:
         """Describe a server.
 
@@ -399,6 +462,8 @@ class LocalNeo4j:
             class_data_sharing: map a JVM class archive for faster starts (trained by one
                 extra start and stop the first time); default on unless
                 ``$THALABUS_NEO4J_CDS`` is 0.
+            password: start with auth enabled and this password for the user ``neo4j``
+                (at least 8 characters; see ``generate_password``); None: auth off.
         """
         self.version = version or default_version()
         if not _VERSION_RE.match(self.version):
@@ -419,7 +484,18 @@ class LocalNeo4j:
             class_data_sharing = os.environ.get("THALABUS_NEO4J_CDS", "1").strip().lower() not in (
                 "0", "false", "no", "off")
         self.class_data_sharing = class_data_sharing
+        if password is not None and (len(password) < MIN_PASSWORD_LENGTH
+                                     or "\n" in password or "\r" in password):
+            raise ConfigurationError(
+                f"the Neo4j password must have at least {MIN_PASSWORD_LENGTH} characters "
+                "and no line break")
+        self._password = password
         self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        """Driver credentials for this server (user ``neo4j``), or None when auth is off."""
+        return None if self._password is None else ("neo4j", self._password)
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -638,38 +714,80 @@ class LocalNeo4j:
             return {}
         return value if isinstance(value, dict) else {}
 
-    def _live_record(self) -> dict[str, Any] | None:
-        """The pid file's record when it names a live launcher; a stale file is removed."""
-        record = self._read_pid_file()
-        if record is None:
-            return None
+    @property
+    def lock_file(self) -> Path:
+        """The file the running launcher holds an fcntl lock on."""
+        return self.data_dir / LOCK_FILE
+
+    def _serves_this_dir(self, pid: int) -> bool:
+        """True when ``pid`` is a live launcher whose own arguments name this data dir."""
+        args = _launcher_args(pid) if process_alive(pid) else None
+        return bool(args) and args is not None and args[0] == str(self.data_dir)
+
+    def server_pid(self) -> int | None:
+        """The pid of the server of this data dir, found without trusting the pid file.
+
+        The holder of ``neo4j.lock`` is the server. Before the JVM takes that lock (its
+        first second), a pid named by the pid file counts only if that process's command
+        line names this very data dir: a copied or garbage pid file names nothing here.
+        """
+        holder = lock_holder(self.lock_file)
+        if holder is not None and holder > 0:
+            return holder
+        record = self._read_pid_file() or {}
         pid = record.get("pid")
-        data_dir = record.get("data_dir")
-        if (isinstance(pid, int) and process_alive(pid)
-                and _is_our_launcher(pid, data_dir if isinstance(data_dir, str) else None)):
-            return record
+        if isinstance(pid, int) and pid > 0 and self._serves_this_dir(pid):
+            return pid
+        if holder == -1:
+            raise LauncherError(f"{self.lock_file} is locked by a process that cannot be "
+                                "identified; stop it by hand")
+        return None
+
+    def _details(self, pid: int) -> dict[str, Any]:
+        """Port, URI and version of ``pid``: from its command line, the pid file adding the rest."""
+        record = self._read_pid_file() or {}
+        if record.get("pid") != pid:
+            record = {}
+        args = _launcher_args(pid) or []
+        port: int | None = None
+        if len(args) >= 2 and args[1].isdigit():
+            port = int(args[1])
+        elif isinstance(record.get("port"), int):
+            port = record["port"]
+        return {
+            "port": port,
+            "uri": f"bolt://127.0.0.1:{port}" if port is not None else None,
+            "version": record.get("version") or _version_of(pid),
+            "started_at": record.get("started_at"),
+            "auth": record.get("auth"),
+        }
+
+    def _drop_stale_pid_file(self) -> None:
+        """Remove the pid file; only called once no server of this data dir is running."""
         with contextlib.suppress(FileNotFoundError):
             self.pid_file.unlink()
-        return None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def status(self) -> ServerStatus:
-        """Whether a server runs on this data dir, and where it listens."""
-        record = self._live_record()
-        if record is None:
+        """Whether a server runs on this data dir (its lock holder), and where it listens."""
+        pid = self.server_pid()
+        if pid is None:
+            self._drop_stale_pid_file()
             return ServerStatus(data_dir=self.data_dir, running=False, log_file=self.log_file)
-        port = record.get("port")
+        details = self._details(pid)
+        port = details["port"]
         return ServerStatus(
             data_dir=self.data_dir,
             running=True,
-            pid=record.get("pid"),
+            pid=pid,
             port=port,
-            uri=record.get("uri"),
-            version=record.get("version"),
+            uri=details["uri"],
+            version=details["version"],
             log_file=self.log_file,
-            started_at=record.get("started_at"),
+            started_at=details["started_at"],
             answering=isinstance(port, int) and port_answers(port),
+            auth=details["auth"],
         )
 
     def start(self, timeout: float = 180.0) -> str:
@@ -683,13 +801,7 @@ class LocalNeo4j:
         Args:
             timeout: seconds to wait for the server to answer, install and training aside.
         """
-        record = self._live_record()
-        if record is not None:
-            raise LauncherError(
-                f"Neo4j is already running on {self.data_dir} "
-                f"(pid {record.get('pid')}, uri {record.get('uri')}); "
-                "stop it first: thalabus-graph neo4j stop"
-            )
+        self._refuse_if_running()
         self.install()
         java = find_java(self.version, self.java_home)
         conf = self.data_dir / CONF_FILE
@@ -701,16 +813,28 @@ class LocalNeo4j:
         cds_flags = self._cds_flags(java)
         deadline = time.monotonic() + timeout
         attempts = 1 if self.port is not None else 3
-        for attempt in range(1, attempts + 1):
-            port = self.port if self.port is not None else free_port()
-            if port_answers(port):
-                raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
-            try:
-                return self._launch(java, port, conf, deadline, cds_flags)
-            except _PortTaken:
-                if attempt == attempts:
-                    raise
+        with _file_lock(self.data_dir / START_LOCK_FILE):
+            self._refuse_if_running()  # again, now that no other start can interleave
+            for attempt in range(1, attempts + 1):
+                port = self.port if self.port is not None else free_port()
+                if port_answers(port):
+                    raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
+                try:
+                    return self._launch(java, port, conf, deadline, cds_flags)
+                except _PortTaken:
+                    if attempt == attempts:
+                        raise
         raise AssertionError("unreachable")
+
+    def _refuse_if_running(self) -> None:
+        """Raise when a server already runs on this data dir (its log is left untouched)."""
+        pid = self.server_pid()
+        if pid is not None:
+            raise LauncherError(
+                f"Neo4j is already running on {self.data_dir} "
+                f"(pid {pid}, uri {self._details(pid)['uri']}); "
+                f"stop it first: thalabus-graph neo4j stop --data {self.data_dir}"
+            )
 
     def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float,
                 cds_flags: list[str]) -> str:
@@ -719,20 +843,29 @@ class LocalNeo4j:
                 *cds_flags]
         if self.exit_with_parent:
             argv.append(f"-Dthalabus.parentPid={os.getpid()}")
+        if self._password is not None:
+            argv.append("-Dthalabus.auth=stdin")
         argv += [
             "-cp", self._classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port), str(conf),
         ]
         uri = f"bolt://127.0.0.1:{port}"
         with self.log_file.open("wb") as log:
             proc = subprocess.Popen(
-                argv, cwd=self.data_dir, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+                argv, cwd=self.data_dir, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL if self._password is None else subprocess.PIPE,
+                start_new_session=True, close_fds=True,
             )
+        if proc.stdin is not None:  # the password travels on stdin, never in argv
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(f"{self._password}\n".encode())
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
         self._proc = proc
         _write_json_atomic(self.pid_file, {
             "pid": proc.pid, "port": port, "uri": uri, "version": self.version,
             "java_home": str(java.home), "data_dir": str(self.data_dir),
             "log_file": str(self.log_file), "started_at": time.time(),
+            "auth": self._password is not None,
             "class_data_archive": next(
                 (f.split("=", 1)[1] for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")),
                 None,
@@ -776,7 +909,8 @@ class LocalNeo4j:
                 )
             if self._log_says_ready() and port_answers(port, timeout=0.25):
                 try:
-                    with GraphDatabase.driver(uri, auth=None, connection_timeout=5.0) as driver:
+                    with GraphDatabase.driver(uri, auth=self.auth,
+                                              connection_timeout=5.0) as driver:
                         driver.verify_connectivity()
                     return
                 except (DriverError, Neo4jError, OSError):
@@ -797,13 +931,12 @@ class LocalNeo4j:
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Stop the server with SIGTERM (SIGKILL after ``timeout`` s); False if none ran."""
-        record = self._live_record()
-        if record is None:
+        pid = self.server_pid()
+        if pid is None:
+            self._drop_stale_pid_file()
             return False
-        pid = int(record["pid"])
         self._kill(pid, grace=timeout)
-        with contextlib.suppress(FileNotFoundError):
-            self.pid_file.unlink()
+        self._drop_stale_pid_file()
         return True
 
     def _kill(self, pid: int, grace: float) -> None:
@@ -815,20 +948,28 @@ class LocalNeo4j:
         except PermissionError as exc:
             raise LauncherError(f"not allowed to stop pid {pid} (another user's server?)") from exc
         deadline = time.monotonic() + grace
-        while process_alive(pid) and time.monotonic() < deadline:
+        while self._still_running(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if process_alive(pid):
+        if self._still_running(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             end = time.monotonic() + 10.0
-            while process_alive(pid) and time.monotonic() < end:
+            while self._still_running(pid) and time.monotonic() < end:
                 time.sleep(0.1)
         if self._proc is not None and self._proc.pid == pid:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=1.0)
             self._proc = None
+
+    def _still_running(self, pid: int) -> bool:
+        """True while ``pid`` lives or still holds the data dir's lock.
+
+        A JVM's main thread turns zombie before its other threads end and close their
+        files, so the lock, not the process state, says when the data dir is free.
+        """
+        return process_alive(pid) or lock_holder(self.lock_file) == pid
 
     def __enter__(self) -> LocalNeo4j:
         self.start()
@@ -837,6 +978,11 @@ class LocalNeo4j:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+def generate_password() -> str:
+    """A random password for ``start --auth`` (24 URL-safe characters)."""
+    return secrets.token_urlsafe(18)
 
 
 def default_data_dir() -> Path:
@@ -858,7 +1004,9 @@ __all__ = [
     "default_version",
     "find_java",
     "free_port",
+    "generate_password",
     "java_major_range",
+    "lock_holder",
     "port_answers",
     "process_alive",
 ]

@@ -50,6 +50,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -277,24 +278,35 @@ class Migration:
         return cls(version, description, path, statements, checksum(statements), tuple(names))
 
 
-def discover(directory: Path | None = None) -> list[Migration]:
-    """Every ``V<n>__<what>.cypher`` in ``directory`` (default ``migrations/``), by version."""
-    folder = cypher_library.migrations_dir() if directory is None else Path(directory)
+def discover(directory: Path | str | Traversable | None = None) -> list[Migration]:
+    """Every ``V<n>__<what>.cypher`` in ``directory`` (default: the shipped migrations), by version.
+
+    The default folder is package data (``thalabus_graph._migrations``), read through
+    ``importlib.resources``; ``THALABUS_MIGRATIONS_DIR`` overrides it.
+    """
+    if directory is None:
+        folder: Traversable = cypher_library.migrations_dir()
+    elif isinstance(directory, str | Path):
+        folder = Path(directory)
+    else:
+        folder = directory
     if not folder.is_dir():
         raise MigrationError(f"migrations folder {folder} does not exist")
     found: dict[int, Migration] = {}
-    for path in sorted(folder.glob("*.cypher")):
-        match = FILE_PATTERN.match(path.name)
+    for entry in sorted((e for e in folder.iterdir() if e.name.endswith(".cypher")),
+                        key=lambda e: e.name):
+        path = Path(str(entry))
+        match = FILE_PATTERN.match(entry.name)
         if not match:
-            raise MigrationError(f"{path.name}: not a migration file name; expected "
+            raise MigrationError(f"{entry.name}: not a migration file name; expected "
                                  "V<version>__<description>.cypher")
         version = int(match.group("version"))
         if version in found:
             raise MigrationError(f"duplicate migration version {version}: "
-                                 f"{found[version].name} and {path.name}")
+                                 f"{found[version].name} and {entry.name}")
         description = match.group("description").replace("_", " ")
         found[version] = Migration.from_text(version, description, path,
-                                             path.read_text(encoding="utf-8"))
+                                             entry.read_text(encoding="utf-8"))
     return [found[v] for v in sorted(found)]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
+from thalabus_graph.plan.texts import QueryTexts
 from thalabus_graph.query import (
     And,
     Category,
@@ -28,7 +29,6 @@ from thalabus_graph.query import (
     Text,
     TrueNode,
     fold,
-    serialize,
 )
 from thalabus_graph.search import DocSet, SearchExecutor, Step, stubs
 
@@ -100,10 +100,12 @@ class Evaluator:
         self.record = record
         self.plan: PlanNode | None = None
         self._filters: dict[int, bool] = {}
+        self._texts: QueryTexts | None = None
 
     def evaluate(self, node: Node) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
-        self._filters = self._pure_filters(node)
+        self._filters = self.pure_filters(node)
+        self._texts = QueryTexts(node) if self.record else None
         result = self._run(node)
         if result is None:
             return stubs(self.executor.universe(), UNIVERSE)
@@ -145,10 +147,9 @@ class Evaluator:
         return value
 
     def _plan_node(self, node: Node, restrict: DocSet | None) -> PlanNode | None:
-        if not self.record:
+        if self._texts is None:
             return None
-        text = "" if isinstance(node, TrueNode) else serialize(node)
-        return PlanNode(type(node).__name__.upper().replace("NODE", ""), text,
+        return PlanNode(type(node).__name__.upper().replace("NODE", ""), self._texts.label(node),
                         None if restrict is None else len(restrict))
 
     def _frame(self, node: Node, restrict: DocSet | None) -> _Frame:
@@ -206,7 +207,7 @@ class Evaluator:
         return self.rerank_branch(node, fragments)
 
     @staticmethod
-    def _pure_filters(root: Node) -> dict[int, bool]:
+    def pure_filters(root: Node) -> dict[int, bool]:
         """id(node) -> whether the subtree is a pure filter, computed once, bottom-up."""
         out: dict[int, bool] = {}
 

@@ -8,9 +8,20 @@
 // API and settings whose constants exist in both lines. SIGTERM runs the shutdown hook, which
 // shuts the DBMS down cleanly (store flushed, lock released). With -Dthalabus.parentPid=N the
 // server also shuts down when process N ends, so a crashed test run leaves no JVM behind.
+// With -Dthalabus.auth=stdin, auth is enabled and the first line of stdin becomes the password
+// of the user neo4j (set through the system database before the ready line; never in argv).
+// The process holds an exclusive lock on HOME/neo4j.lock for its whole life: that lock, not a
+// pid file, is how thalabus-graph finds the server of a data dir (fcntl F_GETLK names its pid).
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
@@ -25,6 +36,9 @@ public final class Launcher {
     /** Printed on stdout once Bolt listens and the default database is up. */
     static final String READY = "THALABUS-NEO4J-READY";
 
+    /** Held until the JVM exits; the OS drops it with the process, even on SIGKILL. */
+    private static FileLock ownership;
+
     private Launcher() {}
 
     public static void main(String[] args) throws Exception {
@@ -35,6 +49,14 @@ public final class Launcher {
         Path home = Path.of(args[0]).toAbsolutePath();
         int port = Integer.parseInt(args[1]);
         Files.createDirectories(home);
+        FileChannel lockChannel = FileChannel.open(home.resolve("neo4j.lock"),
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        ownership = lockChannel.tryLock();
+        if (ownership == null) {
+            System.err.println("another launcher already runs on " + home);
+            System.exit(3);
+        }
+        String password = readPassword(System.getProperty("thalabus.auth"));
 
         DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(home);
         if (args.length == 3) {
@@ -43,7 +65,7 @@ public final class Launcher {
         builder.setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
-                .setConfig(GraphDatabaseSettings.auth_enabled, false)
+                .setConfig(GraphDatabaseSettings.auth_enabled, password != null)
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setUserLogProvider(new Log4jLogProvider(System.out, Level.INFO));
 
@@ -78,10 +100,42 @@ public final class Launcher {
             System.out.println("THALABUS-NEO4J waiting for database neo4j");
             System.out.flush();
         }
+        if (password != null) {
+            // Embedded transactions run with full rights; the system database holds the users.
+            try {
+                dbms.database("system").executeTransactionally(
+                        "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                        Map.of("password", password));
+            } catch (Throwable e) {
+                System.out.println("THALABUS-NEO4J could not set the password of user neo4j: "
+                        + e.getMessage());
+                System.out.flush();
+                System.exit(1);  // the shutdown hook stops the DBMS cleanly
+            }
+            System.out.println("THALABUS-NEO4J auth enabled for user neo4j");
+        }
         long millis = (System.nanoTime() - started) / 1_000_000;
         System.out.println(READY + " bolt://127.0.0.1:" + port + " in " + millis + " ms");
         System.out.flush();
         stopped.await();
+    }
+
+    /** The password from stdin's first line when {@code mode} is "stdin"; null: auth off. */
+    private static String readPassword(String mode) throws Exception {
+        if (mode == null || mode.isBlank()) {
+            return null;
+        }
+        if (!mode.equals("stdin")) {
+            System.err.println("thalabus.auth must be 'stdin', not " + mode);
+            System.exit(2);
+        }
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line = in.readLine();
+        if (line == null || line.isEmpty()) {
+            System.err.println("thalabus.auth=stdin: no password on stdin");
+            System.exit(2);
+        }
+        return line;
     }
 
     /** Exits (running the shutdown hook) once the given process is gone. */

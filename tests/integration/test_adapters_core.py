@@ -1,0 +1,101 @@
+"""The adapters' shared core without a server: scope, phrase quoting, the clause query the
+reranker reads, and sync calls from inside a running event loop.
+
+The retriever here is a recording `Retriever` (the protocol the reranking stage wraps), not a
+database: what is checked is what the core hands it and how it runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.integrations.core import ClauseReranker, Source, hit_metadata, run_sync
+from thalabus_graph.query import Semantic, parse
+from thalabus_graph.rerank import Hit, NoReranking, Passage, RerankReply, RetrievalResult
+
+
+class Recording:
+    """A `Retriever` that remembers its calls and the thread each ran on."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, int, str]] = []
+
+    async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
+        self.calls.append((query, scope, k, threading.current_thread().name))
+        return RetrievalResult((Hit("doc-1-c1", text="t", score=0.5),), reranked=False)
+
+
+class Asked:
+    """A reranker that records the query it was asked and scores every passage 1.0."""
+
+    billable = False
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    @property
+    def available(self) -> bool:
+        return True
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+        self.queries.append(query)
+        return RerankReply({p.id: 1.0 for p in passages})
+
+
+def test_scope_k_and_phrase_mode_reach_the_retriever() -> None:
+    inner = Recording()
+    source = Source(inner, ontology_id="asylum", subset_of_datasetids=("s#dataset_1",), k=3,
+                    as_phrase=True)
+    run_sync(source.retrieve('say "hi" \\ bye'))
+    query, scope, k, _ = inner.calls[0]
+    assert parse(query) == Semantic('say "hi" \\ bye')
+    assert scope == {"ontology_id": "asylum", "subset_of_datasetids": ["s#dataset_1"]}
+    assert k == 3
+    assert Source(inner).scope() == {}
+    with pytest.raises(ConfigurationError, match="k must be at least 1"):
+        Source(inner, k=0)
+
+
+def test_sync_call_inside_a_running_loop_runs_on_a_worker_thread() -> None:
+    inner = Recording()
+    source = Source(inner)
+
+    async def notebook_cell() -> RetrievalResult:
+        return source.retrieve_sync('"x"')  # a sync API called from async code
+
+    result = asyncio.run(notebook_cell())
+    assert [h.chunk_id for h in result.hits] == ["doc-1-c1"]
+    assert inner.calls[0][3] != threading.main_thread().name
+    source.retrieve_sync('"x"')
+    assert inner.calls[1][3] == threading.main_thread().name
+
+
+def test_the_reranker_reads_the_positive_phrases_only() -> None:
+    asked = Asked()
+    wrapped = ClauseReranker(asked)
+    passages = [Passage("d-1-c1", "text", 0.4)]
+    reply = asyncio.run(wrapped.score('"a b" AND X=1 AND NOT "c" OR \'t\'', passages))
+    assert asked.queries == ["a b"] and dict(reply.scores) == {"d-1-c1": 1.0}
+    assert asyncio.run(wrapped.score("X=1 AND NOT \"c\"", passages)) == RerankReply()
+    assert asked.queries == ["a b"]
+    assert wrapped.billable is False and ClauseReranker(NoReranking()).available
+
+
+def test_metadata_names_every_field_and_only_present_ones() -> None:
+    hit = Hit("doc-7-p2", text="t", score=0.25, rerank_score=3.5,
+              contributions=("semantic:paragraphs", "text:chapters"))
+    assert hit_metadata(hit, RetrievalResult((hit,), reranked=True)) == {
+        "fragment_id": "doc-7-p2", "document_id": "doc-7", "score": 0.25,
+        "contributions": ["semantic:paragraphs", "text:chapters"], "reranked": True,
+        "rerank_score": 3.5}
+    plain = Hit("doc-7-p2", score=0.25)
+    degraded = RetrievalResult((plain,), reranked=False, degraded_reason="timeout")
+    assert hit_metadata(plain, degraded) == {
+        "fragment_id": "doc-7-p2", "document_id": "doc-7", "score": 0.25, "contributions": [],
+        "reranked": False, "degraded_reason": "timeout"}

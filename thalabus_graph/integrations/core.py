@@ -1,0 +1,175 @@
+"""What both framework adapters share: run a Thalabus retrieval and describe each hit.
+
+A `Source` holds the retriever (the engine, optionally inside the reranking stage), the scope
+and ``k``; it runs the async retrieval from sync callers too, and `hit_metadata` names every
+hit's fields the same way in every framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.query import parse, rerank_query
+from thalabus_graph.query.serialize import quote_double
+from thalabus_graph.rerank.budget import BudgetPolicy
+from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply
+from thalabus_graph.rerank.stage import Hit, RerankingRetriever, RetrievalResult, Retriever
+from thalabus_graph.rerank.tracing import Tracer
+from thalabus_graph.retriever import ThalabusRetriever
+
+__all__ = ["ClauseReranker", "RetrievalResult", "Source", "hit_metadata", "ranking_score",
+           "run_sync"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A Thalabus retrieval with a fixed scope and ``k``.
+
+    Attributes:
+        retriever: the engine as a `Retriever`, possibly wrapped in a `RerankingRetriever`.
+        ontology_id: only documents of this ontology (None: all).
+        subset_of_datasetids: only documents with a fragment in one of these datasets.
+        k: fragments returned at most.
+        as_phrase: treat the caller's text as one semantic phrase (quoted for it) instead of
+            a Thalabus query, for chains that pass a user's question through unchanged.
+
+    Example:
+        >>> source = Source.of(graph, ontology_id="asylum", k=5)  # doctest: +SKIP
+        >>> source.retrieve_sync('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')  # doctest: +SKIP
+
+    Raises:
+        ConfigurationError: ``k < 1``.
+    """
+
+    retriever: Retriever
+    ontology_id: str | None = None
+    subset_of_datasetids: tuple[str, ...] | None = None
+    k: int = 10
+    as_phrase: bool = False
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ConfigurationError(f"k must be at least 1, got {self.k}")
+
+    @classmethod
+    def of(cls, graph: ThalabusGraph, *, ontology_id: str | None = None,
+           subset_of_datasetids: Sequence[str] | None = None, k: int = 10,
+           as_phrase: bool = False, reranker: Reranker | None = None,
+           candidates: int | None = None,
+           timeout_seconds: float = 5.0, budget: BudgetPolicy | None = None,
+           tracer: Tracer | None = None) -> Source:
+        """A source on ``graph``; with ``reranker``, through a `RerankingRetriever` that takes
+        ``candidates`` hits (default: ``max(50, k)``) and returns ``k`` (its construction
+        checks apply: ``candidates >= k``)."""
+        retriever: Retriever = ThalabusRetriever(graph)
+        if reranker is not None:
+            pool = max(50, k) if candidates is None else candidates
+            retriever = RerankingRetriever(retriever, ClauseReranker(reranker), candidates=pool,
+                                           top_n=k, timeout_seconds=timeout_seconds,
+                                           budget=budget, tracer=tracer)
+        datasets = tuple(subset_of_datasetids) if subset_of_datasetids is not None else None
+        return cls(retriever, ontology_id, datasets, k, as_phrase)
+
+    def scope(self) -> dict[str, Any]:
+        """The scope mapping `ThalabusRetriever.retrieve` takes."""
+        scope: dict[str, Any] = {}
+        if self.ontology_id is not None:
+            scope["ontology_id"] = self.ontology_id
+        if self.subset_of_datasetids is not None:
+            scope["subset_of_datasetids"] = list(self.subset_of_datasetids)
+        return scope
+
+    def query_text(self, text: str) -> str:
+        """The Thalabus query for the caller's text (quoted as a phrase when ``as_phrase``)."""
+        return quote_double(text) if self.as_phrase else text
+
+    async def retrieve(self, text: str) -> RetrievalResult:
+        """At most ``k`` hits for ``text``, best first."""
+        return await self.retriever.retrieve(self.query_text(text), scope=self.scope(),
+                                             k=self.k)
+
+    def retrieve_sync(self, text: str) -> RetrievalResult:
+        """`retrieve` for synchronous callers, also inside a thread that runs an event loop."""
+        return run_sync(self.retrieve(text))
+
+
+class ClauseReranker:
+    """A `Reranker` that scores passages against the query's positive semantic clauses.
+
+    The reranking stage hands its reranker the text it was asked; for a Thalabus query that
+    is syntax (``"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ``), while a reranker should read what
+    the user wants found: the phrases joined by " AND ", as dataset reranking does
+    (``rerank_query``). A query with no positive phrase has nothing to rerank: the reply is
+    empty and the stage keeps the retrieved order (``reranked`` False, reason ``empty``).
+
+    Example:
+        >>> from thalabus_graph.rerank import NoReranking
+        >>> ClauseReranker(NoReranking()).available
+        True
+    """
+
+    def __init__(self, inner: Reranker) -> None:
+        self.inner = inner
+        self.billable: bool = getattr(inner, "billable", True)
+
+    @property
+    def available(self) -> bool:
+        """Whether the wrapped reranker can serve."""
+        return self.inner.available
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+        """The wrapped reranker's reply for the clauses of ``query``."""
+        clauses = rerank_query(parse(query))
+        if not clauses:
+            return RerankReply()
+        return await self.inner.score(clauses, passages)
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to completion from synchronous code.
+
+    With no event loop in this thread, ``asyncio.run``; inside a running loop (a notebook, an
+    async framework calling a sync method) a fresh loop in a worker thread, since the running
+    loop cannot be blocked on.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
+    """The metadata every adapter attaches to a hit.
+
+    ``fragment_id``, ``document_id``, ``score`` (retrieval), ``contributions`` (the searches
+    that found it), ``reranked`` (whether a reranker ordered this result); when a reranker
+    scored the hit, ``rerank_score``; when the stage fell back to the retrieved order,
+    ``degraded_reason`` (``budget``, ``timeout``, ``failed`` or ``empty``).
+    """
+    metadata: dict[str, Any] = {
+        "fragment_id": hit.chunk_id,
+        "document_id": hit.document_id,
+        "score": hit.score,
+        "contributions": list(hit.contributions),
+        "reranked": result.reranked,
+    }
+    if hit.rerank_score is not None:
+        metadata["rerank_score"] = hit.rerank_score
+    if result.degraded_reason is not None:
+        metadata["degraded_reason"] = result.degraded_reason
+    return metadata
+
+
+def ranking_score(hit: Hit) -> float:
+    """The score the hit is ordered by: the reranker's when it scored it, else retrieval's."""
+    return hit.rerank_score if hit.rerank_score is not None else hit.score

@@ -1,0 +1,88 @@
+"""LangChain adapter: `ThalabusRetriever` is a ``langchain_core`` retriever over the engine.
+
+Needs the ``langchain`` extra (``pip install 'thalabus-graph[langchain]'``). Each hit becomes a
+``Document`` whose ``page_content`` is the fragment text and whose metadata carries the
+fragment id, document id, score, contributions and, when a reranker ran, its verdict (see
+`thalabus_graph.integrations.core.hit_metadata`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.integrations.core import RetrievalResult, Source, hit_metadata
+from thalabus_graph.rerank.budget import BudgetPolicy
+from thalabus_graph.rerank.protocol import Reranker
+from thalabus_graph.rerank.tracing import Tracer
+
+try:
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from pydantic import ConfigDict
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError("thalabus_graph.integrations.langchain needs langchain-core: "
+                      "pip install 'thalabus-graph[langchain]'") from exc
+
+__all__ = ["ThalabusRetriever"]
+
+
+class ThalabusRetriever(BaseRetriever):
+    """A LangChain retriever: the input text is a Thalabus query, the output its fragments.
+
+    Fields mirror `thalabus_graph.integrations.core.Source.of`: ``ontology_id`` and
+    ``subset_of_datasetids`` scope the search, ``k`` bounds the result, ``as_phrase`` quotes
+    plain questions as one semantic phrase; with ``reranker`` the hits go through a
+    `RerankingRetriever` (``candidates``, ``timeout_seconds``, ``budget``, ``tracer``), which
+    degrades to the retrieved order (``metadata["reranked"]`` False) instead of failing.
+    A malformed query raises `ThalabusSyntaxError`; an unknown field is a validation error.
+
+    Example:
+        >>> retriever = ThalabusRetriever(graph=g, ontology_id="asylum", k=5)  # doctest: +SKIP
+        >>> docs = retriever.invoke('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')  # doctest: +SKIP
+        >>> docs[0].metadata["fragment_id"], docs[0].metadata["score"]  # doctest: +SKIP
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    graph: ThalabusGraph
+    ontology_id: str | None = None
+    subset_of_datasetids: list[str] | None = None
+    k: int = 10
+    as_phrase: bool = False
+    reranker: Reranker | None = None
+    candidates: int | None = None
+    timeout_seconds: float = 5.0
+    budget: BudgetPolicy | None = None
+    tracer: Tracer | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Check the settings now (``k``, the reranking stage's bounds), not at first use."""
+        self.source()
+
+    def source(self) -> Source:
+        """The retrieval these fields describe (built per call, so edited fields apply)."""
+        return Source.of(self.graph, ontology_id=self.ontology_id,
+                         subset_of_datasetids=self.subset_of_datasetids, k=self.k,
+                         as_phrase=self.as_phrase, reranker=self.reranker,
+                         candidates=self.candidates, timeout_seconds=self.timeout_seconds,
+                         budget=self.budget, tracer=self.tracer)
+
+    def _get_relevant_documents(self, query: str, *,
+                                run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return to_documents(self.source().retrieve_sync(query))
+
+    async def _aget_relevant_documents(
+            self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+    ) -> list[Document]:
+        return to_documents(await self.source().retrieve(query))
+
+
+def to_documents(result: RetrievalResult) -> list[Document]:
+    """One ``Document`` per hit, in the result's order, ids = fragment ids."""
+    return [Document(page_content=hit.text, metadata=hit_metadata(hit, result), id=hit.chunk_id)
+            for hit in result.hits]

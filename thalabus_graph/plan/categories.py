@@ -1,0 +1,128 @@
+"""Checks a query's category filters and ontology against the stored vocabulary before it runs.
+
+A misspelt category name or value matches no document, and under NOT it then matches every
+document: ``"pizza" AND NOT difficulty=easy`` would return the ``DIFFICULTY=easy`` documents it
+meant to exclude. One read (``category_vocabulary``), restricted to the names and values the
+query uses and compared without letter case, turns each such silent miss into a warning, with
+a "did you mean" when only the case differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from thalabus_graph.graph.database import Database
+from thalabus_graph.query import Category, Node, category_predicates
+
+UNKNOWN_NAME = "unknown_category_name"
+UNKNOWN_VALUE = "unknown_category_value"
+UNKNOWN_ONTOLOGY = "unknown_ontology"
+CASE_MISMATCH = "case_mismatch"
+
+
+@dataclass(frozen=True)
+class QueryWarning:
+    """One finding about a query: what is wrong, where, and the stored spelling if any.
+
+    Attributes:
+        kind: ``unknown_category_name``, ``unknown_category_value``, ``unknown_ontology`` or
+            ``case_mismatch``.
+        subject: the term as written (``difficulty``, ``DIFFICULTY=Easy``, the ontology id).
+        suggestion: the stored spelling for a case mismatch, else None.
+        message: one line for people.
+    """
+
+    kind: str
+    subject: str
+    suggestion: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"kind": self.kind, "subject": self.subject, "suggestion": self.suggestion,
+                "message": self.message}
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    names: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    ontologies: tuple[str, ...]
+
+
+def check_categories(db: Database, node: Node, ontology_id: str | None = None
+                     ) -> list[QueryWarning]:
+    """Warnings for every category name, value and ontology of the query that no stored
+    document has, in reading order, each once; no read when the query has neither."""
+    predicates = category_predicates(node)
+    if not predicates and ontology_id is None:
+        return []
+    vocabulary = _read(db, predicates, ontology_id)
+    warnings: list[QueryWarning] = []
+    if ontology_id is not None and ontology_id not in vocabulary.ontologies:
+        warnings.append(_ontology_warning(ontology_id, vocabulary.ontologies))
+    seen: set[tuple[str, str | None]] = set()
+    for predicate in predicates:
+        for finding in _predicate_warnings(predicate, vocabulary):
+            key = (finding.kind, finding.subject)
+            if key not in seen:
+                seen.add(key)
+                warnings.append(finding)
+    return warnings
+
+
+def _read(db: Database, predicates: list[Category], ontology_id: str | None) -> _Vocabulary:
+    names = sorted({p.name.lower() for p in predicates})
+    values = sorted({v.lower() for p in predicates for v in p.values})
+    rows = db.read("category_vocabulary", names=names, values=values, ontologyid=ontology_id)
+    row = rows[0] if rows else {}
+    return _Vocabulary(frozenset(row.get("names") or ()),
+                       frozenset((n, v) for n, v in row.get("pairs") or ()),
+                       tuple(row.get("ontologies") or ()))
+
+
+def _case_matches(asked: str, stored: frozenset[str] | tuple[str, ...]) -> list[str]:
+    return sorted(s for s in stored if s.lower() == asked.lower())
+
+
+def _ontology_warning(ontology_id: str, stored: tuple[str, ...]) -> QueryWarning:
+    matches = _case_matches(ontology_id, stored)
+    if matches:
+        return QueryWarning(CASE_MISMATCH, ontology_id, matches[0],
+                            f"ontology {ontology_id!r} does not exist (the scope is empty); "
+                            f"did you mean {matches[0]!r}?")
+    return QueryWarning(UNKNOWN_ONTOLOGY, ontology_id, None,
+                        f"unknown ontology {ontology_id!r}: no document is in it "
+                        "(the scope is empty)")
+
+
+def _predicate_warnings(predicate: Category, vocabulary: _Vocabulary) -> list[QueryWarning]:
+    name = predicate.name
+    if name not in vocabulary.names:
+        matches = _case_matches(name, vocabulary.names)
+        if matches:
+            return [QueryWarning(CASE_MISMATCH, name, matches[0],
+                                 f"category name {name!r} matches no document (and under "
+                                 f"NOT every document); did you mean {matches[0]!r}?")]
+        return [QueryWarning(UNKNOWN_NAME, name, None,
+                             f"unknown category name {name!r}: it matches no document "
+                             "(and under NOT every document)")]
+    out: list[QueryWarning] = []
+    stored_values = frozenset(v for n, v in vocabulary.pairs if n == name)
+    for value in predicate.values:
+        if value in stored_values:
+            continue
+        subject = f"{name}={value}"
+        matches = _case_matches(value, stored_values)
+        if matches:
+            out.append(QueryWarning(CASE_MISMATCH, subject, f"{name}={matches[0]}",
+                                    f"category value {subject} matches no document; "
+                                    f"did you mean {name}={matches[0]}?"))
+        else:
+            out.append(QueryWarning(UNKNOWN_VALUE, subject, None,
+                                    f"unknown category value {subject}: no document has it"))
+    return out
