@@ -1,5 +1,7 @@
-// Sizes used to estimate the selectivity of a filtered semantic search (count store, cheap).
+// Sizes used to estimate the selectivity of a filtered semantic search and to skip searches
+// of sources that hold no fragments (count store, cheap).
 RETURN COUNT { (:Document) } AS documents,
        COUNT { (:Chapter) } AS chapters,
        COUNT { (:Paragraph) } AS paragraphs,
-       COUNT { (:Summary) } AS summaries
+       COUNT { (:Summary) } AS summaries,
+       COUNT { (:Keyword) } AS keywords

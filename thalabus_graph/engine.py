@@ -19,6 +19,7 @@ from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -35,7 +36,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor, id_set
+from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
 from thalabus_graph.settings import Settings
 
 DEFAULT_SESSION = "default"
@@ -283,8 +284,12 @@ class ThalabusGraph:
         ranked = aggregate_documents(fragments)
         if not ranked:
             return []
-        rows = self.db.read("document_details", documentids=[d for d, _ in ranked])
-        details = {r["documentid"]: r for r in rows}
+        ids = [d for d, _ in ranked]
+        statement = cypher_library.load("document_details")
+        rows = self.db.read_tx(lambda tx: plain_records(tx.run(statement, documentids=ids)),
+                               what="document_details")
+        details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
+                   for d in (rows[0]["documents"] if rows else [])}
         by_doc: dict[str, list[Fragment]] = {}
         for f in fragments:
             by_doc.setdefault(f.documentid, []).append(f)
@@ -297,7 +302,7 @@ class ThalabusGraph:
                 if c.get("name") is not None:
                     cats.setdefault(c["name"], []).append(c["value"])
             out.append(DocumentHit(docid, score, props.get("title"), row.get("ontology"),
-                                   props, {k: sorted(v) for k, v in cats.items()},
+                                   props, {k: sorted(set(v)) for k, v in cats.items()},
                                    by_doc.get(docid, [])))
         return out
 

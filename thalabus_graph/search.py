@@ -14,10 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from neo4j import Result
+
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record
 from thalabus_graph.settings import Settings
 
@@ -39,7 +42,9 @@ VECTOR_SOURCES = (
     VectorSource("paragraphs", "Paragraph", "paragraphs"),
     VectorSource("summaries", "Summary", "summaries"),
 )
+_VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
+_TEXT_INDEX = dict(TEXT_SOURCES)
 
 
 @dataclass
@@ -105,6 +110,11 @@ class SearchExecutor:
         self._counts: dict[str, int] | None = None
         self._semantic_ranges: dict[str, tuple[float, float]] = {}
         self._fusions: dict[str, LanguageSlots] = {}
+        # Stored document languages learnt from search results (for language-slots fusion).
+        self._languages: dict[str, str | None] = {}
+        # A phrase's unrestricted semantic and text hits, once a restricted search read them
+        # for its normalisation: the language-slots rule is fitted on them too.
+        self._unrestricted_hits: dict[str, tuple[list[Fragment], list[Fragment]]] = {}
         self._text_best_cache: dict[tuple[str, str, str | None], float] = {}
         self._vectors: dict[str, list[float]] = {}
 
@@ -137,11 +147,18 @@ class SearchExecutor:
             self._vectors[phrase] = [float(x) for x in vec]
         return self._vectors[phrase]
 
-    def _read(self, step: Step, name: str, /, **params: Any) -> list[Record]:
+    def _read(self, step: Step, name: str, /, *, plain: bool = False,
+              **params: Any) -> list[Record]:
+        """Run a named read for ``step`` (timed, profiled when asked). ``plain``: the
+        statement returns only plain values (strings, numbers, lists of them), so records
+        skip the driver's recursive ``data()`` conversion (milliseconds on long lists)."""
         start = time.perf_counter()
         if self.profile:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
+        elif plain:
+            text = cypher_library.load(name)
+            rows = self.db.read_tx(lambda tx: plain_records(tx.run(text, params)), what=name)
         else:
             rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
@@ -159,37 +176,168 @@ class SearchExecutor:
     def semantic(self, phrase: str, restrict: DocSet | None, *,
                  with_text: bool | None = None) -> list[Fragment]:
         """Semantic search over chapters, paragraphs and summaries, fused with the text search
-        when the phrase qualifies (``with_text`` overrides the rule)."""
+        when the phrase qualifies (``with_text`` overrides the rule).
+
+        Unfiltered, every search of the phrase runs in one round trip (``search_phrase``);
+        restricted, each source is its own call (the path is chosen per source)."""
+        fuse = self.uses_text(phrase) if with_text is None else with_text
+        primed = None
+        if (fuse and restrict is not None and self.scope is None
+                and phrase not in self._semantic_ranges):
+            primed = self._unrestricted_statistics(phrase)
         docs = self.restriction(restrict)
-        semantic = self._semantic_only(phrase, docs)
+        if docs is None:
+            semantic, text = (primed if primed is not None
+                              else self._unfiltered_phrase(phrase, with_text=fuse))
+        else:
+            semantic = self._semantic_only(phrase, docs)
+            text = []
         if docs == self.scope and phrase not in self._semantic_ranges:
             self._remember_range(phrase, semantic)
-        fuse = self.uses_text(phrase) if with_text is None else with_text
         if not fuse:
             return semantic
-        text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
+        if docs is not None:
+            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
         return self._fuse(phrase, semantic, text, restricted=docs != self.scope)
+
+    def _unrestricted_statistics(self, phrase: str) -> tuple[list[Fragment], list[Fragment]]:
+        """Before a restricted fused search (no scope): the phrase's unrestricted searches in
+        one round trip, which give the fusion's normalisation (the semantic range, each
+        index's best text score) instead of one call per source for each later, and the node
+        counts that tell whether the restriction keeps every document (then these are the
+        results). Returns the semantic and text fragments."""
+        found = self._unfiltered_phrase(phrase, with_text=True)
+        self._remember_range(phrase, found[0])
+        self._unrestricted_hits[phrase] = found
+        return found
 
     def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
         vector = self.query_vector(phrase)
         out: list[Fragment] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
-            factor = float(getattr(self.settings, f"score_factor_{src.source}"))
-            cap = float(getattr(self.settings, f"score_cap_{src.source}"))
-            for row in self._vector_search(src, vector, top_n, docs, phrase):
-                score = min(float(row["score"]) * factor, cap)
-                if score < self.settings.min_score:
-                    continue
-                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"], score,
-                                    src.source, (f"semantic:{src.source}",)))
+            rows = self._vector_search(src, vector, top_n, docs, phrase)
+            out += self._semantic_fragments(src, _hits(rows))
         return sort_fragments(out)
+
+    def _semantic_fragments(self, src: VectorSource, hits: Iterable[Hit]) -> list[Fragment]:
+        """Hits of one vector source as fragments: per-source factor and cap, then
+        ``min_score``."""
+        factor = float(getattr(self.settings, f"score_factor_{src.source}"))
+        cap = float(getattr(self.settings, f"score_cap_{src.source}"))
+        floor = self.settings.min_score
+        contribution = (f"semantic:{src.source}",)
+        out: list[Fragment] = []
+        for fragmentid, documentid, text, raw in hits:
+            score = min(float(raw) * factor, cap)
+            if score >= floor:
+                out.append(Fragment(fragmentid, documentid, text, score, src.source,
+                                    contribution))
+        return out
+
+    def _text_fragments(self, source: str, hits: Sequence[Hit], best: float) -> list[Fragment]:
+        """The best ``top_n_text`` hits of one full-text source (sorted best first) as
+        fragments, scores divided by ``best``."""
+        if best <= 0:
+            return []
+        contribution = (f"text:{source}",)
+        return [Fragment(fragmentid, documentid, text, float(score) / best, source,
+                         contribution)
+                for fragmentid, documentid, text, score in hits[: self.settings.top_n_text]]
+
+    def _unfiltered_phrase(self, phrase: str, *,
+                           with_text: bool) -> tuple[list[Fragment], list[Fragment]]:
+        """The phrase's semantic fragments and (when ``with_text``) its bag-of-words text
+        fragments, from one ``search_phrase`` call.
+
+        The call also returns the node counts (cached for the rest of the evaluation), and
+        skips the searches of sources that hold no fragments; those steps say so. Each source
+        is still a ``Step`` with its own rows; the call's time (and db hits) are reported on
+        its first step, the others name the call in ``round_trip``. Text scores are divided by
+        each index's best hit, which this unrestricted search returns itself, so no
+        normalisation query is needed.
+        """
+        known = self._counts
+        vector = self.query_vector(phrase)
+        covered: dict[tuple[str, str], Step] = {}
+        vector_searches: list[dict[str, Any]] = []
+        for src in VECTOR_SOURCES:
+            top_n = int(getattr(self.settings, f"top_n_{src.source}"))
+            step = self._new_step("semantic", {"phrase": phrase, "source": src.source,
+                                               "top_n": top_n})
+            k = self.unfiltered_k(src, top_n)
+            step.detail.update(path="index", reason="no filter", k=k)
+            vector_searches.append({"source": src.source, "index": src.index, "k": k,
+                                    "top_n": top_n})
+            covered["semantic", src.source] = step
+        text_searches: list[dict[str, Any]] = []
+        query = lucene.terms_query(phrase) if with_text else ""
+        for source, index in TEXT_SOURCES if query else ():
+            step = self._new_step("text", {"term": phrase, "index": index, "lucene": query,
+                                           "case_sensitive": False,
+                                           "k": self.settings.top_n_text})
+            text_searches.append({"source": source, "index": index, "query": query,
+                                  "k": self.settings.top_n_text})
+            covered["text", source] = step
+        if known is not None:  # a later phrase of the query: leave out what is known empty
+            vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
+            text_searches = [t for t in text_searches if known.get(t["source"], 0)]
+        steps = list(covered.values())
+        rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
+                          vector_searches=vector_searches, text_searches=text_searches,
+                          rescore=self.settings.vector_quantization)
+        self._share_call(steps, "search_phrase")
+        grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
+        sizes: dict[str, int] = {}
+        for row in rows:
+            columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
+            self._languages.update(zip(row["documentids"], (lang or None for lang in
+                                                            row["languages"]), strict=True))
+            if row["kind"] == "size":
+                sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
+            else:
+                grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
+        if self._counts is None and sizes:
+            self._counts = sizes
+        semantic: list[Fragment] = []
+        text: list[Fragment] = []
+        for (kind, source), hits in grouped.items():
+            step = covered[kind, source]
+            step.rows = len(hits)
+            if not sizes.get(source, 0):
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
+            elif kind == "semantic":
+                semantic += self._semantic_fragments(_VECTOR_BY_SOURCE[source], hits)
+            else:
+                hits.sort(key=lambda h: (-h[3], h[0]))
+                best = float(hits[0][3]) if hits else 0.0
+                self._text_best_cache[_TEXT_INDEX[source], query, None] = best
+                text += self._text_fragments(source, hits, best)
+        return sort_fragments(semantic), text
+
+    def _new_step(self, kind: str, detail: dict[str, Any]) -> Step:
+        step = Step(kind, detail)
+        self.steps.append(step)
+        return step
+
+    @staticmethod
+    def _share_call(steps: Sequence[Step], name: str) -> None:
+        """Mark the steps one call of ``name`` served: its time and db hits stay on the first
+        (``_read`` put them there), each step names the shared call, rows are set per step."""
+        steps[0].rows = 0
+        for step in steps:
+            step.cypher = name
+            step.detail["round_trip"] = (f"{name}: one call for {len(steps)} searches "
+                                         f"(ms and db_hits on the first)")
 
     def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
                        docs: DocSet | None, phrase: str) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
         if docs is None:
+            if self.counts().get(src.source, 0) == 0:
+                step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
+                return []
             k = self.unfiltered_k(src, top_n)
             step.detail.update(path="index", reason="no filter", k=k)
             return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
@@ -197,10 +345,11 @@ class SearchExecutor:
         return self._filtered_vector_search(step, src, vector, top_n, docs)
 
     def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
-        """Candidates asked of the index for an unfiltered search: at least vector_min_k."""
+        """Candidates asked of the index for an unfiltered search of ``src``:
+        ``max(top_n x vector_k_factor, vector_min_k)``, capped at ``index_max_k`` (an index
+        holding fewer returns them all); the best ``top_n`` are kept."""
         s = self.settings
-        total = max(self.counts().get(src.source, 0), 1)
-        return min(max(top_n, s.vector_min_k), s.index_max_k, total)
+        return min(max(math.ceil(top_n * s.vector_k_factor), s.vector_min_k), s.index_max_k)
 
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
         """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
@@ -272,19 +421,17 @@ class SearchExecutor:
             return []
         out: list[Fragment] = []
         for source, index in TEXT_SOURCES:
-            step = Step("text", {"term": term, "index": index, "lucene": query,
-                                 "case_sensitive": case_sensitive})
-            self.steps.append(step)
+            step = self._new_step("text", {"term": term, "index": index, "lucene": query,
+                                           "case_sensitive": case_sensitive})
+            if self.counts().get(source, 0) == 0:
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
+                continue
             rows = self._fulltext(step, index, query, docs, term if case_sensitive else None)
             if docs == self.scope:
                 best = rows[0]["score"] if rows else 0.0
             else:
                 best = self._text_best(index, query, term if case_sensitive else None)
-            if best <= 0:
-                continue
-            for row in rows[: self.settings.top_n_text]:
-                out.append(Fragment(row["fragmentid"], row["documentid"], row["text"],
-                                    float(row["score"]) / best, source, (f"text:{source}",)))
+            out += self._text_fragments(source, _hits(rows), float(best))
         return out
 
     def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
@@ -356,7 +503,9 @@ class SearchExecutor:
         """The phrase's ``LanguageSlots`` rule, fitted on its unrestricted candidates (searched
         again when these hits are restricted) and their documents' languages."""
         if phrase not in self._fusions:
-            if restricted:
+            if restricted and phrase in self._unrestricted_hits:
+                semantic, text = self._unrestricted_hits[phrase]
+            elif restricted:
                 semantic = self._semantic_only(phrase, self.scope)
                 text = self._text_hits(phrase, self.scope, phrase_mode=False,
                                        case_sensitive=False)
@@ -368,16 +517,19 @@ class SearchExecutor:
         return self._fusions[phrase]
 
     def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:
-        """The stored ``language`` of each document (None when it has none or is unknown), one
-        read returning a row per language."""
-        ids = sorted(set(documentids))
-        if not ids:
-            return {}
-        step = Step("fusion", {"rule": "language-slots", "documents": len(ids)})
-        self.steps.append(step)
-        rows = self._read(step, "document_languages", documentids=ids)
-        return {str(d): (None if r["language"] is None else str(r["language"]))
-                for r in rows for d in r["documentids"]}
+        """The stored ``language`` of each document (None when it has none or is unknown):
+        those an unfiltered ``search_phrase`` already returned, the rest in one read
+        returning a row per language."""
+        wanted = set(documentids)
+        ids = sorted(wanted - self._languages.keys())
+        if ids:
+            step = Step("fusion", {"rule": "language-slots", "documents": len(ids)})
+            self.steps.append(step)
+            rows = self._read(step, "document_languages", documentids=ids)
+            self._languages.update({d: _stored_language(r["language"]) for r in rows
+                                    for d in r["documentids"]})
+            self._languages.update({d: None for d in ids if d not in self._languages})
+        return {d: self._languages[d] for d in wanted}
 
     # --- categories and universe ---------------------------------------------------------
     def category_documents(self, name: str, values: Sequence[str]) -> DocSet:
@@ -398,6 +550,28 @@ class SearchExecutor:
         docs = id_set(self._read(step, "universe_all_documents"))
         step.rows = len(docs)
         return docs
+
+
+Hit = tuple[str, str, str | None, float]
+"""One search hit: fragment id, document id, text, score."""
+
+
+def plain_records(result: Result) -> list[Record]:
+    """A result's records as dicts, values taken as the driver decoded them: no recursive
+    ``data()`` conversion, which costs milliseconds on long lists and maps. Only for
+    statements returning plain values (no nodes or relationships)."""
+    keys = result.keys()
+    return [dict(zip(keys, record.values(), strict=True)) for record in result]
+
+
+def _stored_language(value: Any) -> str | None:
+    """A stored language as the fusion sees it: None when missing or empty."""
+    return str(value) if value else None
+
+
+def _hits(rows: Iterable[Record]) -> list[Hit]:
+    """Records of the one-row-per-hit statements as hits, in their order."""
+    return [(r["fragmentid"], r["documentid"], r["text"], r["score"]) for r in rows]
 
 
 def id_set(rows: Sequence[Record]) -> DocSet:

@@ -209,7 +209,7 @@ class Explainer:
                             "AND side's documents")
             elif docs is None:
                 k = self.ex.unfiltered_k(src, top_n)
-                step.update(path="index", cypher="search_vector", reason="no filter")
+                step.update(path="index", cypher="search_phrase", reason="no filter")
                 params.update(index=src.index, k=k, top_n=top_n, documentids=None)
             else:
                 choice = self.ex.choose_vector_path(src, top_n, len(docs))
@@ -222,7 +222,10 @@ class Explainer:
             step["params"] = params
             steps.append(step)
         if self.ex.uses_text(phrase):
-            steps += self._text_steps(phrase, restrict, phrase=False, case_sensitive=False)
+            text = self._text_steps(phrase, restrict, phrase=False, case_sensitive=False)
+            unfiltered = docs is None and not isinstance(restrict, str)
+            steps += [{**t, "cypher": "search_phrase"} if unfiltered
+                      else t for t in text]
             steps.append({"kind": "fusion", "rule": self.ex.settings.fusion,
                           "text_weight": self.ex.settings.fusion_text_weight})
         return steps

@@ -1,0 +1,142 @@
+"""An unfiltered phrase is one round trip: every source in one statement, empty sources
+skipped, scores on the index scale, and profile still showing each source as a step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.graph.database import Database
+
+pytestmark = pytest.mark.integration
+
+DIMS = 384
+TEXTS = {"rt-1": "the kitchen floor was wet", "rt-2": "a quiet winter garden",
+         "rt-3": "kitchen knives and forks"}
+
+
+class CountingDatabase(Database):
+    """The real database, counting read transactions (one per round trip)."""
+
+    reads = 0
+
+    def read_tx(self, work: Any, *, what: str = "read") -> Any:
+        self.reads += 1
+        return super().read_tx(work, what=what)
+
+
+class FixedEmbedder:
+    """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
+
+    def __init__(self, queries: dict[str, npt.NDArray[np.float32]]) -> None:
+        self.queries = queries
+
+    @property
+    def dimensions(self) -> int:
+        return DIMS
+
+    @property
+    def model_id(self) -> str:
+        return "fixed"
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.stack([self.queries[t] for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        raise AssertionError("passages are ingested with their vectors")
+
+
+def _unit(rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    v = rng.standard_normal(DIMS).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture()
+def corpus(clean_db: Database) -> tuple[Database, dict[str, npt.NDArray[np.float32]]]:
+    """Three one-chapter documents (no paragraphs, summaries or keywords)."""
+    rng = np.random.default_rng(7)
+    vectors = {doc: _unit(rng) for doc in TEXTS}
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    graph.ingest([{"documentid": doc, "chapters": [text], "paragraphs": [[]],
+                   "categories": {"TAG": ["odd" if doc != "rt-2" else "even"]},
+                   "embeddings": {f"{doc}-c1": vectors[doc].tolist()}}
+                  for doc, text in TEXTS.items()], embed=False, progress=False)
+    return clean_db, vectors
+
+
+def _graph(db: Database, query: npt.NDArray[np.float32], **changes: Any) -> tuple[
+        ThalabusGraph, CountingDatabase]:
+    counting = CountingDatabase(db.driver, db.database)
+    settings = Settings.from_env().replace(**changes)
+    embedder = FixedEmbedder({"kitchen": query})
+    return ThalabusGraph(counting, settings=settings, embedder=embedder), counting
+
+
+def _steps(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    assert plan is not None
+    steps: list[dict[str, Any]] = plan["tree"]["steps"]
+    return steps
+
+
+def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(corpus: Any) -> None:
+    db, vectors = corpus
+    query = _unit(np.random.default_rng(11))
+    graph, counting = _graph(db, query, hybrid_all_queries=False, short_query_max_words=0)
+    result = graph.query('"kitchen"', return_documents=False, profile=True)
+    assert counting.reads == 1
+    expected = {f"{d}-c1": (1 + float(v @ query)) / 2 for d, v in vectors.items()}
+    got = {f.fragmentid: f.score for f in result.fragments}
+    assert got.keys() == {k for k, s in expected.items() if s >= graph.settings.min_score}
+    for fid, score in got.items():
+        assert score == pytest.approx(expected[fid], abs=1e-6)
+    steps = {s["source"]: s for s in _steps(result.plan)}
+    assert steps["chapters"]["path"] == "index" and steps["chapters"]["rows"] == 3
+    s = graph.settings
+    assert steps["chapters"]["k"] == max(s.top_n_chapters * s.vector_k_factor, s.vector_min_k)
+    assert steps["chapters"]["cypher"] == "search_phrase"
+    for empty in ("paragraphs", "summaries"):
+        assert steps[empty]["path"] == "skipped" and steps[empty]["rows"] == 0
+
+
+def test_fused_phrase_adds_text_in_the_same_round_trip(corpus: Any) -> None:
+    db, _ = corpus
+    graph, counting = _graph(db, _unit(np.random.default_rng(3)), hybrid_all_queries=True)
+    result = graph.query('"kitchen"', return_documents=False, profile=True)
+    assert counting.reads == 1
+    text = {s["index"]: s for s in _steps(result.plan) if s["kind"] == "text"}
+    assert text["chapters_fulltext"]["rows"] == 2
+    assert text["keywords_fulltext"]["path"] == "skipped"
+    assert all("search_phrase" in s["round_trip"] for s in _steps(result.plan)
+               if s.get("path") != "skipped" and s["kind"] in ("semantic", "text"))
+    hits = {f.fragmentid: f for f in result.fragments}
+    assert {"rt-1-c1", "rt-3-c1"} <= {fid for fid, f in hits.items()
+                                      if "text:chapters" in f.contributions}
+
+
+def test_explain_names_the_round_trip_statement(corpus: Any) -> None:
+    db, _ = corpus
+    graph, _ = _graph(db, _unit(np.random.default_rng(5)))
+    steps = graph.explain('"kitchen"')["plan"]["steps"]
+    assert {s["cypher"] for s in steps if s["kind"] in ("semantic", "text")} == {
+        "search_phrase"}
+
+
+def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) -> None:
+    db, _ = corpus
+    graph, counting = _graph(db, _unit(np.random.default_rng(9)), hybrid_all_queries=True)
+    fragments, _ = graph.evaluate('"kitchen" AND TAG=odd')
+    # the category; the phrase's unrestricted searches (semantic range, best text scores,
+    # node counts) in one call; exact cosine over the two documents' chapters; the chapters
+    # full-text search restricted to them (paragraphs, summaries, keywords: empty, not
+    # searched). A count query and one call per source for the normalisation made it ten.
+    assert counting.reads == 4
+    reference, _ = graph.evaluate('"kitchen" AND TAG=odd', reference=True)
+    assert [f.fragmentid for f in fragments] == [f.fragmentid for f in reference]
+    for a, b in zip(fragments, reference, strict=True):
+        assert a.score == pytest.approx(b.score, abs=1e-6)
+    assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
