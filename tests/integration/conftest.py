@@ -8,12 +8,15 @@ a database the session created or ``tests/conftest.py``'s guard accepted.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from neo4j import Driver
 
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
+from thalabus_graph.rerank.testing import LoopbackServer, score_handler
 from thalabus_graph.settings import Settings
 
 
@@ -36,3 +39,10 @@ def clean_db(db: Database) -> Database:
     """``db`` with all data nodes deleted first; schema and migration history are kept."""
     db.write("migrations_delete_data_nodes")
     return db
+
+
+@pytest.fixture(scope="module")
+def score_server() -> Iterator[LoopbackServer]:
+    """A loopback vLLM ``/score`` server (scores from the passages' text) for one module."""
+    with LoopbackServer(score_handler("vllm-score")) as server:
+        yield server

@@ -85,3 +85,15 @@ def docs_where(predicate: Any) -> set[str]:
 def has(name: str, *values: str) -> Any:
     """Predicate: the document has any of ``values`` for category ``name``."""
     return lambda d: bool(set(d.get("categories", {}).get(name, [])) & set(values))
+
+
+def graph_scored_by(db: Database, url: str, *, batch_size: int | None = None,
+                    **overrides: Any) -> ThalabusGraph:
+    """The sample corpus in ``db`` and an engine whose reranker is the vLLM-``/score``
+    loopback server at ``url`` (settings from the environment plus ``overrides``)."""
+    from thalabus_graph.rerank import ScoreApiReranker
+
+    base = load_sample(db)
+    extra = {} if batch_size is None else {"batch_size": batch_size}
+    return ThalabusGraph(db, settings=Settings.from_env(**overrides), embedder=base.embedder,
+                         reranker=ScoreApiReranker(url, protocol="vllm-score", **extra))

@@ -8,13 +8,12 @@ import json
 import logging
 import struct
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.sample import load_sample
-from thalabus_graph import Settings, ThalabusGraph
+from tests.integration.sample import graph_scored_by
+from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.graph.database import Database
 from thalabus_graph.rerank import (
@@ -32,16 +31,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def score_server() -> Iterator[LoopbackServer]:
-    with LoopbackServer(score_handler("vllm-score")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def graph(db: Database, score_server: LoopbackServer) -> ThalabusGraph:
-    base = load_sample(db)
-    return ThalabusGraph(db, settings=Settings.from_env(), embedder=base.embedder,
-                         reranker=ScoreApiReranker(score_server.url, protocol="vllm-score"))
+    return graph_scored_by(db, score_server.url)
 
 
 @pytest.fixture()

@@ -6,11 +6,11 @@ The reranker speaks the vLLM /score wire format to a loopback HTTP server."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
-from tests.integration.sample import load_sample
+from tests.integration.sample import graph_scored_by
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.database import Database
@@ -30,18 +30,8 @@ ROUND = 7
 
 
 @pytest.fixture(scope="module")
-def score_server() -> Iterator[LoopbackServer]:
-    with LoopbackServer(score_handler("vllm-score")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def graph(db: Database, score_server: LoopbackServer) -> ThalabusGraph:
-    base = load_sample(db)
-    settings = Settings.from_env(max_reranking_input_frag=ROUND)
-    return ThalabusGraph(db, settings=settings, embedder=base.embedder,
-                         reranker=ScoreApiReranker(score_server.url, protocol="vllm-score",
-                                                   batch_size=4))
+    return graph_scored_by(db, score_server.url, batch_size=4, max_reranking_input_frag=ROUND)
 
 
 def with_reranker(graph: ThalabusGraph, reranker: object, **settings: object) -> ThalabusGraph:

@@ -4,12 +4,11 @@ Neo4j, with the reranker speaking the vLLM /score wire format to a loopback HTTP
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.sample import load_sample
-from thalabus_graph import Settings, ThalabusGraph
+from tests.integration.sample import graph_scored_by
+from thalabus_graph import ThalabusGraph
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
@@ -21,18 +20,8 @@ ROUND = 7
 
 
 @pytest.fixture(scope="module")
-def score_server() -> Iterator[LoopbackServer]:
-    with LoopbackServer(score_handler("vllm-score")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def graph(db: Database, score_server: LoopbackServer) -> ThalabusGraph:
-    base = load_sample(db)
-    settings = Settings.from_env(max_reranking_input_frag=ROUND)
-    return ThalabusGraph(db, settings=settings, embedder=base.embedder,
-                         reranker=ScoreApiReranker(score_server.url, protocol="vllm-score",
-                                                   batch_size=4))
+    return graph_scored_by(db, score_server.url, batch_size=4, max_reranking_input_frag=ROUND)
 
 
 def make_dataset(graph: ThalabusGraph, query: str, session: str) -> str:
