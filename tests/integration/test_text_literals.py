@@ -45,5 +45,9 @@ def test_text_search_finds_literal_tokens(graph: ThalabusGraph, literal: str,
 def test_a_semantic_phrase_of_2000_distinct_words_is_answered(graph: ThalabusGraph) -> None:
     phrase = "mixing ratio " + " ".join(f"filler{i}" for i in range(2000))
     result = graph.query(f'"{phrase}"', return_documents=False)
-    text_hits = [f for f in result.fragments if "text:chapters" in f.contributions]
-    assert [f.documentid for f in text_hits][:1] == ["lit-ratio"]
+    text_hits = {f.documentid for f in result.fragments if "text:chapters" in f.contributions}
+    assert "lit-ratio" in text_hits  # the capped bag of words still ran and matched
+    # Its own ranking puts the document sharing both real words first. (The fused order is
+    # the fusion rule's business: 2,000 filler words make any hit's term coverage tiny.)
+    bag = graph.executor().text_terms(phrase, None)
+    assert [f.documentid for f in bag][:1] == ["lit-ratio"]
