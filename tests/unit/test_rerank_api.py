@@ -59,7 +59,7 @@ def test_exported_members() -> None:
 
 
 def test_backends_satisfy_the_protocol() -> None:
-    from thalabus_graph.rerank.testing import overlap_score
+    from tests.support.loopback import overlap_score
 
     class Model:
         def score(self, pairs: list[tuple[str, str]]) -> list[float]:

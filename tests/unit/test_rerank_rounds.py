@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 from thalabus_graph.rerank import (
     NoReranking,
@@ -25,7 +26,6 @@ from thalabus_graph.rerank import (
     rounds_of,
 )
 from thalabus_graph.rerank.policies import order_key
-from thalabus_graph.rerank.testing import LoopbackServer, score_handler
 
 
 class TableReranker:

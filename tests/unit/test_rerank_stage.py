@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.loopback import LoopbackServer, Request, Response, score_handler
 from thalabus_graph.errors import (
     CapabilityError,
     ConfigurationError,
@@ -33,7 +34,6 @@ from thalabus_graph.rerank import (
     Retriever,
     ScoreApiReranker,
 )
-from thalabus_graph.rerank.testing import LoopbackServer, Request, Response, score_handler
 
 HITS = tuple(
     Hit(f"docid-{i}-c1", text=f"passage {i}", score=round(0.9 - i * 0.05, 2),
