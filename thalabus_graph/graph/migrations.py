@@ -60,6 +60,7 @@ from thalabus_graph.errors import (
     GraphError,
     LockHeld,
     MigrationError,
+    SettingsMismatch,
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database
@@ -77,10 +78,6 @@ STATE_CHANGED = "changed"
 STATE_SETTINGS_CHANGED = "settings-changed"
 STATE_UNKNOWN = "unknown"
 STATE_OUT_OF_ORDER = "out-of-order"
-
-
-class SettingsMismatch(MigrationError, ConfigurationError):
-    """An applied migration used other placeholder values (e.g. vector dimensions) than now."""
 
 
 # --------------------------------------------------------------------------------------------
