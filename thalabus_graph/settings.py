@@ -180,8 +180,6 @@ class Settings:
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"
     """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
-    neo4j_home: str = ""
-    """Cache directory for Neo4j jars and the compiled launcher (default ~/.cache/thalabus)."""
     write_batch_size: int = 1000
     """Ingestion: documents + fragments per write transaction."""
 

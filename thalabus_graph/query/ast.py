@@ -247,11 +247,6 @@ Leaf: TypeAlias = Semantic | Text | Category | TrueNode
 TRUE = TrueNode()
 """The shared TRUE node (any ``TrueNode()`` compares equal to it)."""
 
-NODE_TYPES: dict[str, type[Node]] = {
-    cls.TYPE: cls for cls in (Semantic, Text, Category, And, Or, Not, TrueNode)
-}
-
-
 def _leaf_key(node: Leaf) -> tuple[object, ...]:
     if isinstance(node, Semantic):
         return (node.text,)
