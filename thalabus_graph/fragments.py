@@ -1,4 +1,5 @@
-"""The Fragment type and the AND / OR / NOT combination rules (ARCHITECTURE section 4).
+"""The Fragment type and the AND / OR / NOT combination rules (docs/architecture.md,
+"Evaluation rules").
 
 Pure functions over lists of fragments: no I/O. Every function returns a new list sorted by
 score descending, then fragment id (plain string order), so a replay gives the same order.

@@ -81,7 +81,8 @@ class _NodeBase:
         return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form of ARCHITECTURE section 3 (plain dicts, lists, strings, bools)."""
+        """The JSON form of docs/architecture.md, "Query language" (plain dicts, lists, strings,
+        bools)."""
         return fold(self, _to_dict_step)  # type: ignore[arg-type]
 
     def __copy__(self) -> _NodeBase:
