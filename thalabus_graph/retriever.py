@@ -54,3 +54,6 @@ class ThalabusRetriever:
         hits = tuple(Hit(f.fragmentid, f.documentid, f.text or "", f.score, None,
                          f.contributions) for f in result.fragments[:k])
         return RetrievalResult(hits, reranked=False)
+
+
+__all__ = ["ThalabusRetriever"]

@@ -22,10 +22,9 @@ from thalabus_graph.rerank import (
     TopK,
     rerank_fragments,
     rerank_in_rounds,
-    rerank_in_rounds_sync,
-    rounds_of,
 )
 from thalabus_graph.rerank.policies import order_key
+from thalabus_graph.rerank.rounds import rerank_in_rounds_sync, rounds_of
 
 
 class TableReranker:

@@ -20,8 +20,6 @@ from thalabus_graph.errors import (
     ServiceTimeout,
 )
 from thalabus_graph.rerank import (
-    DEGRADED,
-    RERANKED,
     Budget,
     Hit,
     NoReranking,
@@ -34,6 +32,7 @@ from thalabus_graph.rerank import (
     Retriever,
     ScoreApiReranker,
 )
+from thalabus_graph.rerank.tracing import DEGRADED, RERANKED
 
 HITS = tuple(
     Hit(f"docid-{i}-c1", text=f"passage {i}", score=round(0.9 - i * 0.05, 2),
