@@ -200,8 +200,8 @@ class Datasets:
                      min_retrieval_score: float | None = None) -> GoalContext:
         """Members of the goal's datasets that pass the threshold of their weight's scale
         (hidden ones skipped), within the character budget; when fewer than ``target`` pass,
-        fill up from the best below-threshold members while the budget lasts (per dataset,
-        as the seed does).
+        fill up from the best below-threshold members while the budget lasts (per dataset; see
+        docs/architecture.md, "Results, datasets and reranking").
 
         Reranker-scale weights are held to ``min_score`` (``MIN_RERANKING_SCORE_FRAG``);
         retrieval-scale weights (a query's dataset, a rerank that kept the retrieved order,

@@ -245,7 +245,9 @@ def document_from_dict(obj: Any, line_number: int | None = None) -> SourceDocume
     """Validate one decoded JSON value into a document, raising :class:`IngestError`."""
     try:
         return _Builder(obj, line_number).build()
-    except _Invalid as exc:
+    except IngestError as exc:
+        if exc.line_number is not None or line_number is None:
+            raise
         raise IngestError(str(exc), line_number) from None
     except RecursionError:
         raise IngestError("value nested too deeply", line_number) from None
@@ -255,10 +257,6 @@ def document_from_dict(obj: Any, line_number: int | None = None) -> SourceDocume
 
 
 # --- internals ------------------------------------------------------------------------------
-
-
-class _Invalid(Exception):
-    """A validation failure inside one document (line number added by the caller)."""
 
 
 def _iter_path(path: str | os.PathLike[str]) -> Iterator[ParsedLine]:
@@ -304,7 +302,7 @@ class _Builder:
     def build(self) -> SourceDocument:
         obj = self.obj
         if not isinstance(obj, dict):
-            raise _Invalid(f"a document must be a JSON object, not {_json_type(obj)}")
+            raise IngestError(f"a document must be a JSON object, not {_json_type(obj)}")
         self.documentid = self._documentid(obj.get("documentid"))
         ontology = self._optional_str(obj, "ontology", allow_blank=False)
         title = self._optional_str(obj, "title", allow_blank=True)
@@ -347,16 +345,16 @@ class _Builder:
 
     def _documentid(self, value: Any) -> str:
         if value is None:
-            raise _Invalid("missing documentid")
+            raise IngestError("missing documentid")
         if not isinstance(value, str):
-            raise _Invalid(f"documentid must be a string, not {_json_type(value)}")
+            raise IngestError(f"documentid must be a string, not {_json_type(value)}")
         if not value:
-            raise _Invalid("documentid is empty")
+            raise IngestError("documentid is empty")
         _check_key(value, "documentid")
         if _BAD_ID_CHARS_RE.search(value):
-            raise _Invalid(f"documentid {value!r} contains whitespace or control characters")
+            raise IngestError(f"documentid {value!r} contains whitespace or control characters")
         if _FRAGMENT_SUFFIX_RE.search(value):
-            raise _Invalid(
+            raise IngestError(
                 f"documentid {value!r} ends like a fragment id (-c1, -p2, -s3, -k4); "
                 "it would collide with another document's fragments")
         return value
@@ -366,9 +364,9 @@ class _Builder:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise _Invalid(f"{key} must be a string, not {_json_type(value)}")
+            raise IngestError(f"{key} must be a string, not {_json_type(value)}")
         if not allow_blank and not value.strip():
-            raise _Invalid(f"{key} is blank")
+            raise IngestError(f"{key} is blank")
         if key == "ontology":
             _check_key(value, key)
         else:
@@ -381,15 +379,15 @@ class _Builder:
             if key in _RESERVED or value is None:
                 continue
             if not isinstance(key, str) or not NAME_RE.match(key):
-                raise _Invalid(f"property name {key!r} must match [A-Za-z_][A-Za-z0-9_]*")
+                raise IngestError(f"property name {key!r} must match [A-Za-z_][A-Za-z0-9_]*")
             if isinstance(value, float) and not math.isfinite(value):
-                raise _Invalid(f"property {key!r} is not a finite number")
+                raise IngestError(f"property {key!r} is not a finite number")
             if not isinstance(value, str | int | float | bool):
-                raise _Invalid(
+                raise IngestError(
                     f"property {key!r} must be a string, number or boolean, "
                     f"not {_json_type(value)}")
             if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
-                raise _Invalid(f"property {key!r} is an integer outside the signed 64-bit "
+                raise IngestError(f"property {key!r} is an integer outside the signed 64-bit "
                                "range Neo4j stores (write it as a string)")
             if isinstance(value, str):
                 _check_text(value, f"property {key!r}")
@@ -400,25 +398,25 @@ class _Builder:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise _Invalid(f"categories must be an object, not {_json_type(value)}")
+            raise IngestError(f"categories must be an object, not {_json_type(value)}")
         result: dict[str, tuple[str, ...]] = {}
         for name, raw in value.items():
             if not isinstance(name, str) or not NAME_RE.match(name):
-                raise _Invalid(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+                raise IngestError(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
             _check_key(name, "category name")
             items = [raw] if isinstance(raw, str) else raw
             if not isinstance(items, list):
-                raise _Invalid(
+                raise IngestError(
                     f"category {name} must be a string or a list of strings, "
                     f"not {_json_type(raw)}")
             values: list[str] = []
             for item in items:
                 if not isinstance(item, str):
-                    raise _Invalid(
+                    raise IngestError(
                         f"category {name} has a value that is {_json_type(item)}, "
                         "not a string")
                 if not item.strip():
-                    raise _Invalid(f"category {name} has a blank value")
+                    raise IngestError(f"category {name} has a blank value")
                 _check_key(item, f"category {name} value")
                 if item not in values:
                     values.append(item)
@@ -432,12 +430,12 @@ class _Builder:
             return None
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list):
-            raise _Invalid(f"{key} must be a list of strings, not {_json_type(value)}")
+            raise IngestError(f"{key} must be a list of strings, not {_json_type(value)}")
         for i, item in enumerate(items, 1):
             if not isinstance(item, str):
-                raise _Invalid(f"{key}[{i}] must be a string, not {_json_type(item)}")
+                raise IngestError(f"{key}[{i}] must be a string, not {_json_type(item)}")
             if not item.strip():
-                raise _Invalid(f"{key}[{i}] is blank")
+                raise IngestError(f"{key}[{i}] is blank")
             _check_text(item, f"{key}[{i}]")
         return [item.strip() for item in items]
 
@@ -447,10 +445,10 @@ class _Builder:
         if value is None:
             return None
         if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
-            raise _Invalid(
+            raise IngestError(
                 "paragraphs must be a list with one list of strings per chapter")
         if chapter_texts is not None and len(value) != len(chapter_texts):
-            raise _Invalid(
+            raise IngestError(
                 f"paragraphs has {len(value)} lists but there are {len(chapter_texts)} "
                 "chapters; give one list per chapter")
         groups: list[list[str]] = []
@@ -458,14 +456,14 @@ class _Builder:
             texts: list[str] = []
             for p, item in enumerate(group, 1):
                 if not isinstance(item, str):
-                    raise _Invalid(
+                    raise IngestError(
                         f"paragraphs[{c}][{p}] must be a string, not {_json_type(item)}")
                 if not item.strip():
-                    raise _Invalid(f"paragraphs[{c}][{p}] is blank")
+                    raise IngestError(f"paragraphs[{c}][{p}] is blank")
                 _check_text(item, f"paragraphs[{c}][{p}]")
                 texts.append(item.strip())
             if chapter_texts is None and not texts:
-                raise _Invalid(f"paragraphs[{c}] is empty and there is no chapter text")
+                raise IngestError(f"paragraphs[{c}] is empty and there is no chapter text")
             groups.append(texts)
         return groups
 
@@ -484,16 +482,16 @@ class _Builder:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise _Invalid(f"embeddings must be an object, not {_json_type(value)}")
+            raise IngestError(f"embeddings must be an object, not {_json_type(value)}")
         known = {f.fragmentid for group in by_kind.values() for f in group}
         vectors: dict[str, tuple[float, ...]] = {}
         for key, raw in value.items():
             if key in _KIND_KEYS:
                 group = by_kind[_KIND_KEYS[key]]
                 if not isinstance(raw, list):
-                    raise _Invalid(f"embeddings.{key} must be a list of vectors")
+                    raise IngestError(f"embeddings.{key} must be a list of vectors")
                 if len(raw) != len(group):
-                    raise _Invalid(
+                    raise IngestError(
                         f"embeddings.{key} has {len(raw)} entries for {len(group)} {key}")
                 for fragment, vector in zip(group, raw, strict=True):
                     if vector is not None:
@@ -501,23 +499,23 @@ class _Builder:
             elif key in known:
                 vectors[key] = self._vector(key, raw)
             else:
-                raise _Invalid(
+                raise IngestError(
                     f"embeddings key {key!r} is not a chapter, paragraph or summary id of "
                     "this document (nor chapters/paragraphs/summaries)")
         return vectors
 
     def _vector(self, fragmentid: str, raw: Any) -> tuple[float, ...]:
         if not isinstance(raw, list) or not raw:
-            raise _Invalid(f"embedding of {fragmentid} must be a non-empty list of numbers")
+            raise IngestError(f"embedding of {fragmentid} must be a non-empty list of numbers")
         vector: list[float] = []
         for i, x in enumerate(raw):
             try:
                 value = float(x) if _is_number(x) else math.nan
             except OverflowError:
-                raise _Invalid(f"embedding of {fragmentid} holds a number too large for a "
+                raise IngestError(f"embedding of {fragmentid} holds a number too large for a "
                                f"float at position {i + 1}") from None
             if not math.isfinite(value):
-                raise _Invalid(
+                raise IngestError(
                     f"embedding of {fragmentid} holds {_shown(x)}, not a finite number")
             vector.append(value)
         return tuple(vector)
@@ -535,7 +533,7 @@ def _check_text(value: str, what: str) -> None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise _Invalid(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at "
+        raise IngestError(f"{what} holds a lone surrogate (U+{ord(value[exc.start]):04X} at "
                        f"character {exc.start + 1}), which is not valid Unicode text") from None
 
 
@@ -544,7 +542,7 @@ def _check_key(value: str, what: str) -> None:
     _check_text(value, what)
     size = len(value.encode("utf-8"))
     if size > MAX_KEY_BYTES:
-        raise _Invalid(f"{what} is {size} bytes long; documentids, ontologies and category "
+        raise IngestError(f"{what} is {size} bytes long; documentids, ontologies and category "
                        f"names and values are limited to MAX_KEY_BYTES = {MAX_KEY_BYTES} "
                        "UTF-8 bytes (Neo4j cannot index longer keys)")
 

@@ -4,23 +4,34 @@
 
     ThalabusError                       root: catch this to catch everything of ours
     ├── ThalabusSyntaxError             malformed query text; has .position and a caret display
+    ├── QueryNodeError (ValueError)     a query tree built in Python/JSON with a bad value
+    │   └── QueryNodeTypeError (TypeError)  ... or with a value of the wrong type
     ├── PlanError                       a valid query that cannot be planned or evaluated
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
     │   └── UnknownCategoryError        strict_categories: a filter names no stored category
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
+    │   └── UnembeddedDocuments         fragments lack vectors and no embedder is configured
     ├── DatasetError                    unknown dataset / goal, or a failed dataset write
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
     ├── LauncherError                   the local Neo4j launcher could not do what was asked
+    │   └── PortTaken                   another process bound the chosen port first
     ├── MigrationError                  a migration failed or history disagrees with files
     │   ├── ChecksumMismatch            an applied migration file was edited
-    │   └── LockHeld                    another runner holds the migration lock
+    │   ├── LockHeld                    another runner holds the migration lock
+    │   └── SettingsMismatch            also a ConfigurationError: placeholder values changed
     └── ServiceError                    an HTTP inference service (embedding, scoring) failed
         ├── ServiceStatusError          a non-retryable HTTP status (4xx except 429)
         ├── ServiceReplyError           a reply of the wrong shape, count or dimension
         └── RetryableServiceError       worth retrying later
             ├── RateLimited             HTTP 429; has .retry_after seconds when given
             └── ServiceTimeout          no answer in time
+
+``QueryNodeError`` and ``QueryNodeTypeError`` also derive from the built-in ``ValueError`` and
+``TypeError`` that the query constructors raised before they had their own classes, so older
+``except ValueError`` / ``except TypeError`` handlers still catch them. ``UnembeddedDocuments``
+and ``PortTaken`` are caught inside the package (ingest reports the documents, the launcher
+retries with another port); they are listed so that every exception class lives here.
 
 Foreign exceptions (neo4j, httpx) are mapped with ``raise ... from`` where they cross into
 our code, so callers never need to import driver exception types.
@@ -87,6 +98,15 @@ class ThalabusSyntaxError(ThalabusError):
         return f"{shown}\n{caret}"
 
 
+class QueryNodeError(ThalabusError, ValueError):
+    """A query node built from Python or a JSON tree with an invalid value (an empty phrase, a
+    bad category name, an unknown node type, a TRUE where text is needed)."""
+
+
+class QueryNodeTypeError(QueryNodeError, TypeError):
+    """A query node given a value of the wrong type (e.g. a phrase that is not a ``str``)."""
+
+
 class PlanError(ThalabusError):
     """A syntactically valid query that cannot be planned or evaluated."""
 
@@ -119,6 +139,15 @@ class IngestError(ThalabusError):
         super().__init__(prefix + message)
 
 
+class UnembeddedDocuments(IngestError):
+    """Documents of a batch whose fragments have no vector while no embedder is configured;
+    ``documentids`` names them (ingest reports each one as a bad line)."""
+
+    def __init__(self, documentids: set[str]) -> None:
+        super().__init__(f"{len(documentids)} documents need an embedder")
+        self.documentids = documentids
+
+
 class DatasetError(ThalabusError):
     """An unknown dataset or goal, or a dataset write that was rolled back."""
 
@@ -131,6 +160,10 @@ class LauncherError(ThalabusError):
     """The local Neo4j launcher could not install, start, stop or find a server."""
 
 
+class PortTaken(LauncherError):
+    """Another process bound the auto-chosen port first; ``start`` retries with a new one."""
+
+
 class MigrationError(ThalabusError):
     """A migration failed, or the applied history disagrees with the migration files."""
 
@@ -141,6 +174,10 @@ class ChecksumMismatch(MigrationError):
 
 class LockHeld(MigrationError):
     """Another migration runner holds the lock."""
+
+
+class SettingsMismatch(MigrationError, ConfigurationError):
+    """An applied migration used other placeholder values (e.g. vector dimensions) than now."""
 
 
 class ServiceError(ThalabusError):
@@ -186,13 +223,18 @@ __all__ = [
     "LockHeld",
     "MigrationError",
     "PlanError",
+    "PortTaken",
+    "QueryNodeError",
+    "QueryNodeTypeError",
     "RateLimited",
     "RetryableServiceError",
     "ServiceError",
     "ServiceReplyError",
     "ServiceStatusError",
     "ServiceTimeout",
+    "SettingsMismatch",
     "ThalabusError",
     "ThalabusSyntaxError",
+    "UnembeddedDocuments",
     "UnknownCategoryError",
 ]

@@ -1,4 +1,5 @@
-"""The Fragment type and the AND / OR / NOT combination rules (ARCHITECTURE section 4).
+"""The Fragment type and the AND / OR / NOT combination rules (docs/architecture.md,
+"Evaluation rules").
 
 Pure functions over lists of fragments: no I/O. Every function returns a new list sorted by
 score descending, then fragment id (plain string order), so a replay gives the same order.
@@ -175,3 +176,19 @@ def rag_select(fragments: Iterable[Fragment], *, min_score: float, max_per_doc: 
     for group in _by_document(f for f in fragments if f.score >= min_score).values():
         kept.extend(sort_fragments(group)[:max_per_doc])
     return sort_fragments(kept)[:max_total]
+
+
+__all__ = [
+    "CATEGORY_SOURCE",
+    "Fragment",
+    "aggregate_documents",
+    "combine_and",
+    "combine_not",
+    "combine_or",
+    "document_id_of",
+    "is_pure_filter",
+    "merge_contributions",
+    "rag_select",
+    "sort_fragments",
+    "stub",
+]

@@ -309,11 +309,3 @@ class LanguageSlots:
                 scores[fid] = max(slot - below, 0.0)
         return _rescored(first, contributions, scores)
 
-
-def fuse_language_slots(query: str, semantic: Sequence[Fragment], text: Sequence[Fragment],
-                        *, languages: Mapping[str, str | None], text_weight: float,
-                        full_coverage: float) -> list[Fragment]:
-    """``LanguageSlots`` fitted on these hits and applied to them (an unrestricted search)."""
-    model = LanguageSlots.fit(query, semantic, text, languages=languages,
-                              text_weight=text_weight, full_coverage=full_coverage)
-    return model.fuse(semantic, text)

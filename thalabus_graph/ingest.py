@@ -39,7 +39,7 @@ from thalabus_graph.documents import (
     iter_documents,
 )
 from thalabus_graph.embeddings import Embedder, text_hash
-from thalabus_graph.errors import GraphError, IngestError
+from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.settings import Settings
 
@@ -221,7 +221,8 @@ class Ingestor:
                     ) -> dict[str, tuple[list[float], str]]:
         """fragment id -> (vector, hash) for every embeddable fragment of the batch: supplied,
         reused (same fragment id, same model + text hash) or computed. Without an embedder,
-        raises ``_Unembedded`` naming the documents that still lack vectors (counts untouched)."""
+        raises ``UnembeddedDocuments`` naming the documents that still lack vectors (counts
+        untouched)."""
         out: dict[str, tuple[list[float], str]] = {}
         wanted: dict[str, SourceFragment] = {}
         model = self.embedder.model_id if self.embedder is not None else PRECOMPUTED
@@ -240,7 +241,7 @@ class Ingestor:
             out[row["fragmentid"]] = (row["embedding"], hashes[row["fragmentid"]])
         missing = [fid for fid in wanted if fid not in out]
         if missing and self.embedder is None:
-            raise _Unembedded({wanted[fid].documentid for fid in missing})
+            raise UnembeddedDocuments({wanted[fid].documentid for fid in missing})
         if missing and self.embedder is not None:
             vectors = self.embedder.embed_passages([wanted[fid].text for fid in missing])
             for fid, vec in zip(missing, vectors, strict=True):
@@ -257,7 +258,7 @@ class Ingestor:
         the batch one document at a time and report (or, strict, raise) only the refused."""
         try:
             vectors = self._embeddings(batch, report)
-        except _Unembedded as exc:
+        except UnembeddedDocuments as exc:
             errors = [LineError(d.line_number or 0, "fragments without an embedding and no "
                                 "embedder is configured (supply \"embeddings\" or an embedder)")
                       for d in batch if d.documentid in exc.documentids]
@@ -323,14 +324,6 @@ class Ingestor:
         report.fragments_deleted += written.deleted
         for datasetid, n in written.dropped.items():
             report.members_dropped[datasetid] = report.members_dropped.get(datasetid, 0) + n
-
-
-class _Unembedded(Exception):
-    """Documents of a batch whose fragments have no vector while no embedder is configured."""
-
-    def __init__(self, documentids: set[str]) -> None:
-        super().__init__(f"{len(documentids)} documents need an embedder")
-        self.documentids = documentids
 
 
 def _size(doc: SourceDocument) -> int:

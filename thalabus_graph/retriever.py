@@ -32,7 +32,7 @@ class ThalabusRetriever:
         """The positive semantic clauses of ``query`` joined by " AND " ("" when none).
 
         ``'"appeal" AND COUNTRY_OF_ORIGIN=IQ'`` gives ``'appeal'``: category predicates and
-        phrases under NOT are never sent to a reranker (ARCHITECTURE section 3).
+        phrases under NOT are never sent to a reranker (docs/architecture.md, "Query language").
 
         Raises:
             ThalabusSyntaxError: ``query`` is not a valid Thalabus query.
@@ -54,3 +54,6 @@ class ThalabusRetriever:
         hits = tuple(Hit(f.fragmentid, f.documentid, f.text or "", f.score, None,
                          f.contributions) for f in result.fragments[:k])
         return RetrievalResult(hits, reranked=False)
+
+
+__all__ = ["ThalabusRetriever"]

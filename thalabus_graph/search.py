@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, assert_never
 
 from neo4j import Result
 
@@ -47,11 +47,18 @@ TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fullte
 _TEXT_INDEX = dict(TEXT_SOURCES)
 
 
+StepKind = Literal["semantic", "text", "fusion", "category", "universe"]
+"""What one `Step` did: a vector search, a full-text search, a fusion, a category lookup, or
+the all-documents universe of a pure negation."""
+VectorPath = Literal["none", "exact", "index"]
+"""How a filtered vector search runs: not at all (empty filter), exact scan, or the index."""
+
+
 @dataclass
 class Step:
     """One executed (or planned) search call, for explain and profile output."""
 
-    kind: str
+    kind: StepKind
     detail: dict[str, Any]
     cypher: str = ""
     rows: int = 0
@@ -74,7 +81,7 @@ class Step:
 class PathChoice:
     """The planner's choice for one filtered vector search, with its reason."""
 
-    path: str
+    path: VectorPath
     k: int
     selectivity: float
     estimated_fragments: float
@@ -315,7 +322,7 @@ class SearchExecutor:
                 text += self._text_fragments(source, hits, best)
         return sort_fragments(semantic), text
 
-    def _new_step(self, kind: str, detail: dict[str, Any]) -> Step:
+    def _new_step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         step = Step(kind, detail)
         self.steps.append(step)
         return step
@@ -495,8 +502,10 @@ class SearchExecutor:
             return self._language_slots(phrase, semantic, text, restricted).fuse(semantic, text)
         if rule == "max":
             return fuse_max(semantic, text, semantic_range=self._semantic_range(phrase))
-        return fuse_convex(semantic, text, semantic_range=self._semantic_range(phrase),
-                           text_weight=self.settings.fusion_text_weight)
+        if rule == "convex":
+            return fuse_convex(semantic, text, semantic_range=self._semantic_range(phrase),
+                               text_weight=self.settings.fusion_text_weight)
+        assert_never(rule)  # mypy: every Fusion value is handled above
 
     def _language_slots(self, phrase: str, semantic: Sequence[Fragment],
                         text: Sequence[Fragment], restricted: bool) -> LanguageSlots:

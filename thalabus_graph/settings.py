@@ -15,13 +15,20 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal, get_args
 
 from thalabus_graph.errors import ConfigurationError
 
 ENV_PREFIX = "THALABUS_"
-FUSION_RULES = ("language-slots", "convex", "max", "rrf")
-"""The values of ``Settings.fusion`` (see ``thalabus_graph.fusion``)."""
+Fusion = Literal["language-slots", "convex", "max", "rrf"]
+"""A fusion rule (see ``thalabus_graph.fusion``)."""
+FUSION_RULES: tuple[Fusion, ...] = get_args(Fusion)
+"""The values of ``Settings.fusion``."""
+RerankerProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina", "chat", "none"]
+"""A reranker wire format: the score APIs of ``rerank.score_api``, ``chat`` (`ModelReranker`)
+or ``none`` (`NoReranking`); checked by ``rerank.factory.reranker_from_settings``."""
+RERANKER_PROTOCOLS: tuple[RerankerProtocol, ...] = get_args(RerankerProtocol)
+"""The values of ``Settings.reranker_protocol``."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ class Settings:
     hybrid_all_queries: bool = True
     """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
     0.729 fused; see README "Retrieval quality")."""
-    fusion: str = "language-slots"
+    fusion: Fusion = "language-slots"
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
     language keeping the semantic ranks its documents held (README "Hybrid fusion")."""
@@ -139,7 +146,7 @@ class Settings:
     # --- reranking --------------------------------------------------------------------
     reranker_url: str = ""
     """Base URL of a score server (vLLM, TEI, Cohere, Jina); empty = no reranking."""
-    reranker_protocol: str = "vllm-score"
+    reranker_protocol: RerankerProtocol = "vllm-score"
     """Wire format: vllm-score | vllm-rerank | tei | cohere | jina."""
     reranker_model: str = ""
     """Model name sent to the score server."""
@@ -173,8 +180,6 @@ class Settings:
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"
     """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
-    neo4j_home: str = ""
-    """Cache directory for Neo4j jars and the compiled launcher (default ~/.cache/thalabus)."""
     write_batch_size: int = 1000
     """Ingestion: documents + fragments per write transaction."""
 

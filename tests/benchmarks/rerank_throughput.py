@@ -26,14 +26,14 @@ from typing import Any
 
 import httpx
 
-from thalabus_graph.rerank import Passage, ScoreApiReranker
-from thalabus_graph.rerank.testing import (
+from tests.support.loopback import (
     LoopbackServer,
     overlap_score,
     parse_score_request,
     score_handler,
     score_reply,
 )
+from thalabus_graph.rerank import Passage, ScoreApiReranker
 
 QUERY = "asylum applicant converted religion contradictions in the interview"
 WORDS = ("asylum", "applicant", "interview", "religion", "conversion", "court", "decision",

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from neo4j import Driver
 
+from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
-from thalabus_graph.rerank.testing import LoopbackServer, score_handler
 from thalabus_graph.settings import Settings
 
 

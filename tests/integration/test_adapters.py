@@ -24,6 +24,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore
 
 from tests.integration.sample import load_sample
+from tests.support.loopback import LoopbackServer, Request, Response, score_handler
 from thalabus_graph import ThalabusGraph, ThalabusSyntaxError
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment
@@ -36,7 +37,6 @@ from thalabus_graph.rerank import (
     RerankingRetriever,
     ScoreApiReranker,
 )
-from thalabus_graph.rerank.testing import LoopbackServer, Request, Response, score_handler
 
 pytestmark = pytest.mark.integration
 

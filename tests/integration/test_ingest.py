@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from tests.integration.sample import shared_embedder
+from tests.support.loopback import LoopbackServer, Request, Response
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import OpenAIEmbedder
 from thalabus_graph.errors import IngestError, ServiceError
 from thalabus_graph.graph.database import Database
-from thalabus_graph.rerank.testing import LoopbackServer, Request, Response
 
 pytestmark = pytest.mark.integration
 

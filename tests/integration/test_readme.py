@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from tests.integration.sample import shared_embedder
+from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.graph.database import Database
-from thalabus_graph.rerank.testing import LoopbackServer, score_handler
 
 pytestmark = pytest.mark.integration
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.sample import graph_scored_by
+from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.graph.database import Database
@@ -25,7 +26,6 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     TopK,
 )
-from thalabus_graph.rerank.testing import LoopbackServer, score_handler
 
 pytestmark = pytest.mark.integration
 

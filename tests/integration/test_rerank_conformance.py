@@ -11,12 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from tests.integration.sample import graph_scored_by
-from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.graph.database import Database
-from thalabus_graph.query import parse
-from thalabus_graph.rerank import CrossEncoderReranker, NoReranking, ScoreApiReranker, TopK
-from thalabus_graph.rerank.testing import (
+from tests.support.loopback import (
     LoopbackServer,
     Request,
     Response,
@@ -24,6 +19,11 @@ from thalabus_graph.rerank.testing import (
     score_handler,
     score_reply,
 )
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.graph.database import Database
+from thalabus_graph.query import parse
+from thalabus_graph.rerank import CrossEncoderReranker, NoReranking, ScoreApiReranker, TopK
 
 pytestmark = pytest.mark.integration
 ROUND = 7

@@ -8,12 +8,12 @@ import math
 import pytest
 
 from tests.integration.sample import graph_scored_by
+from tests.support.loopback import LoopbackServer, Request, Response, score_handler
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.rerank import ScoreApiReranker
-from thalabus_graph.rerank.testing import LoopbackServer, Request, Response, score_handler
 
 pytestmark = pytest.mark.integration
 ROUND = 7

@@ -7,6 +7,8 @@ and give a fragment the same score whether or not a filter restricted its search
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,11 +19,20 @@ from thalabus_graph.fusion import (
     LanguageSlots,
     convex_scores,
     fuse_convex,
-    fuse_language_slots,
     fuse_rrf,
     slot_scores,
 )
 from thalabus_graph.settings import Settings
+
+
+def fuse_language_slots(query: str, semantic: Sequence[Fragment], text: Sequence[Fragment],
+                        *, languages: Mapping[str, str | None], text_weight: float,
+                        full_coverage: float) -> list[Fragment]:
+    """``LanguageSlots`` fitted on these hits and applied to them, as an unrestricted
+    search does (``SearchExecutor._fuse``)."""
+    model = LanguageSlots.fit(query, semantic, text, languages=languages,
+                              text_weight=text_weight, full_coverage=full_coverage)
+    return model.fuse(semantic, text)
 
 QUERY = "alpha beta gamma delta"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import thalabus_graph
+from tests.unit.test_rerank_api import EXPECTED as RERANK_NAMES
 from thalabus_graph import Settings
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import combine_and, combine_not, combine_or
@@ -46,3 +47,71 @@ def test_readme_lists_every_setting_with_its_default() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert markdown_table() in readme
     assert "|  |" not in markdown_table()
+
+
+PINNED: dict[str, set[str]] = {
+    "thalabus_graph.rerank": set(RERANK_NAMES),    # pinned in order in test_rerank_api.py
+    "thalabus_graph.retriever": {"ThalabusRetriever"},
+    "thalabus_graph.rerank.otel": {"INSTRUMENTATION_NAME", "OpenTelemetryTracer"},
+    "thalabus_graph.graph.models": {
+        "Aggregates", "Category", "Chapter", "Dataset", "Document", "Fragment", "Goal",
+        "Keyword", "Ontology", "Paragraph", "Summary", "UsesDataset", "bind",
+    },
+    "thalabus_graph.fragments": {
+        "CATEGORY_SOURCE", "Fragment", "aggregate_documents", "combine_and", "combine_not",
+        "combine_or", "document_id_of", "is_pure_filter", "merge_contributions", "rag_select",
+        "sort_fragments", "stub",
+    },
+    "thalabus_graph.integrations.langchain": {"ThalabusRetriever"},
+    "thalabus_graph.integrations.llamaindex": {"ThalabusRetriever"},
+}
+"""``__all__`` of every public module the README (or the architecture's public API) imports
+from, besides the package root pinned above."""
+
+
+@pytest.mark.parametrize("module_name", sorted(PINNED))
+def test_public_modules_export_exactly_their_pinned_names(module_name: str) -> None:
+    import importlib
+
+    module = importlib.import_module(module_name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{module_name} has no __all__"
+    assert sorted(exported) == sorted(set(exported)), "duplicates in __all__"
+    assert set(exported) == PINNED[module_name]
+    for name in exported:
+        assert hasattr(module, name), f"{module_name}.{name} is listed but missing"
+
+
+def test_every_module_the_readme_imports_from_is_pinned() -> None:
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    modules = set()
+    for module_name, names in re.findall(
+            r"^\s*from (thalabus_graph[\w.]*) import (\([^)]*\)|[^\n#]*)", readme, re.MULTILINE):
+        for name in re.findall(r"\w+", names):
+            submodule = f"{module_name}.{name}"
+            parent = importlib.import_module(module_name)
+            is_module = (hasattr(parent, "__path__")
+                         and importlib.util.find_spec(submodule) is not None)
+            modules.add(submodule if is_module else module_name)
+    assert "thalabus_graph.graph.models" in modules    # imported as a submodule
+    assert modules - {"thalabus_graph"} <= set(PINNED)
+
+
+def test_every_name_the_readme_imports_exists() -> None:
+    import importlib
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = 0
+    for module_name, names in re.findall(
+            r"^\s*from (thalabus_graph[\w.]*) import (\([^)]*\)|[^\n#]*)", readme, re.MULTILINE):
+        module = importlib.import_module(module_name)
+        for name in re.findall(r"\w+", names):
+            assert hasattr(module, name), f"README imports {module_name}.{name}"
+            found += 1
+    assert found >= 10

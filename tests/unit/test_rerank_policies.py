@@ -18,12 +18,14 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     TopK,
     combine_clause_scores,
-    document_id,
+)
+from thalabus_graph.rerank.policies import (
     geometric_mean,
     normalise_min_max,
+    order_key,
     weighted_minimum,
 )
-from thalabus_graph.rerank.policies import order_key
+from thalabus_graph.rerank.protocol import document_id
 from thalabus_graph.settings import Settings
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 from thalabus_graph.rerank import (
     NoReranking,
@@ -21,11 +22,9 @@ from thalabus_graph.rerank import (
     TopK,
     rerank_fragments,
     rerank_in_rounds,
-    rerank_in_rounds_sync,
-    rounds_of,
 )
 from thalabus_graph.rerank.policies import order_key
-from thalabus_graph.rerank.testing import LoopbackServer, score_handler
+from thalabus_graph.rerank.rounds import rerank_in_rounds_sync, rounds_of
 
 
 class TableReranker:

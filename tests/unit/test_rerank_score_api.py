@@ -11,6 +11,15 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.loopback import (
+    LoopbackServer,
+    Request,
+    Response,
+    overlap_score,
+    parse_score_request,
+    score_handler,
+    score_reply,
+)
 from thalabus_graph.errors import (
     ConfigurationError,
     RateLimited,
@@ -26,15 +35,6 @@ from thalabus_graph.rerank import (
     reranker_from_settings,
 )
 from thalabus_graph.rerank.score_api import PROTOCOLS, endpoint_url
-from thalabus_graph.rerank.testing import (
-    LoopbackServer,
-    Request,
-    Response,
-    overlap_score,
-    parse_score_request,
-    score_handler,
-    score_reply,
-)
 from thalabus_graph.settings import Settings
 
 QUERY = "bob the cat"

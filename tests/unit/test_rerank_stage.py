@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.loopback import LoopbackServer, Request, Response, score_handler
 from thalabus_graph.errors import (
     CapabilityError,
     ConfigurationError,
@@ -19,8 +20,6 @@ from thalabus_graph.errors import (
     ServiceTimeout,
 )
 from thalabus_graph.rerank import (
-    DEGRADED,
-    RERANKED,
     Budget,
     Hit,
     NoReranking,
@@ -33,7 +32,7 @@ from thalabus_graph.rerank import (
     Retriever,
     ScoreApiReranker,
 )
-from thalabus_graph.rerank.testing import LoopbackServer, Request, Response, score_handler
+from thalabus_graph.rerank.tracing import DEGRADED, RERANKED
 
 HITS = tuple(
     Hit(f"docid-{i}-c1", text=f"passage {i}", score=round(0.9 - i * 0.05, 2),

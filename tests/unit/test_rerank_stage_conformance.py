@@ -13,7 +13,6 @@ from tests.unit.test_rerank_stage import HITS, Inner, Table, ids
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.query import parse, rerank_query
 from thalabus_graph.rerank import (
-    DEGRADED,
     CrossEncoderReranker,
     Passage,
     RecordingTracer,
@@ -21,7 +20,7 @@ from thalabus_graph.rerank import (
     RerankReply,
 )
 from thalabus_graph.rerank.stage import RerankQueryRetriever
-from thalabus_graph.rerank.tracing import RERANK_SPAN
+from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN
 
 
 class Recording(Table):

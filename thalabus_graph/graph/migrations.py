@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from thalabus_graph.errors import (
     ChecksumMismatch,
@@ -60,6 +60,7 @@ from thalabus_graph.errors import (
     GraphError,
     LockHeld,
     MigrationError,
+    SettingsMismatch,
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database
@@ -71,16 +72,15 @@ LOCK_NAME = "thalabus_graph"
 VECTOR_SIMILARITIES = ("cosine", "euclidean")
 _ANALYZER_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
-STATE_APPLIED = "applied"
-STATE_PENDING = "pending"
-STATE_CHANGED = "changed"
-STATE_SETTINGS_CHANGED = "settings-changed"
-STATE_UNKNOWN = "unknown"
-STATE_OUT_OF_ORDER = "out-of-order"
-
-
-class SettingsMismatch(MigrationError, ConfigurationError):
-    """An applied migration used other placeholder values (e.g. vector dimensions) than now."""
+MigrationState = Literal[
+    "applied", "pending", "changed", "settings-changed", "unknown", "out-of-order"]
+"""The state of one migration in ``migrations status``."""
+STATE_APPLIED: Final = "applied"
+STATE_PENDING: Final = "pending"
+STATE_CHANGED: Final = "changed"
+STATE_SETTINGS_CHANGED: Final = "settings-changed"
+STATE_UNKNOWN: Final = "unknown"
+STATE_OUT_OF_ORDER: Final = "out-of-order"
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ class StatusRow:
 
     version: int
     description: str
-    state: str
+    state: MigrationState
     """applied | pending | changed | settings-changed | unknown | out-of-order"""
     installed_on: datetime | None = None
     detail: str = ""

@@ -137,3 +137,20 @@ class Goal(StructuredNode):
 
     goalid = StringProperty(unique_index=True, required=True)
     datasets = RelationshipTo(Dataset, "USES_DATASET", model=UsesDataset)
+
+
+__all__ = [
+    "Aggregates",
+    "Category",
+    "Chapter",
+    "Dataset",
+    "Document",
+    "Fragment",
+    "Goal",
+    "Keyword",
+    "Ontology",
+    "Paragraph",
+    "Summary",
+    "UsesDataset",
+    "bind",
+]

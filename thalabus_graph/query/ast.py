@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
+from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
+
 T = TypeVar("T")
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -79,7 +81,8 @@ class _NodeBase:
         return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form of ARCHITECTURE section 3 (plain dicts, lists, strings, bools)."""
+        """The JSON form of docs/architecture.md, "Query language" (plain dicts, lists, strings,
+        bools)."""
         return fold(self, _to_dict_step)  # type: ignore[arg-type]
 
     def __copy__(self) -> _NodeBase:
@@ -107,15 +110,15 @@ def _from_text(text: str) -> Node:
 
 def _check_phrase(kind: str, text: object) -> str:
     if not isinstance(text, str):
-        raise TypeError(f"{kind} text must be a str, not {type(text).__name__}")
+        raise QueryNodeTypeError(f"{kind} text must be a str, not {type(text).__name__}")
     if not text.strip():
-        raise ValueError(f"{kind} text must not be empty or blank")
+        raise QueryNodeError(f"{kind} text must not be empty or blank")
     return text
 
 
 def _check_child(kind: str, child: object) -> _NodeBase:
     if not isinstance(child, _NodeBase):
-        raise TypeError(f"{kind} operands must be query nodes, not {type(child).__name__}")
+        raise QueryNodeTypeError(f"{kind} operands must be query nodes, not {type(child).__name__}")
     return child
 
 
@@ -152,7 +155,7 @@ class Text(_NodeBase):
     def __post_init__(self) -> None:
         _check_phrase("TEXT", self.text)
         if not isinstance(self.case_sensitive, bool):
-            raise TypeError("TEXT case_sensitive must be a bool")
+            raise QueryNodeTypeError("TEXT case_sensitive must be a bool")
         object.__setattr__(self, "_hash", hash(("TEXT", self.text, self.case_sensitive)))
 
 
@@ -171,17 +174,17 @@ class Category(_NodeBase):
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
-            raise ValueError(f"category name must match [A-Za-z_][A-Za-z0-9_]*: {self.name!r}")
+            raise QueryNodeError(f"category name must match [A-Za-z_][A-Za-z0-9_]*: {self.name!r}")
         if isinstance(self.values, str):
-            raise TypeError("category values must be a sequence of str, not a str")
+            raise QueryNodeTypeError("category values must be a sequence of str, not a str")
         values = tuple(self.values)
         if not values:
-            raise ValueError("a category needs at least one value")
+            raise QueryNodeError("a category needs at least one value")
         for value in values:
             if not isinstance(value, str):
-                raise TypeError(f"category values must be str, not {type(value).__name__}")
+                raise QueryNodeTypeError(f"category values must be str, not {type(value).__name__}")
             if not value.strip():
-                raise ValueError("category values must not be empty or blank")
+                raise QueryNodeError("category values must not be empty or blank")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_hash", hash(("CATEGORY", self.name, values)))
 
@@ -244,11 +247,6 @@ Leaf: TypeAlias = Semantic | Text | Category | TrueNode
 
 TRUE = TrueNode()
 """The shared TRUE node (any ``TrueNode()`` compares equal to it)."""
-
-NODE_TYPES: dict[str, type[Node]] = {
-    cls.TYPE: cls for cls in (Semantic, Text, Category, And, Or, Not, TrueNode)
-}
-
 
 def _leaf_key(node: Leaf) -> tuple[object, ...]:
     if isinstance(node, Semantic):
@@ -340,15 +338,16 @@ def from_dict(data: Mapping[str, Any]) -> Node:
     """Build a node from its JSON form (the inverse of ``to_dict``), iteratively.
 
     Raises:
-        ValueError: the mapping is not a valid node (unknown type, missing or wrong fields).
-        TypeError: a field has the wrong type.
+        QueryNodeError: the mapping is not a valid node (unknown type, missing or wrong
+            fields); a ``ValueError`` too.
+        QueryNodeTypeError: a field has the wrong type; a ``TypeError`` too.
     """
     results: list[Node] = []
     stack: list[tuple[Any, bool]] = [(data, False)]
     while stack:
         item, expanded = stack.pop()
         if not isinstance(item, Mapping):
-            raise TypeError(f"a query node must be a mapping, not {type(item).__name__}")
+            raise QueryNodeTypeError(f"a query node must be a mapping, not {type(item).__name__}")
         kind = item.get("type")
         try:
             if kind in ("AND", "OR"):
@@ -373,12 +372,12 @@ def from_dict(data: Mapping[str, Any]) -> Node:
             elif kind == "CATEGORY":
                 values = item["values"]
                 if isinstance(values, str) or not isinstance(values, list | tuple):
-                    raise TypeError("CATEGORY values must be a list of str")
+                    raise QueryNodeTypeError("CATEGORY values must be a list of str")
                 results.append(Category(item["name"], tuple(values)))
             elif kind == "TRUE":
                 results.append(TRUE)
             else:
-                raise ValueError(f"unknown query node type {kind!r}")
+                raise QueryNodeError(f"unknown query node type {kind!r}")
         except KeyError as exc:
-            raise ValueError(f"{kind} node is missing the field {exc.args[0]!r}") from None
+            raise QueryNodeError(f"{kind} node is missing the field {exc.args[0]!r}") from None
     return results[0]

@@ -1,7 +1,7 @@
 """Questions an evaluator or reranker asks about a parsed query (all iterative).
 
 Semantic clauses (what the reranker rewards), category predicates, polarity under NOT and the
-pure-filter rule of ARCHITECTURE section 4.
+pure-filter rule (docs/architecture.md, "Evaluation rules").
 """
 
 from __future__ import annotations
@@ -60,9 +60,10 @@ def category_predicates(node: Node) -> list[Category]:
 def is_pure_filter(node: Node) -> bool:
     """Whether the node evaluates to stubs only, so AND treats it as a filter.
 
-    The rule (ARCHITECTURE section 4): CATEGORY and TRUE yield stubs; ``NOT x`` yields the
-    universe's stubs whatever ``x`` is, so every NOT subtree is a filter; AND and OR of two
-    filters are filters. A SEMANTIC or TEXT term outside any NOT makes the node scored.
+    The rule (docs/architecture.md, "Evaluation rules"): CATEGORY and TRUE yield stubs;
+    ``NOT x`` yields the universe's stubs whatever ``x`` is, so every NOT subtree is a filter;
+    AND and OR of two filters are filters. A SEMANTIC or TEXT term outside any NOT makes the
+    node scored.
 
     Example:
         >>> is_pure_filter(And(Category("X", ("1",)), Not(Semantic("b"))))

@@ -34,7 +34,7 @@ Decisions the grammar leaves open (pinned by ``tests/query_cases.json``):
 
 from __future__ import annotations
 
-from thalabus_graph.errors import ThalabusSyntaxError
+from thalabus_graph.errors import QueryNodeTypeError, ThalabusSyntaxError
 from thalabus_graph.query.ast import TRUE, And, Node, Not, Or
 from thalabus_graph.query.lexer import TERM_HINT, TERM_KINDS, Token, TokenKind, tokenize
 
@@ -54,7 +54,7 @@ def parse(text: str) -> Node:
         TypeError: ``text`` is not a ``str``.
     """
     if not isinstance(text, str):
-        raise TypeError(f"a query must be a str, not {type(text).__name__}")
+        raise QueryNodeTypeError(f"a query must be a str, not {type(text).__name__}")
     return _Parser(text).run()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+from thalabus_graph.errors import QueryNodeError
 from thalabus_graph.query.ast import And, Category, Node, Not, Or, Semantic, Text, TrueNode
 
 _BARE_VALUE = re.compile(r"""[^\s,()"'=]+""")
@@ -79,7 +80,7 @@ def serialize(node: Node) -> str:
             _push(stack, item.operand, wrap)
             stack.append("NOT ")
         elif isinstance(item, TrueNode):
-            raise ValueError("TRUE can only be a whole query; it has no text inside a query")
+            raise QueryNodeError("TRUE can only be a whole query; it has no text inside a query")
         else:
             out.append(leaf_text(item))
     return "".join(out)

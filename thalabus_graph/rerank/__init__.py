@@ -1,6 +1,10 @@
 """Reranking: the `Reranker` protocol and backends, selection policies, reranking in rounds and
 the `RerankingRetriever` stage that wraps any retriever.
 
+``__all__`` lists what callers use (backends, the protocol types a custom reranker or tracer
+implements, policies, the stage, the round runners); helpers such as trace event names or the
+clause-combination primitives stay importable from their own submodules.
+
 Example (a synchronous caller)::
 
     from thalabus_graph.rerank import ThresholdWithTiers, rerank_fragments, reranker_from_settings
@@ -26,9 +30,6 @@ from thalabus_graph.rerank.policies import (
     ThresholdWithTiers,
     TopK,
     combine_clause_scores,
-    geometric_mean,
-    normalise_min_max,
-    weighted_minimum,
 )
 from thalabus_graph.rerank.protocol import (
     NoReranking,
@@ -36,16 +37,13 @@ from thalabus_graph.rerank.protocol import (
     Reranker,
     RerankFailure,
     RerankReply,
-    document_id,
 )
 from thalabus_graph.rerank.rounds import (
     RoundsResult,
     rerank_fragments,
     rerank_in_rounds,
-    rerank_in_rounds_sync,
-    rounds_of,
 )
-from thalabus_graph.rerank.score_api import PROTOCOLS, ScoreApiReranker
+from thalabus_graph.rerank.score_api import ScoreApiReranker
 from thalabus_graph.rerank.stage import (
     Hit,
     RerankingRetriever,
@@ -54,9 +52,6 @@ from thalabus_graph.rerank.stage import (
     Retriever,
 )
 from thalabus_graph.rerank.tracing import (
-    DEGRADED,
-    RERANK_SPAN,
-    RERANKED,
     RecordingTracer,
     Span,
     SpanTracer,
@@ -65,10 +60,6 @@ from thalabus_graph.rerank.tracing import (
 )
 
 __all__ = [
-    "DEGRADED",
-    "PROTOCOLS",
-    "RERANKED",
-    "RERANK_SPAN",
     "Budget",
     "BudgetPolicy",
     "CrossEncoder",
@@ -100,13 +91,7 @@ __all__ = [
     "TraceEvent",
     "Tracer",
     "combine_clause_scores",
-    "document_id",
-    "geometric_mean",
-    "normalise_min_max",
     "rerank_fragments",
     "rerank_in_rounds",
-    "rerank_in_rounds_sync",
     "reranker_from_settings",
-    "rounds_of",
-    "weighted_minimum",
 ]

@@ -14,13 +14,9 @@ from typing import Any, Final
 
 import httpx
 
+from thalabus_graph._http import RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import (
-    HttpPoster,
-    LoopSemaphores,
-    RetryPolicy,
-    merge_batches,
-)
+from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, merge_batches
 from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
 
 SYSTEM_PROMPT: Final = (

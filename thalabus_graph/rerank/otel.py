@@ -81,3 +81,6 @@ def _attributes(attributes: Mapping[str, object]) -> dict[str, Any]:
             continue
         out[key] = value if isinstance(value, bool | int | float | str) else str(value)
     return out
+
+
+__all__ = ["INSTRUMENTATION_NAME", "OpenTelemetryTracer"]

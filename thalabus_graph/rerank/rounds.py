@@ -14,8 +14,8 @@ from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from thalabus_graph._http import as_service_error
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.rerank._http import as_service_error
 from thalabus_graph.rerank.policies import (
     ScoredFragment,
     SelectionPolicy,

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 import httpx
 
+from thalabus_graph._http import RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, RetryPolicy, merge_batches
+from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, merge_batches
 from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
 
-PROTOCOLS: Final = ("vllm-score", "vllm-rerank", "tei", "cohere", "jina")
+ScoreProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina"]
+"""A wire format `ScoreApiReranker` speaks."""
+PROTOCOLS: Final[tuple[ScoreProtocol, ...]] = get_args(ScoreProtocol)
 """The wire formats `ScoreApiReranker` speaks."""
 
-_DEFAULT_PATHS: Final = {
+_DEFAULT_PATHS: Final[dict[ScoreProtocol, str]] = {
     "vllm-score": "/score",
     "vllm-rerank": "/rerank",
     "tei": "/rerank",
@@ -77,7 +80,7 @@ class ScoreApiReranker:
         self,
         url: str,
         *,
-        protocol: str = "vllm-score",
+        protocol: ScoreProtocol = "vllm-score",
         model: str = "",
         api_key: str = "",
         batch_size: int = 32,
@@ -234,4 +237,4 @@ def _usage_of(reply: Any) -> dict[str, int]:
     return found
 
 
-__all__ = ["PROTOCOLS", "ScoreApiReranker", "endpoint_url"]
+__all__ = ["PROTOCOLS", "ScoreApiReranker", "ScoreProtocol", "endpoint_url"]

@@ -11,14 +11,16 @@ import contextlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from thalabus_graph.errors import CapabilityError, ConfigurationError
 from thalabus_graph.rerank.budget import BudgetPolicy
 from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, document_id, is_score
 from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
-DEGRADE_REASONS = ("budget", "timeout", "failed", "empty", "no-semantic-query")
+DegradeReason = Literal["budget", "timeout", "failed", "empty", "no-semantic-query"]
+"""Why the stage kept the retrieved order (see `DEGRADE_REASONS`)."""
+DEGRADE_REASONS: tuple[DegradeReason, ...] = get_args(DegradeReason)
 """The ``reason`` values of a ``thalabus.rerank.degraded`` event (``no-semantic-query``: the
 inner retriever said the query has nothing to rerank against, so the reranker is not called)."""
 
@@ -71,7 +73,7 @@ class RetrievalResult:
 
     hits: tuple[Hit, ...] = ()
     reranked: bool = False
-    degraded_reason: str | None = None
+    degraded_reason: DegradeReason | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
     candidates: int = 0
 
@@ -227,7 +229,8 @@ class RerankingRetriever:
         usage = dict(reply.usage)
         if not scores:
             kind = reply.failure_kind()
-            reason = {"timeout": "timeout", "failed": "failed"}.get(kind or "", "empty")
+            reason: DegradeReason = (
+                "timeout" if kind == "timeout" else "failed" if kind == "failed" else "empty")
             errors = "; ".join(str(e) for e in reply.errors)
             return self._degrade(hits, limit, reason, error=errors or None, usage=usage)
         if reply.passthrough:
@@ -256,7 +259,7 @@ class RerankingRetriever:
         self,
         hits: list[Hit],
         limit: int,
-        reason: str,
+        reason: DegradeReason,
         *,
         error: str | None = None,
         usage: Mapping[str, int] | None = None,

@@ -1,0 +1,93 @@
+"""The layering of docs/architecture.md holds: a module imports only from its own layer and the
+layers below it, so a back-edge (say, rerank reaching into the graph) fails here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import thalabus_graph
+
+PACKAGE = Path(thalabus_graph.__file__).parent
+
+LAYERS: list[set[str]] = [
+    {"__init__", "engine", "cli", "retriever", "integrations", "demo"},
+    {"plan"},
+    {"search", "fusion", "lucene"},
+    {"datasets"},
+    {"documents", "ingest"},
+    {"rerank"},
+    {"query", "fragments"},
+    {"embeddings"},
+    {"_http"},
+    {"graph"},
+    {"settings", "errors"},
+]
+"""Top to bottom, as in the "Layers" table of docs/architecture.md."""
+
+
+def layer_of(top: str) -> int:
+    for depth, names in enumerate(LAYERS):
+        if top in names:
+            return depth
+    raise AssertionError(f"thalabus_graph.{top} is in no layer of docs/architecture.md")
+
+
+def imports() -> list[tuple[str, str]]:
+    """(importing top-level module, imported top-level module) for every package import."""
+    edges = []
+    for path in PACKAGE.rglob("*.py"):
+        top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "thalabus_graph" and len(parts) > 1 and parts[1] != top:
+                    edges.append((top, parts[1]))
+    return edges
+
+
+def test_every_module_has_a_layer() -> None:
+    for path in PACKAGE.iterdir():
+        if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists()):
+            layer_of(path.name.removesuffix(".py"))
+
+
+def test_no_module_imports_from_a_layer_above_it() -> None:
+    upward = sorted({f"{a} -> {b}" for a, b in imports() if layer_of(b) < layer_of(a)})
+    assert upward == []
+
+
+def test_the_doc_lists_the_layers_in_this_order() -> None:
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if line.startswith("| ") and "`" in line]
+    firsts = [row.split("|")[1].strip() for row in rows[: len(LAYERS)]]
+    assert firsts == ["entry points", "plan", "search and fusion", "datasets", "ingest",
+                      "rerank", "query and fragments", "embeddings", "HTTP core", "graph",
+                      "foundations"]
+
+
+def test_the_rule_table_cites_code_and_tests_that_exist() -> None:
+    root = PACKAGE.parent
+    doc = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("## Where each rule lives", 1)[1]
+    tests: dict[str, str] = {}          # unit and integration may share a file name
+    for path in (root / "tests").rglob("test_*.py"):
+        tests[path.name] = tests.get(path.name, "") + path.read_text(encoding="utf-8")
+    cited = 0
+    for row in (line for line in table.splitlines() if line.startswith("| ") and "::" in line):
+        code, test_cell = row.split("|")[2], row.split("|")[3]
+        for module in (c.strip("`,") for c in code.split() if c.strip("`,").endswith(".py")):
+            assert (PACKAGE / module).exists(), module
+        current = ""
+        for ref in (c.strip("`,") for c in test_cell.split() if "::" in c):
+            file, _, name = ref.partition("::")
+            current = file or current
+            assert current in tests, current
+            assert f"def {name}(" in tests[current], f"{current}::{name}"
+            cited += 1
+    assert cited >= 30

@@ -1,0 +1,251 @@
+"""The one HTTP core: POST a JSON body, retry what is worth retrying, map failures to our errors.
+
+Both HTTP clients of the package (the embeddings client, sync over ``httpx.Client``, and the
+HTTP rerankers, async over ``httpx.AsyncClient``) send every request through `post_json` or
+`post_json_async`, so retries, backoff, Retry-After and the status-to-exception mapping are
+decided here once:
+
+=========================  =========================================================
+outcome                    raised (and whether it is retried)
+=========================  =========================================================
+connection failure         `RetryableServiceError` ("cannot reach ..."), retried
+no answer in time          `ServiceTimeout`, retried
+HTTP 429                   `RateLimited` with ``retry_after`` from the header, retried
+HTTP 408, HTTP 5xx         `RetryableServiceError`, retried
+other HTTP 4xx             `ServiceStatusError` with ``status_code``, not retried
+HTTP 2xx, body not JSON    `ServiceReplyError`, not retried
+any other status (1xx/3xx) `ServiceReplyError`, not retried (redirects are not followed)
+=========================  =========================================================
+
+408 (Request Timeout) is retried: the server says it gave up waiting for the request, so it
+never acted on it and sending it again is safe, as for a client-side timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from thalabus_graph.errors import (
+    RateLimited,
+    RetryableServiceError,
+    ServiceError,
+    ServiceReplyError,
+    ServiceStatusError,
+    ServiceTimeout,
+)
+
+logger = logging.getLogger(__name__)
+
+RETRIED_STATUSES = frozenset({408, 429})
+"""Statuses below 500 that are retried (every 5xx is retried too)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often to repeat a failed request and how long to wait in between.
+
+    The wait before retry ``attempt + 1`` is the server's Retry-After hint (capped at
+    ``max_retry_after_seconds``, default ``max_backoff_seconds``) or else
+    ``backoff_seconds * 2**attempt`` capped at ``max_backoff_seconds``, times a random factor in
+    [0.5, 1] when ``jitter`` is set.
+
+    Example:
+        >>> RetryPolicy(max_retries=2, backoff_seconds=0.1).delay(1, None)
+        0.2
+    """
+
+    max_retries: int = 3
+    backoff_seconds: float = 0.25
+    max_backoff_seconds: float = 30.0
+    jitter: bool = False
+    max_retry_after_seconds: float | None = None
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0)."""
+        if retry_after is not None:
+            cap = self.max_retry_after_seconds
+            return min(max(retry_after, 0.0), self.max_backoff_seconds if cap is None else cap)
+        base = min(self.backoff_seconds * (2.0**attempt), self.max_backoff_seconds)
+        factor: float = random.uniform(0.5, 1.0) if self.jitter else 1.0
+        return base * factor
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to POST: the URL, the name used in error messages, headers, timeout, retries.
+
+    Example:
+        >>> Endpoint("http://127.0.0.1:9/score").label
+        'http://127.0.0.1:9/score'
+    """
+
+    url: str
+    name: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_seconds: float = 30.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def label(self) -> str:
+        """How error messages name this endpoint: ``"<name> <url>"`` or the bare URL."""
+        return f"{self.name} {self.url}" if self.name else self.url
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent or bad.
+
+    Example:
+        >>> parse_retry_after("2"), parse_retry_after("soon"), parse_retry_after(None)
+        (2.0, None, None)
+    """
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if math.isnan(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def snippet(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut to ``limit`` characters (for error messages)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def transport_failure(endpoint: Endpoint, exc: httpx.TransportError) -> RetryableServiceError:
+    """The retryable error for an httpx transport failure (a timeout or no connection)."""
+    if isinstance(exc, httpx.TimeoutException):
+        return ServiceTimeout(
+            f"{endpoint.label} did not answer within {endpoint.timeout_seconds}s")
+    return RetryableServiceError(f"cannot reach {endpoint.label}: {type(exc).__name__}: {exc}")
+
+
+def decode_response(endpoint: Endpoint, response: httpx.Response) -> Any:
+    """The decoded JSON of a 2xx ``response``; any other status raises per the module table."""
+    status = response.status_code
+    if status == 429:
+        raise RateLimited(
+            f"{endpoint.label} is rate limiting (HTTP 429)",
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+        )
+    if status >= 500 or status in RETRIED_STATUSES:
+        raise RetryableServiceError(
+            f"{endpoint.label} failed with HTTP {status}: {snippet(response.text)}")
+    if status >= 400:
+        raise ServiceStatusError(
+            f"{endpoint.label} refused the request with HTTP {status}: "
+            f"{snippet(response.text)}", status)
+    if not 200 <= status < 300:
+        raise ServiceReplyError(f"{endpoint.label} answered HTTP {status}")
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ServiceReplyError(
+            f"{endpoint.label} sent a reply that is not JSON: {snippet(response.text)}"
+        ) from exc
+
+
+def next_delay(endpoint: Endpoint, attempt: int, exc: RetryableServiceError) -> float:
+    """The wait before retrying after ``exc``; re-raises ``exc`` when retries are used up."""
+    if attempt >= endpoint.retry.max_retries:
+        raise exc
+    retry_after = exc.retry_after if isinstance(exc, RateLimited) else None
+    logger.info("%s; retry %d of %d", exc, attempt + 1, endpoint.retry.max_retries)
+    return endpoint.retry.delay(attempt, retry_after)
+
+
+def post_json(
+    client: httpx.Client,
+    endpoint: Endpoint,
+    body: Any,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
+    """POST ``body`` as JSON over a sync client; the decoded reply, or a `ServiceError`.
+
+    Example:
+        >>> ok = httpx.MockTransport(lambda request: httpx.Response(200, json={"ok": 1}))
+        >>> with httpx.Client(transport=ok) as client:
+        ...     post_json(client, Endpoint("http://test/x"), {"q": 1})
+        {'ok': 1}
+    """
+    attempt = 0
+    while True:
+        try:
+            return _post_once(client, endpoint, body)
+        except RetryableServiceError as exc:
+            sleep(next_delay(endpoint, attempt, exc))
+            attempt += 1
+
+
+async def post_json_async(
+    client: httpx.AsyncClient,
+    endpoint: Endpoint,
+    body: Any,
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> Any:
+    """POST ``body`` as JSON over an async client; the decoded reply, or a `ServiceError`."""
+    attempt = 0
+    while True:
+        try:
+            try:
+                response = await client.post(
+                    endpoint.url, json=body, headers=dict(endpoint.headers),
+                    timeout=endpoint.timeout_seconds)
+            except httpx.TransportError as exc:
+                raise transport_failure(endpoint, exc) from exc
+            return decode_response(endpoint, response)
+        except RetryableServiceError as exc:
+            await sleep(next_delay(endpoint, attempt, exc))
+            attempt += 1
+
+
+def _post_once(client: httpx.Client, endpoint: Endpoint, body: Any) -> Any:
+    try:
+        response = client.post(endpoint.url, json=body, headers=dict(endpoint.headers),
+                               timeout=endpoint.timeout_seconds)
+    except httpx.TransportError as exc:
+        raise transport_failure(endpoint, exc) from exc
+    return decode_response(endpoint, response)
+
+
+def as_service_error(exc: BaseException) -> ServiceError:
+    """``exc`` if it is a `ServiceError`, else a `ServiceError` naming it."""
+    if isinstance(exc, ServiceError):
+        return exc
+    return ServiceError(f"{type(exc).__name__}: {exc}")
+
+
+__all__ = [
+    "RETRIED_STATUSES",
+    "Endpoint",
+    "RetryPolicy",
+    "as_service_error",
+    "decode_response",
+    "next_delay",
+    "parse_retry_after",
+    "post_json",
+    "post_json_async",
+    "snippet",
+    "transport_failure",
+]
