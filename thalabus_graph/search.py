@@ -1,7 +1,9 @@
 """Search executors over the graph: semantic, text and category searches, and the universe.
 
 Each search returns fragments on its own score scale (see ``settings``) and may be restricted
-to a set of document ids, which is how the compiled plan pushes filters down. Filtered vector
+to a set of document ids, which is how the compiled plan pushes filters down. The ontology scope
+is not a set: every statement checks it as a Cypher pattern on the hit's document
+(``$ontologyid``), and an ontology holding every document is no restriction at all. Filtered vector
 search chooses between exact cosine over the filtered fragments and the vector index with
 over-fetch by the estimated selectivity; every choice is recorded as a ``Step`` for explain.
 """
@@ -99,12 +101,16 @@ class SearchExecutor:
     """
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
-                 scope: DocSet | None = None, *, profile: bool = False) -> None:
+                 scope: DocSet | None = None, *, ontologyid: str | None = None,
+                 profile: bool = False) -> None:
         self.db = db
         self.profile = profile
         self.settings = settings
         self.embedder = embedder
         self.scope = scope
+        self.ontologyid = ontologyid
+        self._ontology_documents: int | None = None
+        self._universe: DocSet | None = None
         self.steps: list[Step] = []
         self.embed_ms = 0.0
         self._counts: dict[str, int] | None = None
@@ -128,8 +134,38 @@ class SearchExecutor:
         if restrict is None:
             return self.scope
         if self.scope is None:
-            return None if len(restrict) >= self.counts()["documents"] else restrict
+            return None if len(restrict) >= self.scope_documents() else restrict
         return restrict & self.scope
+
+    def ontology_pattern(self) -> str | None:
+        """The ontology every search checks as a pattern (``$ontologyid``): None without an
+        ontology scope, and None when the ontology holds every document (checking it would
+        change nothing and cost a lookup per candidate). Its size is one COUNT query."""
+        if self.ontologyid is None:
+            return None
+        if self._ontology_documents is None:
+            rows = self.db.read("search_scope_count", ontologyid=self.ontologyid, name=None,
+                                values=None)
+            self._ontology_documents = int(rows[0]["documents"])
+        if self._ontology_documents >= self.counts()["documents"]:
+            return None
+        return self.ontologyid
+
+    def scope_documents(self) -> int:
+        """How many documents the scope keeps (the id set's size, else the ontology's, else
+        every document): the denominator of a restriction's selectivity within the scope."""
+        if self.scope is not None:
+            return len(self.scope)
+        if self.ontology_pattern() is not None:
+            assert self._ontology_documents is not None
+            return self._ontology_documents
+        return self.counts()["documents"]
+
+    def _patterns(self, docs: DocSet | None) -> dict[str, Any]:
+        """The restriction parameters of the search statements: the id list (or null), the
+        ontology pattern and no category pattern."""
+        return {"documentids": None if docs is None else sorted(docs),
+                "ontologyid": self.ontology_pattern(), "name": None, "values": None}
 
     def counts(self) -> dict[str, int]:
         """Node counts per label (documents, chapters, paragraphs, summaries)."""
@@ -182,11 +218,12 @@ class SearchExecutor:
         restricted, each source is its own call (the path is chosen per source)."""
         fuse = self.uses_text(phrase) if with_text is None else with_text
         primed = None
-        if (fuse and restrict is not None and self.scope is None
+        pattern = self.ontology_pattern()
+        if (fuse and restrict is not None and self.scope is None and pattern is None
                 and phrase not in self._semantic_ranges):
             primed = self._unrestricted_statistics(phrase)
         docs = self.restriction(restrict)
-        if docs is None:
+        if docs is None and pattern is None:
             semantic, text = (primed if primed is not None
                               else self._unfiltered_phrase(phrase, with_text=fuse))
         else:
@@ -196,7 +233,7 @@ class SearchExecutor:
             self._remember_range(phrase, semantic)
         if not fuse:
             return semantic
-        if docs is not None:
+        if docs is not None or pattern is not None:
             text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
         return self._fuse(phrase, semantic, text, restricted=docs != self.scope)
 
@@ -334,14 +371,14 @@ class SearchExecutor:
                        docs: DocSet | None, phrase: str) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
-        if docs is None:
+        if docs is None and self.ontology_pattern() is None:
             if self.counts().get(src.source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
                 return []
             k = self.unfiltered_k(src, top_n)
             step.detail.update(path="index", reason="no filter", k=k)
             return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
-                              vector=vector, documentids=None)
+                              vector=vector, **self._patterns(None))
         return self._filtered_vector_search(step, src, vector, top_n, docs)
 
     def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
@@ -352,7 +389,8 @@ class SearchExecutor:
         return min(max(math.ceil(top_n * s.vector_k_factor), s.vector_min_k), s.index_max_k)
 
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
-        """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
+        """How a semantic search of ``src`` restricted to ``n_docs`` documents (an id list's
+        size or a pattern's COUNT, never a materialised set) will run: exact
         cosine when the estimated filtered set is small (or over-fetch would be too deep),
         else the vector index asked for ``top_n * factor / selectivity`` candidates."""
         counts = self.counts()
@@ -377,25 +415,30 @@ class SearchExecutor:
                           f"{s.vector_min_k})")
 
     def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
-                                top_n: int, docs: DocSet) -> list[Record]:
-        choice = self.choose_vector_path(src, top_n, len(docs))
-        step.detail.update(choice.to_dict(), filtered_documents=len(docs))
+                                top_n: int, docs: DocSet | None) -> list[Record]:
+        """A restricted search of ``src``: by the id set ``docs`` (None: none) and the
+        ontology pattern, on the path chosen by their estimated size."""
+        n_docs = self.scope_documents() if docs is None else len(docs)
+        choice = self.choose_vector_path(src, top_n, n_docs)
+        step.detail.update(choice.to_dict(), filtered_documents=n_docs)
+        patterns = self._patterns(docs)
+        if patterns["ontologyid"] is not None:
+            step.detail["ontology_pattern"] = patterns["ontologyid"]
         if choice.path == "none":
             return []
-        ids = sorted(docs)
         if choice.path == "exact":
-            return self._read(step, "search_vector_exact", documentids=ids, label=src.label,
-                              vector=vector, k=top_n)
+            return self._read(step, "search_vector_exact", label=src.label,
+                              vector=vector, k=top_n, **patterns)
         k, total = choice.k, self.counts().get(src.source, 0)
         while True:
             rows = self._read(step, "search_vector", index=src.index, k=min(k, total),
-                              top_n=top_n, vector=vector, documentids=ids)
+                              top_n=top_n, vector=vector, **patterns)
             if len(rows) >= top_n or k >= total:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
             if k * 2 > self.settings.index_max_k:
                 step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
-                return self._read(step, "search_vector_exact", documentids=ids,
-                                  label=src.label, vector=vector, k=top_n)
+                return self._read(step, "search_vector_exact", label=src.label,
+                                  vector=vector, k=top_n, **patterns)
             k *= 2
             step.detail["overfetch_k"] = k
 
@@ -439,14 +482,15 @@ class SearchExecutor:
         """Full-text rows best first, restricted to ``docs`` with over-fetch, optionally kept
         only where the text contains ``exact``."""
         k = self.settings.top_n_text
-        ids = None if docs is None else sorted(docs)
-        if ids is not None:
+        patterns = self._patterns(docs)
+        if docs is not None or patterns["ontologyid"] is not None:
+            n_docs = self.scope_documents() if docs is None else len(docs)
             documents = max(self.counts()["documents"], 1)
-            selectivity = max(len(ids) / documents, 1e-9)
+            selectivity = max(n_docs / documents, 1e-9)
             k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
         if exact is not None:
             k = min(k * 5, self.settings.index_max_k)
-        params: dict[str, Any] = {"index": index, "query": query, "k": k, "documentids": ids}
+        params: dict[str, Any] = {"index": index, "query": query, "k": k, **patterns}
         if step is None:
             rows = self.db.read("search_fulltext", **params)
         else:
@@ -536,20 +580,26 @@ class SearchExecutor:
         """Documents having any of ``values`` for category ``name`` (within the scope)."""
         step = Step("category", {"name": name, "values": list(values)})
         self.steps.append(step)
-        rows = self._read(step, "search_category", name=name, values=list(values))
+        rows = self._read(step, "search_category", name=name, values=list(values),
+                          ontologyid=self.ontology_pattern())
         docs = id_set(rows)
         step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
 
     def universe(self) -> DocSet:
-        """Every document of the scope (all documents when there is no scope)."""
+        """Every document of the scope (all documents when there is no scope), read once per
+        evaluation: only NOT and TRUE need the scope as a set."""
         if self.scope is not None:
             return self.scope
-        step = Step("universe", {})
-        self.steps.append(step)
-        docs = id_set(self._read(step, "universe_all_documents"))
-        step.rows = len(docs)
-        return docs
+        if self._universe is None:
+            ontology = self.ontology_pattern()
+            step = Step("universe", {} if ontology is None else {"ontologyid": ontology})
+            self.steps.append(step)
+            rows = (self._read(step, "universe_all_documents") if ontology is None else
+                    self._read(step, "universe_ontology_documents", ontologyid=ontology))
+            self._universe = id_set(rows)
+            step.rows = len(self._universe)
+        return self._universe
 
 
 Hit = tuple[str, str, str | None, float]
