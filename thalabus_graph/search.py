@@ -31,6 +31,20 @@ DocSet = frozenset[str]
 
 
 @dataclass(frozen=True)
+class CategoryPattern:
+    """A category filter pushed into a search as a Cypher pattern (``$name`` / ``$values``):
+    the hit's document must have one of ``values`` for category ``name`` (exact match, as
+    ``search_category``). Its documents are counted for the path choice, never listed."""
+
+    name: str
+    values: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"name": self.name, "values": list(self.values)}
+
+
+@dataclass(frozen=True)
 class VectorSource:
     """One embedded fragment kind: its label, vector index and tunables' names."""
 
@@ -110,6 +124,7 @@ class SearchExecutor:
         self.scope = scope
         self.ontologyid = ontologyid
         self._ontology_documents: int | None = None
+        self._pattern_counts: dict[CategoryPattern, int] = {}
         self._universe: DocSet | None = None
         self.steps: list[Step] = []
         self.embed_ms = 0.0
@@ -161,11 +176,37 @@ class SearchExecutor:
             return self._ontology_documents
         return self.counts()["documents"]
 
-    def _patterns(self, docs: DocSet | None) -> dict[str, Any]:
+    def _patterns(self, docs: DocSet | None,
+                  category: CategoryPattern | None = None) -> dict[str, Any]:
         """The restriction parameters of the search statements: the id list (or null), the
-        ontology pattern and no category pattern."""
+        ontology pattern and the category pattern (or nulls)."""
         return {"documentids": None if docs is None else sorted(docs),
-                "ontologyid": self.ontology_pattern(), "name": None, "values": None}
+                "ontologyid": self.ontology_pattern(),
+                "name": None if category is None else category.name,
+                "values": None if category is None else list(category.values)}
+
+    def category_count(self, category: CategoryPattern) -> int:
+        """Documents of the scope's ontology having the category pattern: one COUNT query
+        (cached per evaluation), the selectivity estimate of a pushed category filter."""
+        if category not in self._pattern_counts:
+            step = self._new_step("category_count", {**category.to_dict(),
+                                                     "pushed_as": "pattern"})
+            rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
+                              **_pattern_params(category))
+            self._pattern_counts[category] = int(rows[0]["documents"])
+            step.rows = 0
+            step.detail["documents"] = self._pattern_counts[category]
+        return self._pattern_counts[category]
+
+    def restricted_documents(self, docs: DocSet | None,
+                             category: CategoryPattern | None = None) -> int:
+        """The estimated number of documents a search restricted to ``docs`` (None: the
+        scope) and ``category`` covers: the smaller of the id set's size and the pattern's
+        COUNT (an upper bound of their intersection)."""
+        n_docs = self.scope_documents() if docs is None else len(docs)
+        if category is not None:
+            n_docs = min(n_docs, self.category_count(category))
+        return n_docs
 
     def counts(self) -> dict[str, int]:
         """Node counts per label (documents, chapters, paragraphs, summaries)."""
@@ -210,32 +251,37 @@ class SearchExecutor:
         return len(phrase.split()) <= self.settings.short_query_max_words
 
     def semantic(self, phrase: str, restrict: DocSet | None, *,
-                 with_text: bool | None = None) -> list[Fragment]:
+                 with_text: bool | None = None,
+                 category: CategoryPattern | None = None) -> list[Fragment]:
         """Semantic search over chapters, paragraphs and summaries, fused with the text search
         when the phrase qualifies (``with_text`` overrides the rule).
 
         Unfiltered, every search of the phrase runs in one round trip (``search_phrase``);
-        restricted, each source is its own call (the path is chosen per source)."""
+        restricted, each source is its own call (the path is chosen per source). ``category``
+        is a filter pushed into every search as a pattern."""
         fuse = self.uses_text(phrase) if with_text is None else with_text
         primed = None
-        pattern = self.ontology_pattern()
-        if (fuse and restrict is not None and self.scope is None and pattern is None
-                and phrase not in self._semantic_ranges):
+        ontology = self.ontology_pattern()
+        if (fuse and (restrict is not None or category is not None) and self.scope is None
+                and ontology is None and phrase not in self._semantic_ranges):
             primed = self._unrestricted_statistics(phrase)
         docs = self.restriction(restrict)
-        if docs is None and pattern is None:
+        filtered = docs is not None or ontology is not None or category is not None
+        if not filtered:
             semantic, text = (primed if primed is not None
                               else self._unfiltered_phrase(phrase, with_text=fuse))
         else:
-            semantic = self._semantic_only(phrase, docs)
+            semantic = self._semantic_only(phrase, docs, category)
             text = []
-        if docs == self.scope and phrase not in self._semantic_ranges:
+        unrestricted = docs == self.scope and category is None
+        if unrestricted and phrase not in self._semantic_ranges:
             self._remember_range(phrase, semantic)
         if not fuse:
             return semantic
-        if docs is not None or pattern is not None:
-            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
-        return self._fuse(phrase, semantic, text, restricted=docs != self.scope)
+        if filtered:
+            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False,
+                                   category=category)
+        return self._fuse(phrase, semantic, text, restricted=not unrestricted)
 
     def _unrestricted_statistics(self, phrase: str) -> tuple[list[Fragment], list[Fragment]]:
         """Before a restricted fused search (no scope): the phrase's unrestricted searches in
@@ -248,12 +294,13 @@ class SearchExecutor:
         self._unrestricted_hits[phrase] = found
         return found
 
-    def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
+    def _semantic_only(self, phrase: str, docs: DocSet | None,
+                       category: CategoryPattern | None = None) -> list[Fragment]:
         vector = self.query_vector(phrase)
         out: list[Fragment] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
-            rows = self._vector_search(src, vector, top_n, docs, phrase)
+            rows = self._vector_search(src, vector, top_n, docs, phrase, category)
             out += self._semantic_fragments(src, _hits(rows))
         return sort_fragments(out)
 
@@ -368,10 +415,11 @@ class SearchExecutor:
                                          f"(ms and db_hits on the first)")
 
     def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
-                       docs: DocSet | None, phrase: str) -> list[Record]:
+                       docs: DocSet | None, phrase: str,
+                       category: CategoryPattern | None = None) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
-        if docs is None and self.ontology_pattern() is None:
+        if docs is None and self.ontology_pattern() is None and category is None:
             if self.counts().get(src.source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
                 return []
@@ -379,7 +427,7 @@ class SearchExecutor:
             step.detail.update(path="index", reason="no filter", k=k)
             return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
                               vector=vector, **self._patterns(None))
-        return self._filtered_vector_search(step, src, vector, top_n, docs)
+        return self._filtered_vector_search(step, src, vector, top_n, docs, category)
 
     def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
         """Candidates asked of the index for an unfiltered search of ``src``:
@@ -415,15 +463,18 @@ class SearchExecutor:
                           f"{s.vector_min_k})")
 
     def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
-                                top_n: int, docs: DocSet | None) -> list[Record]:
-        """A restricted search of ``src``: by the id set ``docs`` (None: none) and the
-        ontology pattern, on the path chosen by their estimated size."""
-        n_docs = self.scope_documents() if docs is None else len(docs)
+                                top_n: int, docs: DocSet | None,
+                                category: CategoryPattern | None = None) -> list[Record]:
+        """A restricted search of ``src``: by the id set ``docs`` (None: none), the ontology
+        pattern and the category pattern, on the path chosen by their estimated size."""
+        n_docs = self.restricted_documents(docs, category)
         choice = self.choose_vector_path(src, top_n, n_docs)
         step.detail.update(choice.to_dict(), filtered_documents=n_docs)
-        patterns = self._patterns(docs)
+        patterns = self._patterns(docs, category)
         if patterns["ontologyid"] is not None:
             step.detail["ontology_pattern"] = patterns["ontologyid"]
+        if category is not None:
+            step.detail["category_pattern"] = category.to_dict()
         if choice.path == "none":
             return []
         if choice.path == "exact":
@@ -443,11 +494,14 @@ class SearchExecutor:
             step.detail["overfetch_k"] = k
 
     # --- text --------------------------------------------------------------------------
-    def text(self, term: str, restrict: DocSet | None, *, case_sensitive: bool) -> list[Fragment]:
+    def text(self, term: str, restrict: DocSet | None, *, case_sensitive: bool,
+             category: CategoryPattern | None = None) -> list[Fragment]:
         """Phrase search on chapters and keywords, scores divided by the best of each index's
-        unrestricted search; the case-sensitive form keeps hits containing the term exactly."""
+        unrestricted search; the case-sensitive form keeps hits containing the term exactly.
+        ``category`` is a filter pushed into the searches as a pattern."""
         docs = self.restriction(restrict)
-        hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive)
+        hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive,
+                               category=category)
         return sort_fragments(hits)
 
     def text_terms(self, term: str, restrict: DocSet | None) -> list[Fragment]:
@@ -458,7 +512,8 @@ class SearchExecutor:
         return sort_fragments(hits)
 
     def _text_hits(self, term: str, docs: DocSet | None, *, phrase_mode: bool,
-                   case_sensitive: bool) -> list[Fragment]:
+                   case_sensitive: bool,
+                   category: CategoryPattern | None = None) -> list[Fragment]:
         query = lucene.phrase_query(term) if phrase_mode else lucene.terms_query(term)
         if not query or (docs is not None and not docs):
             return []
@@ -469,8 +524,9 @@ class SearchExecutor:
             if self.counts().get(source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {source} in the graph")
                 continue
-            rows = self._fulltext(step, index, query, docs, term if case_sensitive else None)
-            if docs == self.scope:
+            rows = self._fulltext(step, index, query, docs, term if case_sensitive else None,
+                                  category)
+            if docs == self.scope and category is None:
                 best = rows[0]["score"] if rows else 0.0
             else:
                 best = self._text_best(index, query, term if case_sensitive else None)
@@ -478,13 +534,13 @@ class SearchExecutor:
         return out
 
     def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
-                  exact: str | None) -> list[Record]:
-        """Full-text rows best first, restricted to ``docs`` with over-fetch, optionally kept
-        only where the text contains ``exact``."""
+                  exact: str | None, category: CategoryPattern | None = None) -> list[Record]:
+        """Full-text rows best first, restricted to ``docs`` and the patterns with over-fetch,
+        optionally kept only where the text contains ``exact``."""
         k = self.settings.top_n_text
-        patterns = self._patterns(docs)
-        if docs is not None or patterns["ontologyid"] is not None:
-            n_docs = self.scope_documents() if docs is None else len(docs)
+        patterns = self._patterns(docs, category)
+        if docs is not None or patterns["ontologyid"] is not None or category is not None:
+            n_docs = self.restricted_documents(docs, category)
             documents = max(self.counts()["documents"], 1)
             selectivity = max(n_docs / documents, 1e-9)
             k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
@@ -495,6 +551,8 @@ class SearchExecutor:
             rows = self.db.read("search_fulltext", **params)
         else:
             step.detail["k"] = k
+            if category is not None:
+                step.detail["category_pattern"] = category.to_dict()
             rows = self._read(step, "search_fulltext", **params)
         rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
         if exact is not None:
@@ -612,6 +670,11 @@ def plain_records(result: Result) -> list[Record]:
     statements returning plain values (no nodes or relationships)."""
     keys = result.keys()
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
+
+
+def _pattern_params(category: CategoryPattern) -> dict[str, Any]:
+    """The ``$name`` / ``$values`` parameters of a category pattern."""
+    return {"name": category.name, "values": list(category.values)}
 
 
 def _stored_language(value: Any) -> str | None:

@@ -169,6 +169,10 @@ class Explainer:
         plan.children = [second_plan, first_plan] if swap else [first_plan, second_plan]
         plan.steps = [{"kind": "and", "evaluated_first": first_plan.query,
                        "pushed_into": second_plan.query}]
+        if self.pushdown and isinstance(first, Category) and isinstance(second, Semantic | Text):
+            plan.steps[0].update(
+                pushed_as="category pattern ($name / $values) in the phrase's searches; its "
+                          "documents are counted (search_scope_count), never listed")
         return _intersect(first_docs, second_docs)
 
     def _prefetch_categories(self, root: Node) -> None:
