@@ -9,8 +9,9 @@ CALL () {
   WHERE $ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) }
   RETURN count(DISTINCT d) AS documents
   UNION ALL
-  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NOT NULL
-  RETURN COUNT { (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(:Document) } AS documents
+  MATCH (o:Ontology {ontologyid: $ontologyid})
+  WHERE $name IS NULL
+  RETURN COUNT { (o)<-[:IN_ONTOLOGY]-() } AS documents
   UNION ALL
   WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL
   RETURN COUNT { (:Document) } AS documents

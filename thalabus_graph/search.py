@@ -155,13 +155,15 @@ class SearchExecutor:
     def ontology_pattern(self) -> str | None:
         """The ontology every search checks as a pattern (``$ontologyid``): None without an
         ontology scope, and None when the ontology holds every document (checking it would
-        change nothing and cost a lookup per candidate). Its size is one COUNT query."""
+        change nothing and cost a lookup per candidate). Its size comes with the node counts in
+        one call (``search_scope_sizes``)."""
         if self.ontologyid is None:
             return None
         if self._ontology_documents is None:
-            rows = self.db.read("search_scope_count", ontologyid=self.ontologyid, name=None,
-                                values=None)
-            self._ontology_documents = int(rows[0]["documents"])
+            row = self.db.read("search_scope_sizes", ontologyid=self.ontologyid)[0]
+            self._ontology_documents = int(row.pop("ontology"))
+            if self._counts is None:
+                self._counts = {k: int(v) for k, v in row.items()}
         if self._ontology_documents >= self.counts()["documents"]:
             return None
         return self.ontologyid
@@ -260,15 +262,23 @@ class SearchExecutor:
         restricted, each source is its own call (the path is chosen per source). ``category``
         is a filter pushed into every search as a pattern."""
         fuse = self.uses_text(phrase) if with_text is None else with_text
-        primed = None
+        primed = probe = None
+        restricted = restrict is not None or category is not None
+        if (self.ontologyid is not None and self._ontology_documents is None
+                and self.scope is None and (fuse or not restricted)):
+            # The ontology's size comes with the unscoped searches, which are the answer
+            # (or the fusion's statistics) when it holds every document.
+            probe = self._unfiltered_phrase(phrase, with_text=fuse)
         ontology = self.ontology_pattern()
-        if (fuse and (restrict is not None or category is not None) and self.scope is None
-                and ontology is None and phrase not in self._semantic_ranges):
-            primed = self._unrestricted_statistics(phrase)
+        if ontology is not None:
+            probe = None
+        if (fuse and restricted and self.scope is None and ontology is None
+                and phrase not in self._semantic_ranges):
+            primed = self._unrestricted_statistics(phrase, probe)
         docs = self.restriction(restrict)
         filtered = docs is not None or ontology is not None or category is not None
         if not filtered:
-            semantic, text = (primed if primed is not None
+            semantic, text = (primed if primed is not None else probe if probe is not None
                               else self._unfiltered_phrase(phrase, with_text=fuse))
         else:
             semantic = self._semantic_only(phrase, docs, category)
@@ -283,13 +293,17 @@ class SearchExecutor:
                                    category=category)
         return self._fuse(phrase, semantic, text, restricted=not unrestricted)
 
-    def _unrestricted_statistics(self, phrase: str) -> tuple[list[Fragment], list[Fragment]]:
+    def _unrestricted_statistics(
+            self, phrase: str, found: tuple[list[Fragment], list[Fragment]] | None = None,
+    ) -> tuple[list[Fragment], list[Fragment]]:
         """Before a restricted fused search (no scope): the phrase's unrestricted searches in
         one round trip, which give the fusion's normalisation (the semantic range, each
         index's best text score) instead of one call per source for each later, and the node
         counts that tell whether the restriction keeps every document (then these are the
-        results). Returns the semantic and text fragments."""
-        found = self._unfiltered_phrase(phrase, with_text=True)
+        results). ``found``: those searches already run. Returns the semantic and text
+        fragments."""
+        if found is None:
+            found = self._unfiltered_phrase(phrase, with_text=True)
         self._remember_range(phrase, found[0])
         self._unrestricted_hits[phrase] = found
         return found
@@ -367,9 +381,11 @@ class SearchExecutor:
             vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
             text_searches = [t for t in text_searches if known.get(t["source"], 0)]
         steps = list(covered.values())
+        probing = self.ontologyid is not None and self._ontology_documents is None
         rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
                           vector_searches=vector_searches, text_searches=text_searches,
-                          rescore=self.settings.vector_quantization)
+                          rescore=self.settings.vector_quantization,
+                          ontologyid=self.ontologyid if probing else None)
         self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
@@ -379,12 +395,20 @@ class SearchExecutor:
                                                             row["languages"]), strict=True))
             if row["kind"] == "size":
                 sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
+                ontology_size = sizes.pop("ontology", 0)
+                if probing:
+                    self._ontology_documents = ontology_size
             else:
                 grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
         if self._counts is None and sizes:
             self._counts = sizes
         semantic: list[Fragment] = []
         text: list[Fragment] = []
+        if probing and self.ontology_pattern() is not None:
+            for step in steps:
+                step.detail.update(path="skipped", reason="the ontology holds part of the "
+                                   "documents: searched again with its pattern")
+            return semantic, text
         for (kind, source), hits in grouped.items():
             step = covered[kind, source]
             step.rows = len(hits)
