@@ -2,25 +2,32 @@
 // (1 + cos) / 2. The documents are found from the most selective restriction given (the id
 // list, else the category's documents, else the ontology's), then every restriction is checked:
 // $documentids (a list or null), $ontologyid (document IN_ONTOLOGY it, or null), $name /
-// $values (document has one of the values of that category, exact match, or null).
+// $values (document has one of the values of that category, exact match, or null; with
+// $negated: none of them, and the documents are then found from the ontology or all documents).
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
   RETURN d
   UNION
   MATCH (c:Category)
-  WHERE $documentids IS NULL AND c.name = $name AND c.value IN coalesce($values, [])
+  WHERE $documentids IS NULL AND NOT $negated AND c.name = $name
+    AND c.value IN coalesce($values, [])
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
   RETURN d
   UNION
   MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
-  WHERE $documentids IS NULL AND $name IS NULL
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated)
+  RETURN d
+  UNION
+  MATCH (d:Document)
+  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $name IS NOT NULL AND $negated
   RETURN d
 }
 WITH d
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
   AND ($name IS NULL OR EXISTS {
-        MATCH (d)-[:HAS_CATEGORY]->(c:Category) WHERE c.name = $name AND c.value IN coalesce($values, []) })
+        MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+        WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
 MATCH (node:Fragment {documentid: d.documentid})
 WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score

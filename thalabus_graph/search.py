@@ -34,14 +34,19 @@ DocSet = frozenset[str]
 class CategoryPattern:
     """A category filter pushed into a search as a Cypher pattern (``$name`` / ``$values``):
     the hit's document must have one of ``values`` for category ``name`` (exact match, as
-    ``search_category``). Its documents are counted for the path choice, never listed."""
+    ``search_category``), or with ``negated`` none of them (a NOT pushed as
+    ``NOT EXISTS {...}``). Its documents are counted for the path choice, never listed."""
 
     name: str
     values: tuple[str, ...]
+    negated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"name": self.name, "values": list(self.values)}
+        out: dict[str, Any] = {"name": self.name, "values": list(self.values)}
+        if self.negated:
+            out["negated"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -185,17 +190,25 @@ class SearchExecutor:
         return {"documentids": None if docs is None else sorted(docs),
                 "ontologyid": self.ontology_pattern(),
                 "name": None if category is None else category.name,
-                "values": None if category is None else list(category.values)}
+                "values": None if category is None else list(category.values),
+                "negated": category is not None and category.negated}
 
     def category_count(self, category: CategoryPattern) -> int:
-        """Documents of the scope's ontology having the category pattern: one COUNT query
-        (cached per evaluation), the selectivity estimate of a pushed category filter."""
+        """Documents of the scope's ontology having the category pattern (or, negated, not
+        having it): one COUNT query (cached per evaluation), the selectivity estimate of a
+        pushed category filter."""
         if category not in self._pattern_counts:
             step = self._new_step("category_count", {**category.to_dict(),
                                                      "pushed_as": "pattern"})
             rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
                               **_pattern_params(category))
-            self._pattern_counts[category] = int(rows[0]["documents"])
+            having = int(rows[0]["documents"])
+            # NOT: the scope's documents without the category's; with an id scope the count
+            # is not within it, so the scope's size stays the (upper-bound) estimate.
+            if category.negated:
+                having = (self.scope_documents() if self.scope is not None
+                          else max(self.scope_documents() - having, 0))
+            self._pattern_counts[category] = having
             step.rows = 0
             step.detail["documents"] = self._pattern_counts[category]
         return self._pattern_counts[category]

@@ -234,12 +234,12 @@ class Bench:
         def post_filter(j: int) -> tuple[list[str], dict[str, Any]]:
             rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=top_n, top_n=top_n,
                                 vector=self.queries[j].tolist(), documentids=ids,
-                                ontologyid=None, name=None, values=None)
+                                ontologyid=None, name=None, values=None, negated=False)
             return top_ids(rows), {"rows": len(rows)}
 
         def exact(j: int) -> tuple[list[str], dict[str, Any]]:
             rows = self.db.read("search_vector_exact", documentids=ids, label="Chapter",
-                                ontologyid=None, name=None, values=None,
+                                ontologyid=None, name=None, values=None, negated=False,
                                 vector=self.queries[j].tolist(), k=top_n)
             return top_ids(rows), {}
 
@@ -257,7 +257,7 @@ class Bench:
             def overfetch(j: int, k: int = k) -> tuple[list[str], dict[str, Any]]:
                 rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=k, top_n=top_n,
                                     vector=self.queries[j].tolist(), documentids=ids,
-                                    ontologyid=None, name=None, values=None)
+                                    ontologyid=None, name=None, values=None, negated=False)
                 return top_ids(rows), {"rows": len(rows)}
 
             out[f"d_index_overfetch_x{factor:g}"] = overfetch

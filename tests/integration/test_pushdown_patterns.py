@@ -96,3 +96,22 @@ def test_a_pushed_category_and_the_ontology_scope_together(graph: ThalabusGraph)
     outside = graph.query('"cat" AND CHARACTER=Jane', ontology_id="asylum",
                           return_documents=False)
     assert {f.documentid for f in outside.fragments} <= JANE & ASYLUM
+
+
+def test_a_not_category_under_an_and_is_a_not_exists_pattern(graph: ThalabusGraph) -> None:
+    query = '"asylum seeker" AND NOT COUNTRY_OF_ORIGIN=IQ'
+    result = graph.query(query, return_documents=False, profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    assert result.fragments and not {f.documentid for f in result.fragments} & IQ
+    assert not any(s["kind"] in ("category", "universe") for s in steps)  # nothing listed
+    (count,) = [s for s in steps if s["kind"] == "category_count"]
+    total = len(graph.db.read("universe_all_documents")[0]["documentids"])
+    assert count["documents"] == total - len(IQ) and count["negated"] is True
+    pushed = [s for s in steps if "category_pattern" in s]
+    assert pushed and all(s["category_pattern"]["negated"] for s in pushed)
+    reference, _ = graph.evaluate(query, reference=True)
+    assert [(f.fragmentid, f.contributions) for f in result.fragments] == \
+        [(f.fragmentid, f.contributions) for f in reference]
+    scoped = graph.query(query, ontology_id="asylum", return_documents=False)
+    assert {f.documentid for f in scoped.fragments} <= ASYLUM - IQ

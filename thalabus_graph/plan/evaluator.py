@@ -92,6 +92,13 @@ class PlanNode:
         return root
 
 
+def _pushable(node: Node) -> bool:
+    """Whether an AND's filter side is pushed into a phrase as a pattern: a category, or NOT
+    a category."""
+    return isinstance(node, Category) or (isinstance(node, Not)
+                                           and isinstance(node.operand, Category))
+
+
 def _docs(fragments: list[Fragment]) -> DocSet:
     return frozenset(f.documentid for f in fragments)
 
@@ -168,7 +175,8 @@ class Evaluator:
             return None
         pattern = None
         if isinstance(restrict, PushedCategory):
-            pattern = (f"category pattern {restrict.category.name} in "
+            pattern = (f"category pattern {restrict.category.name} "
+                       f"{'not in' if restrict.category.negated else 'in'} "
                        f"{list(restrict.category.values)}")
             restrict = restrict.docs
         return PlanNode(type(node).__name__.upper().replace("NODE", ""), self._texts.label(node),
@@ -217,7 +225,7 @@ class Evaluator:
         swap = self._filters.get(id(node.right), False) and not self._filters.get(
             id(node.left), False)
         first, second = (node.right, node.left) if swap else (node.left, node.right)
-        if self.pushdown and isinstance(first, Category) and isinstance(second, Semantic | Text):
+        if self.pushdown and _pushable(first) and isinstance(second, Semantic | Text):
             return (yield from self._and_pattern(first, second, restrict, swap))
         first_result = yield (first, restrict)
         if first_result is None:
@@ -233,18 +241,22 @@ class Evaluator:
         right = self._rerank(node.right, second_result)
         return combine_and(left, right)
 
-    def _and_pattern(self, category: Category, phrase: Semantic | Text,
+    def _and_pattern(self, pushed: Node, phrase: Semantic | Text,
                      restrict: DocSet | None, swap: bool) -> _Frame:
-        """``phrase AND category`` with the category pushed into the phrase's searches as a
-        Cypher pattern: every hit is of a category document, so the filter side is the stubs
-        of the hits' own documents and its documents are never listed. Combined as usual
-        (scores unchanged, the category's contribution merged in)."""
-        pattern = CategoryPattern(category.name, tuple(category.values))
+        """``phrase AND category`` (or ``AND NOT category``) with the filter pushed into the
+        phrase's searches as a Cypher pattern: every hit passes it, so the filter side is the
+        stubs of the hits' own documents and neither the category's documents nor the NOT
+        universe is ever listed. Combined as usual (scores unchanged, the filter's
+        contribution merged in)."""
+        negated = isinstance(pushed, Not)
+        category = pushed.operand if isinstance(pushed, Not) else pushed
+        assert isinstance(category, Category)
+        pattern = CategoryPattern(category.name, tuple(category.values), negated)
         scored = yield (phrase, PushedCategory(restrict, pattern))
         if not scored:
             return []
         scored = self._rerank(phrase, scored)
-        filtered = stubs(_docs(scored))
+        filtered = stubs(_docs(scored), UNIVERSE) if negated else stubs(_docs(scored))
         return combine_and(scored, filtered) if swap else combine_and(filtered, scored)
 
     def _rerank(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:

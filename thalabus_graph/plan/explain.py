@@ -169,7 +169,9 @@ class Explainer:
         plan.children = [second_plan, first_plan] if swap else [first_plan, second_plan]
         plan.steps = [{"kind": "and", "evaluated_first": first_plan.query,
                        "pushed_into": second_plan.query}]
-        if self.pushdown and isinstance(first, Category) and isinstance(second, Semantic | Text):
+        pushable = isinstance(first, Category) or (isinstance(first, Not)
+                                                   and isinstance(first.operand, Category))
+        if self.pushdown and pushable and isinstance(second, Semantic | Text):
             plan.steps[0].update(
                 pushed_as="category pattern ($name / $values) in the phrase's searches; its "
                           "documents are counted (search_scope_count), never listed")
