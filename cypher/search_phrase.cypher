@@ -11,18 +11,30 @@
 // carries its document's stored language (one unique-index lookup each), which the
 // language-slots fusion needs, so it costs no round trip of its own ('' for none: collect
 // skips nulls, and the lists must stay parallel).
+// $ontologyid (or null): the scope's ontology, whose size is not known yet. The size row also
+// counts its documents ('ontology'); when it holds only part of the documents no search runs
+// (the caller searches again with the ontology as a pattern), else the searches are the
+// unscoped ones: an ontology holding every document restricts nothing. Only documents are
+// IN_ONTOLOGY, so the count is the bound ontology node's degree (no label check, no expand).
+OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
      COUNT { (:Paragraph) } AS paragraphs, COUNT { (:Summary) } AS summaries,
-     COUNT { (:Keyword) } AS keywords
+     COUNT { (:Keyword) } AS keywords,
+     CASE WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END AS ontology
 RETURN 'size' AS kind, null AS source,
-       ['documents', 'chapters', 'paragraphs', 'summaries', 'keywords'] AS fragmentids,
+       ['documents', 'chapters', 'paragraphs', 'summaries', 'keywords', 'ontology']
+         AS fragmentids,
        [] AS documentids, [] AS texts,
-       [documents, chapters, paragraphs, summaries, keywords] AS scores, [] AS languages
+       [documents, chapters, paragraphs, summaries, keywords, ontology] AS scores,
+       [] AS languages
 UNION ALL
+OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH {chapters: COUNT { (:Chapter) }, paragraphs: COUNT { (:Paragraph) },
-      summaries: COUNT { (:Summary) }} AS sizes
+      summaries: COUNT { (:Summary) }} AS sizes,
+     $ontologyid IS NULL OR (o IS NOT NULL
+       AND COUNT { (o)<-[:IN_ONTOLOGY]-() } >= COUNT { (:Document) }) AS whole
 UNWIND $vector_searches AS s
-WITH s WHERE sizes[s.source] > 0
+WITH s WHERE sizes[s.source] > 0 AND whole
 CALL (s) {
   CALL db.index.vector.queryNodes(s.index, s.k, $vector) YIELD node, score
   WITH collect([node, score]) AS hits
@@ -37,9 +49,12 @@ CALL (s) {
 RETURN 'semantic' AS kind, s.source AS source, fragmentids, documentids, texts, scores,
        languages
 UNION ALL
-WITH {chapters: COUNT { (:Chapter) }, keywords: COUNT { (:Keyword) }} AS sizes
+OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
+WITH {chapters: COUNT { (:Chapter) }, keywords: COUNT { (:Keyword) }} AS sizes,
+     $ontologyid IS NULL OR (o IS NOT NULL
+       AND COUNT { (o)<-[:IN_ONTOLOGY]-() } >= COUNT { (:Document) }) AS whole
 UNWIND $text_searches AS t
-WITH t WHERE sizes[t.source] > 0
+WITH t WHERE sizes[t.source] > 0 AND whole
 CALL (t) {
   CALL db.index.fulltext.queryNodes(t.index, t.query, {limit: t.k}) YIELD node, score
   OPTIONAL MATCH (d:Document {documentid: node.documentid})

@@ -2,10 +2,19 @@
 // HNSW misses true neighbours, and a filter drops candidates), the best $top_n by index score
 // are kept, and those are rescored with exact cosine on the index scale (1 + cos) / 2, so a
 // quantized index's drifting scores never differ from the exact path (search_vector_exact).
-// $documentids (or null) keeps only fragments of those documents.
+// Restrictions (each null for none), all checked on the candidate's document as patterns:
+// $documentids keeps only fragments of those documents; $ontologyid only those whose
+// document is IN_ONTOLOGY that ontology; $name / $values only those whose document has one
+// of the values of that category (exact match, as search_category); with $negated, only those
+// whose document has none of them (a NOT pushed as a pattern).
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
-WHERE $documentids IS NULL OR node.documentid IN $documentids
+WHERE ($documentids IS NULL OR node.documentid IN $documentids)
+  AND ($ontologyid IS NULL OR EXISTS {
+        MATCH (:Document {documentid: node.documentid})-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($name IS NULL OR EXISTS {
+        MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
+        WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,

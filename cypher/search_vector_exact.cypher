@@ -1,6 +1,34 @@
-// Exact cosine over the fragments of the given documents, same scale as the index: (1 + cos) / 2.
-UNWIND $documentids AS documentid
-MATCH (node:Fragment {documentid: documentid})
+// Exact cosine over the fragments of the restricted documents, same scale as the index:
+// (1 + cos) / 2. The documents are found from the most selective restriction given (the id
+// list, else the category's documents, else the ontology's), then every restriction is checked:
+// $documentids (a list or null), $ontologyid (document IN_ONTOLOGY it, or null), $name /
+// $values (document has one of the values of that category, exact match, or null; with
+// $negated: none of them, and the documents are then found from the ontology or all documents).
+CALL () {
+  UNWIND coalesce($documentids, []) AS documentid
+  MATCH (d:Document {documentid: documentid})
+  RETURN d
+  UNION
+  MATCH (c:Category)
+  WHERE $documentids IS NULL AND NOT $negated AND c.name = $name
+    AND c.value IN coalesce($values, [])
+  MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+  RETURN d
+  UNION
+  MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated)
+  RETURN d
+  UNION
+  MATCH (d:Document)
+  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $name IS NOT NULL AND $negated
+  RETURN d
+}
+WITH d
+WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($name IS NULL OR EXISTS {
+        MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+        WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+MATCH (node:Fragment {documentid: d.documentid})
 WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid

@@ -191,10 +191,16 @@ class ThalabusGraph:
         """A search executor for one evaluation, with its scope resolved."""
         return SearchExecutor(self.db, self.settings, self.embedder,
                               scope=self._scope(ontology_id, subset_of_datasetids),
+                              ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids),
                               profile=profile)
 
     def _scope(self, ontology_id: str | None,
                subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
+        """The scope as a document-id set, only with ``subset_of_datasetids`` (intersected
+        with the ontology's documents); an ontology alone is checked as a Cypher pattern by
+        every search (``SearchExecutor.ontologyid``), never materialised here."""
+        if subset_of_datasetids is None:
+            return None
         scope: DocSet | None = None
         if ontology_id is not None:
             scope = id_set(self.db.read("universe_ontology_documents", ontologyid=ontology_id))
@@ -274,7 +280,8 @@ class ThalabusGraph:
         node = parse(text)
         warnings = self._check_categories(node, ontology_id, strict_categories)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER,
-                            scope=self._scope(ontology_id, subset_of_datasetids))
+                            scope=self._scope(ontology_id, subset_of_datasetids),
+                            ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids))
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict(),
                 "warnings": [w.to_dict() for w in warnings]}
@@ -458,3 +465,10 @@ class _KeepAll:
 
     def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
         return ranked(scored)
+
+
+def _pattern_ontology(ontology_id: str | None,
+                      subset_of_datasetids: Sequence[str] | None) -> str | None:
+    """The ontology the searches check as a pattern: the scope's, unless parent datasets make
+    the scope an id set (which then already holds only the ontology's documents)."""
+    return ontology_id if subset_of_datasetids is None else None

@@ -1,7 +1,9 @@
 """Search executors over the graph: semantic, text and category searches, and the universe.
 
 Each search returns fragments on its own score scale (see ``settings``) and may be restricted
-to a set of document ids, which is how the compiled plan pushes filters down. Filtered vector
+to a set of document ids, which is how the compiled plan pushes filters down. The ontology scope
+is not a set: every statement checks it as a Cypher pattern on the hit's document
+(``$ontologyid``), and an ontology holding every document is no restriction at all. Filtered vector
 search chooses between exact cosine over the filtered fragments and the vector index with
 over-fetch by the estimated selectivity; every choice is recorded as a ``Step`` for explain.
 """
@@ -26,6 +28,25 @@ from thalabus_graph.settings import Settings
 
 DocSet = frozenset[str]
 """A set of document ids; ``None`` in its place means "no restriction"."""
+
+
+@dataclass(frozen=True)
+class CategoryPattern:
+    """A category filter pushed into a search as a Cypher pattern (``$name`` / ``$values``):
+    the hit's document must have one of ``values`` for category ``name`` (exact match, as
+    ``search_category``), or with ``negated`` none of them (a NOT pushed as
+    ``NOT EXISTS {...}``). Its documents are counted for the path choice, never listed."""
+
+    name: str
+    values: tuple[str, ...]
+    negated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out: dict[str, Any] = {"name": self.name, "values": list(self.values)}
+        if self.negated:
+            out["negated"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -106,12 +127,17 @@ class SearchExecutor:
     """
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
-                 scope: DocSet | None = None, *, profile: bool = False) -> None:
+                 scope: DocSet | None = None, *, ontologyid: str | None = None,
+                 profile: bool = False) -> None:
         self.db = db
         self.profile = profile
         self.settings = settings
         self.embedder = embedder
         self.scope = scope
+        self.ontologyid = ontologyid
+        self._ontology_documents: int | None = None
+        self._pattern_counts: dict[CategoryPattern, int] = {}
+        self._universe: DocSet | None = None
         self.steps: list[Step] = []
         self.embed_ms = 0.0
         self._counts: dict[str, int] | None = None
@@ -135,8 +161,74 @@ class SearchExecutor:
         if restrict is None:
             return self.scope
         if self.scope is None:
-            return None if len(restrict) >= self.counts()["documents"] else restrict
+            return None if len(restrict) >= self.scope_documents() else restrict
         return restrict & self.scope
+
+    def ontology_pattern(self) -> str | None:
+        """The ontology every search checks as a pattern (``$ontologyid``): None without an
+        ontology scope, and None when the ontology holds every document (checking it would
+        change nothing and cost a lookup per candidate). Its size comes with the node counts in
+        one call (``search_scope_sizes``)."""
+        if self.ontologyid is None:
+            return None
+        if self._ontology_documents is None:
+            row = self.db.read("search_scope_sizes", ontologyid=self.ontologyid)[0]
+            self._ontology_documents = int(row.pop("ontology"))
+            if self._counts is None:
+                self._counts = {k: int(v) for k, v in row.items()}
+        if self._ontology_documents >= self.counts()["documents"]:
+            return None
+        return self.ontologyid
+
+    def scope_documents(self) -> int:
+        """How many documents the scope keeps (the id set's size, else the ontology's, else
+        every document): the denominator of a restriction's selectivity within the scope."""
+        if self.scope is not None:
+            return len(self.scope)
+        if self.ontology_pattern() is not None:
+            assert self._ontology_documents is not None
+            return self._ontology_documents
+        return self.counts()["documents"]
+
+    def _patterns(self, docs: DocSet | None,
+                  category: CategoryPattern | None = None) -> dict[str, Any]:
+        """The restriction parameters of the search statements: the id list (or null), the
+        ontology pattern and the category pattern (or nulls)."""
+        return {"documentids": None if docs is None else sorted(docs),
+                "ontologyid": self.ontology_pattern(),
+                "name": None if category is None else category.name,
+                "values": None if category is None else list(category.values),
+                "negated": category is not None and category.negated}
+
+    def category_count(self, category: CategoryPattern) -> int:
+        """Documents of the scope's ontology having the category pattern (or, negated, not
+        having it): one COUNT query (cached per evaluation), the selectivity estimate of a
+        pushed category filter."""
+        if category not in self._pattern_counts:
+            step = self._new_step("category_count", {**category.to_dict(),
+                                                     "pushed_as": "pattern"})
+            rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
+                              **_pattern_params(category))
+            having = int(rows[0]["documents"])
+            # NOT: the scope's documents without the category's; with an id scope the count
+            # is not within it, so the scope's size stays the (upper-bound) estimate.
+            if category.negated:
+                having = (self.scope_documents() if self.scope is not None
+                          else max(self.scope_documents() - having, 0))
+            self._pattern_counts[category] = having
+            step.rows = 0
+            step.detail["documents"] = self._pattern_counts[category]
+        return self._pattern_counts[category]
+
+    def restricted_documents(self, docs: DocSet | None,
+                             category: CategoryPattern | None = None) -> int:
+        """The estimated number of documents a search restricted to ``docs`` (None: the
+        scope) and ``category`` covers: the smaller of the id set's size and the pattern's
+        COUNT (an upper bound of their intersection)."""
+        n_docs = self.scope_documents() if docs is None else len(docs)
+        if category is not None:
+            n_docs = min(n_docs, self.category_count(category))
+        return n_docs
 
     def counts(self) -> dict[str, int]:
         """Node counts per label (documents, chapters, paragraphs, summaries)."""
@@ -181,49 +273,68 @@ class SearchExecutor:
         return len(phrase.split()) <= self.settings.short_query_max_words
 
     def semantic(self, phrase: str, restrict: DocSet | None, *,
-                 with_text: bool | None = None) -> list[Fragment]:
+                 with_text: bool | None = None,
+                 category: CategoryPattern | None = None) -> list[Fragment]:
         """Semantic search over chapters, paragraphs and summaries, fused with the text search
         when the phrase qualifies (``with_text`` overrides the rule).
 
         Unfiltered, every search of the phrase runs in one round trip (``search_phrase``);
-        restricted, each source is its own call (the path is chosen per source)."""
+        restricted, each source is its own call (the path is chosen per source). ``category``
+        is a filter pushed into every search as a pattern."""
         fuse = self.uses_text(phrase) if with_text is None else with_text
-        primed = None
-        if (fuse and restrict is not None and self.scope is None
+        primed = probe = None
+        restricted = restrict is not None or category is not None
+        if (self.ontologyid is not None and self._ontology_documents is None
+                and self.scope is None and (fuse or not restricted)):
+            # The ontology's size comes with the unscoped searches, which are the answer
+            # (or the fusion's statistics) when it holds every document.
+            probe = self._unfiltered_phrase(phrase, with_text=fuse)
+        ontology = self.ontology_pattern()
+        if ontology is not None:
+            probe = None
+        if (fuse and restricted and self.scope is None and ontology is None
                 and phrase not in self._semantic_ranges):
-            primed = self._unrestricted_statistics(phrase)
+            primed = self._unrestricted_statistics(phrase, probe)
         docs = self.restriction(restrict)
-        if docs is None:
-            semantic, text = (primed if primed is not None
+        filtered = docs is not None or ontology is not None or category is not None
+        if not filtered:
+            semantic, text = (primed if primed is not None else probe if probe is not None
                               else self._unfiltered_phrase(phrase, with_text=fuse))
         else:
-            semantic = self._semantic_only(phrase, docs)
+            semantic = self._semantic_only(phrase, docs, category)
             text = []
-        if docs == self.scope and phrase not in self._semantic_ranges:
+        unrestricted = docs == self.scope and category is None
+        if unrestricted and phrase not in self._semantic_ranges:
             self._remember_range(phrase, semantic)
         if not fuse:
             return semantic
-        if docs is not None:
-            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False)
-        return self._fuse(phrase, semantic, text, restricted=docs != self.scope)
+        if filtered:
+            text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False,
+                                   category=category)
+        return self._fuse(phrase, semantic, text, restricted=not unrestricted)
 
-    def _unrestricted_statistics(self, phrase: str) -> tuple[list[Fragment], list[Fragment]]:
+    def _unrestricted_statistics(
+            self, phrase: str, found: tuple[list[Fragment], list[Fragment]] | None = None,
+    ) -> tuple[list[Fragment], list[Fragment]]:
         """Before a restricted fused search (no scope): the phrase's unrestricted searches in
         one round trip, which give the fusion's normalisation (the semantic range, each
         index's best text score) instead of one call per source for each later, and the node
         counts that tell whether the restriction keeps every document (then these are the
-        results). Returns the semantic and text fragments."""
-        found = self._unfiltered_phrase(phrase, with_text=True)
+        results). ``found``: those searches already run. Returns the semantic and text
+        fragments."""
+        if found is None:
+            found = self._unfiltered_phrase(phrase, with_text=True)
         self._remember_range(phrase, found[0])
         self._unrestricted_hits[phrase] = found
         return found
 
-    def _semantic_only(self, phrase: str, docs: DocSet | None) -> list[Fragment]:
+    def _semantic_only(self, phrase: str, docs: DocSet | None,
+                       category: CategoryPattern | None = None) -> list[Fragment]:
         vector = self.query_vector(phrase)
         out: list[Fragment] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
-            rows = self._vector_search(src, vector, top_n, docs, phrase)
+            rows = self._vector_search(src, vector, top_n, docs, phrase, category)
             out += self._semantic_fragments(src, _hits(rows))
         return sort_fragments(out)
 
@@ -290,9 +401,11 @@ class SearchExecutor:
             vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
             text_searches = [t for t in text_searches if known.get(t["source"], 0)]
         steps = list(covered.values())
+        probing = self.ontologyid is not None and self._ontology_documents is None
         rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
                           vector_searches=vector_searches, text_searches=text_searches,
-                          rescore=self.settings.vector_quantization)
+                          rescore=self.settings.vector_quantization,
+                          ontologyid=self.ontologyid if probing else None)
         self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
@@ -302,12 +415,20 @@ class SearchExecutor:
                                                             row["languages"]), strict=True))
             if row["kind"] == "size":
                 sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
+                ontology_size = sizes.pop("ontology", 0)
+                if probing:
+                    self._ontology_documents = ontology_size
             else:
                 grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
         if self._counts is None and sizes:
             self._counts = sizes
         semantic: list[Fragment] = []
         text: list[Fragment] = []
+        if probing and self.ontology_pattern() is not None:
+            for step in steps:
+                step.detail.update(path="skipped", reason="the ontology holds part of the "
+                                   "documents: searched again with its pattern")
+            return semantic, text
         for (kind, source), hits in grouped.items():
             step = covered[kind, source]
             step.rows = len(hits)
@@ -338,18 +459,19 @@ class SearchExecutor:
                                          f"(ms and db_hits on the first)")
 
     def _vector_search(self, src: VectorSource, vector: list[float], top_n: int,
-                       docs: DocSet | None, phrase: str) -> list[Record]:
+                       docs: DocSet | None, phrase: str,
+                       category: CategoryPattern | None = None) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
-        if docs is None:
+        if docs is None and self.ontology_pattern() is None and category is None:
             if self.counts().get(src.source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
                 return []
             k = self.unfiltered_k(src, top_n)
             step.detail.update(path="index", reason="no filter", k=k)
             return self._read(step, "search_vector", index=src.index, k=k, top_n=top_n,
-                              vector=vector, documentids=None)
-        return self._filtered_vector_search(step, src, vector, top_n, docs)
+                              vector=vector, **self._patterns(None))
+        return self._filtered_vector_search(step, src, vector, top_n, docs, category)
 
     def unfiltered_k(self, src: VectorSource, top_n: int) -> int:
         """Candidates asked of the index for an unfiltered search of ``src``:
@@ -359,7 +481,8 @@ class SearchExecutor:
         return min(max(math.ceil(top_n * s.vector_k_factor), s.vector_min_k), s.index_max_k)
 
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
-        """How a semantic search of ``src`` restricted to ``n_docs`` documents will run: exact
+        """How a semantic search of ``src`` restricted to ``n_docs`` documents (an id list's
+        size or a pattern's COUNT, never a materialised set) will run: exact
         cosine when the estimated filtered set is small (or over-fetch would be too deep),
         else the vector index asked for ``top_n * factor / selectivity`` candidates."""
         counts = self.counts()
@@ -384,34 +507,45 @@ class SearchExecutor:
                           f"{s.vector_min_k})")
 
     def _filtered_vector_search(self, step: Step, src: VectorSource, vector: list[float],
-                                top_n: int, docs: DocSet) -> list[Record]:
-        choice = self.choose_vector_path(src, top_n, len(docs))
-        step.detail.update(choice.to_dict(), filtered_documents=len(docs))
+                                top_n: int, docs: DocSet | None,
+                                category: CategoryPattern | None = None) -> list[Record]:
+        """A restricted search of ``src``: by the id set ``docs`` (None: none), the ontology
+        pattern and the category pattern, on the path chosen by their estimated size."""
+        n_docs = self.restricted_documents(docs, category)
+        choice = self.choose_vector_path(src, top_n, n_docs)
+        step.detail.update(choice.to_dict(), filtered_documents=n_docs)
+        patterns = self._patterns(docs, category)
+        if patterns["ontologyid"] is not None:
+            step.detail["ontology_pattern"] = patterns["ontologyid"]
+        if category is not None:
+            step.detail["category_pattern"] = category.to_dict()
         if choice.path == "none":
             return []
-        ids = sorted(docs)
         if choice.path == "exact":
-            return self._read(step, "search_vector_exact", documentids=ids, label=src.label,
-                              vector=vector, k=top_n)
+            return self._read(step, "search_vector_exact", label=src.label,
+                              vector=vector, k=top_n, **patterns)
         k, total = choice.k, self.counts().get(src.source, 0)
         while True:
             rows = self._read(step, "search_vector", index=src.index, k=min(k, total),
-                              top_n=top_n, vector=vector, documentids=ids)
+                              top_n=top_n, vector=vector, **patterns)
             if len(rows) >= top_n or k >= total:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
             if k * 2 > self.settings.index_max_k:
                 step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
-                return self._read(step, "search_vector_exact", documentids=ids,
-                                  label=src.label, vector=vector, k=top_n)
+                return self._read(step, "search_vector_exact", label=src.label,
+                                  vector=vector, k=top_n, **patterns)
             k *= 2
             step.detail["overfetch_k"] = k
 
     # --- text --------------------------------------------------------------------------
-    def text(self, term: str, restrict: DocSet | None, *, case_sensitive: bool) -> list[Fragment]:
+    def text(self, term: str, restrict: DocSet | None, *, case_sensitive: bool,
+             category: CategoryPattern | None = None) -> list[Fragment]:
         """Phrase search on chapters and keywords, scores divided by the best of each index's
-        unrestricted search; the case-sensitive form keeps hits containing the term exactly."""
+        unrestricted search; the case-sensitive form keeps hits containing the term exactly.
+        ``category`` is a filter pushed into the searches as a pattern."""
         docs = self.restriction(restrict)
-        hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive)
+        hits = self._text_hits(term, docs, phrase_mode=True, case_sensitive=case_sensitive,
+                               category=category)
         return sort_fragments(hits)
 
     def text_terms(self, term: str, restrict: DocSet | None) -> list[Fragment]:
@@ -422,7 +556,8 @@ class SearchExecutor:
         return sort_fragments(hits)
 
     def _text_hits(self, term: str, docs: DocSet | None, *, phrase_mode: bool,
-                   case_sensitive: bool) -> list[Fragment]:
+                   case_sensitive: bool,
+                   category: CategoryPattern | None = None) -> list[Fragment]:
         query = lucene.phrase_query(term) if phrase_mode else lucene.terms_query(term)
         if not query or (docs is not None and not docs):
             return []
@@ -433,8 +568,9 @@ class SearchExecutor:
             if self.counts().get(source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {source} in the graph")
                 continue
-            rows = self._fulltext(step, index, query, docs, term if case_sensitive else None)
-            if docs == self.scope:
+            rows = self._fulltext(step, index, query, docs, term if case_sensitive else None,
+                                  category)
+            if docs == self.scope and category is None:
                 best = rows[0]["score"] if rows else 0.0
             else:
                 best = self._text_best(index, query, term if case_sensitive else None)
@@ -442,22 +578,25 @@ class SearchExecutor:
         return out
 
     def _fulltext(self, step: Step | None, index: str, query: str, docs: DocSet | None,
-                  exact: str | None) -> list[Record]:
-        """Full-text rows best first, restricted to ``docs`` with over-fetch, optionally kept
-        only where the text contains ``exact``."""
+                  exact: str | None, category: CategoryPattern | None = None) -> list[Record]:
+        """Full-text rows best first, restricted to ``docs`` and the patterns with over-fetch,
+        optionally kept only where the text contains ``exact``."""
         k = self.settings.top_n_text
-        ids = None if docs is None else sorted(docs)
-        if ids is not None:
+        patterns = self._patterns(docs, category)
+        if docs is not None or patterns["ontologyid"] is not None or category is not None:
+            n_docs = self.restricted_documents(docs, category)
             documents = max(self.counts()["documents"], 1)
-            selectivity = max(len(ids) / documents, 1e-9)
+            selectivity = max(n_docs / documents, 1e-9)
             k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
         if exact is not None:
             k = min(k * 5, self.settings.index_max_k)
-        params: dict[str, Any] = {"index": index, "query": query, "k": k, "documentids": ids}
+        params: dict[str, Any] = {"index": index, "query": query, "k": k, **patterns}
         if step is None:
             rows = self.db.read("search_fulltext", **params)
         else:
             step.detail["k"] = k
+            if category is not None:
+                step.detail["category_pattern"] = category.to_dict()
             rows = self._read(step, "search_fulltext", **params)
         rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
         if exact is not None:
@@ -545,20 +684,26 @@ class SearchExecutor:
         """Documents having any of ``values`` for category ``name`` (within the scope)."""
         step = Step("category", {"name": name, "values": list(values)})
         self.steps.append(step)
-        rows = self._read(step, "search_category", name=name, values=list(values))
+        rows = self._read(step, "search_category", name=name, values=list(values),
+                          ontologyid=self.ontology_pattern())
         docs = id_set(rows)
         step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
 
     def universe(self) -> DocSet:
-        """Every document of the scope (all documents when there is no scope)."""
+        """Every document of the scope (all documents when there is no scope), read once per
+        evaluation: only NOT and TRUE need the scope as a set."""
         if self.scope is not None:
             return self.scope
-        step = Step("universe", {})
-        self.steps.append(step)
-        docs = id_set(self._read(step, "universe_all_documents"))
-        step.rows = len(docs)
-        return docs
+        if self._universe is None:
+            ontology = self.ontology_pattern()
+            step = Step("universe", {} if ontology is None else {"ontologyid": ontology})
+            self.steps.append(step)
+            rows = (self._read(step, "universe_all_documents") if ontology is None else
+                    self._read(step, "universe_ontology_documents", ontologyid=ontology))
+            self._universe = id_set(rows)
+            step.rows = len(self._universe)
+        return self._universe
 
 
 Hit = tuple[str, str, str | None, float]
@@ -571,6 +716,11 @@ def plain_records(result: Result) -> list[Record]:
     statements returning plain values (no nodes or relationships)."""
     keys = result.keys()
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
+
+
+def _pattern_params(category: CategoryPattern) -> dict[str, Any]:
+    """The ``$name`` / ``$values`` parameters of a category pattern."""
+    return {"name": category.name, "values": list(category.values)}
 
 
 def _stored_language(value: Any) -> str | None:

@@ -118,7 +118,8 @@ def corpus_present(db: Database, docs: int, chapters_per_doc: int) -> bool:
                 docs, docs, docs * chapters_per_doc):
             return False
         for name, fraction in SELECTIVITY_CATEGORIES.items():
-            got = len(db.read("search_category", name=name, values=["yes"])[0]["documentids"])
+            got = len(db.read("search_category", name=name, values=["yes"],
+                              ontologyid=None)[0]["documentids"])
             if got != len(category_members(docs, fraction)):
                 return False
         sample = [0, docs // 2, docs - 1]
@@ -232,11 +233,13 @@ class Bench:
 
         def post_filter(j: int) -> tuple[list[str], dict[str, Any]]:
             rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=top_n, top_n=top_n,
-                                vector=self.queries[j].tolist(), documentids=ids)
+                                vector=self.queries[j].tolist(), documentids=ids,
+                                ontologyid=None, name=None, values=None, negated=False)
             return top_ids(rows), {"rows": len(rows)}
 
         def exact(j: int) -> tuple[list[str], dict[str, Any]]:
             rows = self.db.read("search_vector_exact", documentids=ids, label="Chapter",
+                                ontologyid=None, name=None, values=None, negated=False,
                                 vector=self.queries[j].tolist(), k=top_n)
             return top_ids(rows), {}
 
@@ -253,7 +256,8 @@ class Bench:
 
             def overfetch(j: int, k: int = k) -> tuple[list[str], dict[str, Any]]:
                 rows = self.db.read("search_vector", index=CHAPTER_INDEX, k=k, top_n=top_n,
-                                    vector=self.queries[j].tolist(), documentids=ids)
+                                    vector=self.queries[j].tolist(), documentids=ids,
+                                    ontologyid=None, name=None, values=None, negated=False)
                 return top_ids(rows), {"rows": len(rows)}
 
             out[f"d_index_overfetch_x{factor:g}"] = overfetch
@@ -267,7 +271,7 @@ class Bench:
         restrict = expected
         if name is not None:
             restrict = frozenset(self.db.read("search_category", name=name,
-                                              values=["yes"])[0]["documentids"])
+                                              values=["yes"], ontologyid=None)[0]["documentids"])
             if restrict != expected:
                 raise SystemExit(f"{name}: the graph's members differ from the corpus")
         ids = sorted(restrict)

@@ -4,7 +4,9 @@ Both share one trampolined walk (no Python recursion, so deep queries are safe).
 evaluates every subtree on its own and combines with the rules of ``fragments``. The compiled
 plan (``pushdown=True``) passes a document restriction down the tree: an AND evaluates its
 filter side (or, with two scored sides, its left side) first and restricts the other side to
-the documents found, and NOT evaluates its operand only inside its universe. Restricting never
+the documents found, and NOT evaluates its operand only inside its universe. An AND of a
+category and a phrase never lists the category's documents: the filter is pushed into the
+phrase's searches as a Cypher pattern (``PushedCategory``). Restricting never
 changes a fragment's score, so the two agree wherever the reference's top-N is not truncated,
 and the plan finds the best fragments among the filtered documents instead of the filtered
 survivors of a global top-N.
@@ -30,13 +32,25 @@ from thalabus_graph.query import (
     TrueNode,
     fold,
 )
-from thalabus_graph.search import DocSet, SearchExecutor, Step, stubs
+from thalabus_graph.search import CategoryPattern, DocSet, SearchExecutor, Step, stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
 BranchReranker: TypeAlias = Callable[[Node, list[Fragment]], list[Fragment]]
 """Reranks one branch's fragments with that branch's own query (automatically_rerank)."""
-_Frame: TypeAlias = Generator[tuple[Node, DocSet | None], Result, Result]
+
+
+@dataclass(frozen=True)
+class PushedCategory:
+    """The restriction of a phrase that is one side of an AND whose other side is a category:
+    the id restriction from above (None: none) and the category as a pattern."""
+
+    docs: DocSet | None
+    category: CategoryPattern
+
+
+Restriction: TypeAlias = DocSet | PushedCategory | None
+_Frame: TypeAlias = Generator[tuple[Node, Restriction], Result, Result]
 
 UNIVERSE = "universe"
 
@@ -53,6 +67,7 @@ class PlanNode:
     children: list[PlanNode] = field(default_factory=list)
     rows: int | None = None
     ms: float = 0.0
+    pattern: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, children included (built iteratively: plans can be deep)."""
@@ -60,9 +75,11 @@ class PlanNode:
         work: list[tuple[PlanNode, dict[str, Any]]] = [(self, root)]
         while work:
             node, out = work.pop()
-            out.update(op=node.op, query=node.query,
-                       pushed_restriction=("none" if node.restricted_to is None
-                                           else f"{node.restricted_to} documents"),
+            shown = ("none" if node.restricted_to is None
+                     else f"{node.restricted_to} documents")
+            if node.pattern is not None:
+                shown = node.pattern if node.restricted_to is None else f"{shown}, {node.pattern}"
+            out.update(op=node.op, query=node.query, pushed_restriction=shown,
                        rows=node.rows, ms=round(node.ms, 3),
                        steps=[s.to_dict() for s in node.steps])
             kids: list[dict[str, Any]] = []
@@ -73,6 +90,13 @@ class PlanNode:
             if kids:
                 out["children"] = kids
         return root
+
+
+def _pushable(node: Node) -> bool:
+    """Whether an AND's filter side is pushed into a phrase as a pattern: a category, or NOT
+    a category."""
+    return isinstance(node, Category) or (isinstance(node, Not)
+                                           and isinstance(node.operand, Category))
 
 
 def _docs(fragments: list[Fragment]) -> DocSet:
@@ -146,20 +170,34 @@ class Evaluator:
             first = True
         return value
 
-    def _plan_node(self, node: Node, restrict: DocSet | None) -> PlanNode | None:
+    def _plan_node(self, node: Node, restrict: Restriction) -> PlanNode | None:
         if self._texts is None:
             return None
+        pattern = None
+        if isinstance(restrict, PushedCategory):
+            pattern = (f"category pattern {restrict.category.name} "
+                       f"{'not in' if restrict.category.negated else 'in'} "
+                       f"{list(restrict.category.values)}")
+            restrict = restrict.docs
         return PlanNode(type(node).__name__.upper().replace("NODE", ""), self._texts.label(node),
-                        None if restrict is None else len(restrict))
+                        None if restrict is None else len(restrict), pattern=pattern)
 
-    def _frame(self, node: Node, restrict: DocSet | None) -> _Frame:
+    def _frame(self, node: Node, restriction: Restriction) -> _Frame:
         ex = self.executor
+        category: CategoryPattern | None = None
+        restrict: DocSet | None
+        if isinstance(restriction, PushedCategory):
+            restrict, category = restriction.docs, restriction.category
+        else:
+            restrict = restriction
         if not self.pushdown:
             restrict = None
         if isinstance(node, Semantic):
-            return ex.semantic(node.text, restrict)
+            return ex.semantic(node.text, restrict, category=category)
         if isinstance(node, Text):
-            return ex.text(node.text, restrict, case_sensitive=node.case_sensitive)
+            return ex.text(node.text, restrict, case_sensitive=node.case_sensitive,
+                           category=category)
+        assert category is None, "a category pattern is only pushed into a phrase"
         if isinstance(node, Category):
             docs = ex.category_documents(node.name, node.values)
             return stubs(docs if restrict is None else docs & restrict)
@@ -187,6 +225,8 @@ class Evaluator:
         swap = self._filters.get(id(node.right), False) and not self._filters.get(
             id(node.left), False)
         first, second = (node.right, node.left) if swap else (node.left, node.right)
+        if self.pushdown and _pushable(first) and isinstance(second, Semantic | Text):
+            return (yield from self._and_pattern(first, second, restrict, swap))
         first_result = yield (first, restrict)
         if first_result is None:
             return (yield (second, restrict))
@@ -200,6 +240,24 @@ class Evaluator:
         left = self._rerank(node.left, first_result)
         right = self._rerank(node.right, second_result)
         return combine_and(left, right)
+
+    def _and_pattern(self, pushed: Node, phrase: Semantic | Text,
+                     restrict: DocSet | None, swap: bool) -> _Frame:
+        """``phrase AND category`` (or ``AND NOT category``) with the filter pushed into the
+        phrase's searches as a Cypher pattern: every hit passes it, so the filter side is the
+        stubs of the hits' own documents and neither the category's documents nor the NOT
+        universe is ever listed. Combined as usual (scores unchanged, the filter's
+        contribution merged in)."""
+        negated = isinstance(pushed, Not)
+        category = pushed.operand if isinstance(pushed, Not) else pushed
+        assert isinstance(category, Category)
+        pattern = CategoryPattern(category.name, tuple(category.values), negated)
+        scored = yield (phrase, PushedCategory(restrict, pattern))
+        if not scored:
+            return []
+        scored = self._rerank(phrase, scored)
+        filtered = stubs(_docs(scored), UNIVERSE) if negated else stubs(_docs(scored))
+        return combine_and(scored, filtered) if swap else combine_and(filtered, scored)
 
     def _rerank(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
         if self.rerank_branch is None or not fragments or all(f.is_stub for f in fragments):

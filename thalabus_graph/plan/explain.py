@@ -169,6 +169,12 @@ class Explainer:
         plan.children = [second_plan, first_plan] if swap else [first_plan, second_plan]
         plan.steps = [{"kind": "and", "evaluated_first": first_plan.query,
                        "pushed_into": second_plan.query}]
+        pushable = isinstance(first, Category) or (isinstance(first, Not)
+                                                   and isinstance(first.operand, Category))
+        if self.pushdown and pushable and isinstance(second, Semantic | Text):
+            plan.steps[0].update(
+                pushed_as="category pattern ($name / $values) in the phrase's searches; its "
+                          "documents are counted (search_scope_count), never listed")
         return _intersect(first_docs, second_docs)
 
     def _prefetch_categories(self, root: Node) -> None:
@@ -176,7 +182,8 @@ class Explainer:
         pairs = sorted({(c.name, v) for c in category_predicates(root) for v in c.values})
         self._pairs = {pair: frozenset() for pair in pairs}
         if pairs:
-            rows = self.ex.db.read("explain_category_documents", pairs=[list(p) for p in pairs])
+            rows = self.ex.db.read("explain_category_documents", pairs=[list(p) for p in pairs],
+                                   ontologyid=self.ex.ontology_pattern())
             for row in rows:
                 self._pairs[(row["name"], row["value"])] = frozenset(row["documentids"])
 
@@ -207,23 +214,27 @@ class Explainer:
                 step.update(path="decided at run time", cypher="search_vector | "
                             "search_vector_exact", reason="the restriction is the other "
                             "AND side's documents")
-            elif docs is None:
+            elif docs is None and self.ex.ontology_pattern() is None:
                 k = self.ex.unfiltered_k(src, top_n)
                 step.update(path="index", cypher="search_phrase", reason="no filter")
                 params.update(index=src.index, k=k, top_n=top_n, documentids=None)
             else:
-                choice = self.ex.choose_vector_path(src, top_n, len(docs))
+                n_docs = self.ex.scope_documents() if docs is None else len(docs)
+                choice = self.ex.choose_vector_path(src, top_n, n_docs)
                 step.update(choice.to_dict())
                 exact = choice.path == "exact"
                 step["cypher"] = "search_vector_exact" if exact else "search_vector"
                 params.update(k=top_n if exact else choice.k, top_n=top_n,
-                              documentids=f"<{len(docs)} document ids>")
+                              documentids=(None if docs is None
+                                           else f"<{len(docs)} document ids>"),
+                              ontologyid=self.ex.ontology_pattern())
                 params.update({"label": src.label} if exact else {"index": src.index})
             step["params"] = params
             steps.append(step)
         if self.ex.uses_text(phrase):
             text = self._text_steps(phrase, restrict, phrase=False, case_sensitive=False)
-            unfiltered = docs is None and not isinstance(restrict, str)
+            unfiltered = (docs is None and not isinstance(restrict, str)
+                          and self.ex.ontology_pattern() is None)
             steps += [{**t, "cypher": "search_phrase"} if unfiltered
                       else t for t in text]
             steps.append({"kind": "fusion", "rule": self.ex.settings.fusion,

@@ -1,0 +1,117 @@
+"""Restrictions pushed as Cypher patterns (issue 18): the ontology scope and a category under an
+AND are checked on each hit's document inside the search statements, never listed in Python.
+
+The reference evaluator stays the oracle: on random queries within an ontology that holds only
+part of the sample corpus (so the pattern is really checked), the compiled plan gives the
+reference's fragments, scores and contributions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.integration.sample import docs_where, has, load_sample
+from tests.integration.test_query_engine import queries
+from thalabus_graph import ThalabusGraph, serialize
+from thalabus_graph.graph.database import Database
+from thalabus_graph.query import Node
+
+ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
+STORIES = docs_where(lambda d: d.get("ontology") == "stories")
+IQ = docs_where(has("COUNTRY_OF_ORIGIN", "IQ"))
+JANE = docs_where(has("CHARACTER", "Jane"))
+
+
+@pytest.fixture(scope="module")
+def graph(db: Database) -> ThalabusGraph:
+    return load_sample(db)
+
+
+def _steps(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every step of a profiled plan tree, iteratively."""
+    out: list[dict[str, Any]] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out += node["steps"]
+        stack.extend(node.get("children", []))
+    return out
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(queries, st.sampled_from(["asylum", "stories"]))
+def test_compiled_plan_matches_the_reference_within_an_ontology(
+        graph: ThalabusGraph, node: Node, ontology: str) -> None:
+    compiled, _ = graph.evaluate(node, ontology_id=ontology)
+    reference, _ = graph.evaluate(node, ontology_id=ontology, reference=True)
+    where = f"{serialize(node)} in {ontology}"
+    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
+    for a, b in zip(compiled, reference, strict=True):
+        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert a.contributions == b.contributions, where
+    assert {f.documentid for f in compiled} <= (ASYLUM if ontology == "asylum" else STORIES)
+
+
+def test_the_ontology_scope_is_a_pattern_not_a_list(graph: ThalabusGraph) -> None:
+    result = graph.query('"cat"', ontology_id="stories", return_documents=False,
+                         profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    assert {f.documentid for f in result.fragments} <= STORIES and result.fragments
+    # The first call learns the ontology's size (it holds part of the corpus: no search ran).
+    probe = [s for s in steps if s.get("cypher") == "search_phrase"]
+    assert probe and all(s["path"] == "skipped" and "pattern" in s["reason"] for s in probe)
+    semantic = [s for s in steps if s["kind"] == "semantic" and s not in probe]
+    assert semantic and all(s["ontology_pattern"] == "stories" for s in semantic)
+    assert all(s["filtered_documents"] == len(STORIES) for s in semantic)
+    assert not any(s["kind"] == "universe" for s in steps)
+
+
+def test_a_category_under_an_and_is_a_pattern_not_a_list(graph: ThalabusGraph) -> None:
+    result = graph.query('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ', return_documents=False,
+                         profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    assert result.fragments and {f.documentid for f in result.fragments} <= IQ
+    assert not any(s["kind"] == "category" for s in steps)  # no id list read
+    (count,) = [s for s in steps if s["kind"] == "category_count"]
+    assert count["documents"] == len(IQ)
+    pushed = [s for s in steps if "category_pattern" in s]
+    assert pushed and all(s["category_pattern"] == {"name": "COUNTRY_OF_ORIGIN",
+                                                    "values": ["IQ"]} for s in pushed)
+    assert all(s["path"] == "exact" for s in pushed if s["kind"] == "semantic")
+    assert all("category" in f.contributions for f in result.fragments)
+
+
+def test_a_pushed_category_and_the_ontology_scope_together(graph: ThalabusGraph) -> None:
+    inside = graph.query('"cat" AND CHARACTER=Jane', ontology_id="stories",
+                         return_documents=False)
+    assert inside.fragments and {f.documentid for f in inside.fragments} <= JANE & STORIES
+    outside = graph.query('"cat" AND CHARACTER=Jane', ontology_id="asylum",
+                          return_documents=False)
+    assert {f.documentid for f in outside.fragments} <= JANE & ASYLUM
+
+
+def test_a_not_category_under_an_and_is_a_not_exists_pattern(graph: ThalabusGraph) -> None:
+    query = '"asylum seeker" AND NOT COUNTRY_OF_ORIGIN=IQ'
+    result = graph.query(query, return_documents=False, profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    assert result.fragments and not {f.documentid for f in result.fragments} & IQ
+    assert not any(s["kind"] in ("category", "universe") for s in steps)  # nothing listed
+    (count,) = [s for s in steps if s["kind"] == "category_count"]
+    total = len(graph.db.read("universe_all_documents")[0]["documentids"])
+    assert count["documents"] == total - len(IQ) and count["negated"] is True
+    pushed = [s for s in steps if "category_pattern" in s]
+    assert pushed and all(s["category_pattern"]["negated"] for s in pushed)
+    reference, _ = graph.evaluate(query, reference=True)
+    assert [(f.fragmentid, f.contributions) for f in result.fragments] == \
+        [(f.fragmentid, f.contributions) for f in reference]
+    scoped = graph.query(query, ontology_id="asylum", return_documents=False)
+    assert {f.documentid for f in scoped.fragments} <= ASYLUM - IQ
