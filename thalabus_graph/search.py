@@ -68,9 +68,10 @@ TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fullte
 _TEXT_INDEX = dict(TEXT_SOURCES)
 
 
-StepKind = Literal["semantic", "text", "fusion", "category", "universe"]
-"""What one `Step` did: a vector search, a full-text search, a fusion, a category lookup, or
-the all-documents universe of a pure negation."""
+StepKind = Literal["semantic", "text", "fusion", "category", "category_count", "universe"]
+"""What one `Step` did: a vector search, a full-text search, a fusion, a category lookup, the
+count that sizes a category pushed down as a pattern, or the all-documents universe of a pure
+negation."""
 VectorPath = Literal["none", "exact", "index"]
 """How a filtered vector search runs: not at all (empty filter), exact scan, or the index."""
 
