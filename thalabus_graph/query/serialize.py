@@ -61,15 +61,38 @@ def serialize(node: Node) -> str:
     Raises:
         ValueError: a ``TrueNode`` inside a larger tree (the language has no TRUE literal).
     """
+    return serialize_spans(node)[0]
+
+
+Spans = dict[int, tuple[int, int]]
+"""``id(node)`` -> the [start, end) of that node's text inside the serialised query."""
+
+
+def serialize_spans(node: Node) -> tuple[str, Spans]:
+    """``serialize(node)`` and the span of every node inside it, from the same single walk.
+
+    Plan output labels each node with a slice of this one string, which keeps labelling a
+    long query linear (serialising every subtree on its own is quadratic on a long chain).
+    A parenthesised node's span excludes its parentheses.
+    """
     if isinstance(node, TrueNode):
-        return ""
+        return "", {}
     out: list[str] = []
-    stack: list[str | Node] = [node]
+    spans: Spans = {}
+    size = 0
+    stack: list[str | Node | tuple[int]] = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
-        elif isinstance(item, And | Or):
+            size += len(item)
+            continue
+        if isinstance(item, tuple):  # end marker of a node: close its span
+            spans[item[0]] = (spans[item[0]][0], size)
+            continue
+        spans[id(item)] = (size, size)
+        stack.append((id(item),))
+        if isinstance(item, And | Or):
             level = _PRECEDENCE[type(item)]
             keyword = " AND " if isinstance(item, And) else " OR "
             _push(stack, item.right, _precedence(item.right) <= level)
@@ -82,11 +105,11 @@ def serialize(node: Node) -> str:
         elif isinstance(item, TrueNode):
             raise QueryNodeError("TRUE can only be a whole query; it has no text inside a query")
         else:
-            out.append(leaf_text(item))
-    return "".join(out)
+            stack.append(leaf_text(item))
+    return "".join(out), spans
 
 
-def _push(stack: list[str | Node], node: Node, wrap: bool) -> None:
+def _push(stack: list[str | Node | tuple[int]], node: Node, wrap: bool) -> None:
     """Schedule ``node`` (in parentheses when ``wrap``); the stack is popped from the end."""
     if wrap:
         stack.append(")")
