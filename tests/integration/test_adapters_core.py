@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.integrations.core import ClauseReranker, Source, hit_metadata, run_sync
+from thalabus_graph.integrations.core import Source, hit_metadata, run_sync
 from thalabus_graph.query import Semantic, parse
-from thalabus_graph.rerank import Hit, NoReranking, Passage, RerankReply, RetrievalResult
+from thalabus_graph.rerank import Hit, Passage, RerankReply, RetrievalResult
 
 
 class Recording:
@@ -74,17 +74,6 @@ def test_sync_call_inside_a_running_loop_runs_on_a_worker_thread() -> None:
     assert inner.calls[0][3] != threading.main_thread().name
     source.retrieve_sync('"x"')
     assert inner.calls[1][3] == threading.main_thread().name
-
-
-def test_the_reranker_reads_the_positive_phrases_only() -> None:
-    asked = Asked()
-    wrapped = ClauseReranker(asked)
-    passages = [Passage("d-1-c1", "text", 0.4)]
-    reply = asyncio.run(wrapped.score('"a b" AND X=1 AND NOT "c" OR \'t\'', passages))
-    assert asked.queries == ["a b"] and dict(reply.scores) == {"d-1-c1": 1.0}
-    assert asyncio.run(wrapped.score("X=1 AND NOT \"c\"", passages)) == RerankReply()
-    assert asked.queries == ["a b"]
-    assert wrapped.billable is False and ClauseReranker(NoReranking()).available
 
 
 def test_metadata_names_every_field_and_only_present_ones() -> None:

@@ -15,15 +15,14 @@ from typing import Any, TypeVar
 
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.query import parse, rerank_query
 from thalabus_graph.query.serialize import quote_double
 from thalabus_graph.rerank.budget import BudgetPolicy
-from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply
+from thalabus_graph.rerank.protocol import Reranker
 from thalabus_graph.rerank.stage import Hit, RerankingRetriever, RetrievalResult, Retriever
 from thalabus_graph.rerank.tracing import Tracer
 from thalabus_graph.retriever import ThalabusRetriever
 
-__all__ = ["ClauseReranker", "RetrievalResult", "Source", "hit_metadata", "ranking_score",
+__all__ = ["RetrievalResult", "Source", "hit_metadata", "ranking_score",
            "run_sync"]
 
 T = TypeVar("T")
@@ -100,38 +99,6 @@ class Source:
     def retrieve_sync(self, text: str) -> RetrievalResult:
         """`retrieve` for synchronous callers, also inside a thread that runs an event loop."""
         return run_sync(self.retrieve(text))
-
-
-class ClauseReranker:
-    """A `Reranker` that scores passages against the query's positive semantic clauses.
-
-    The reranking stage hands its reranker the text it was asked; for a Thalabus query that
-    is syntax (``"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ``), while a reranker should read what
-    the user wants found: the phrases joined by " AND ", as dataset reranking does
-    (``rerank_query``). A query with no positive phrase has nothing to rerank: the reply is
-    empty and the stage keeps the retrieved order (``reranked`` False, reason ``empty``).
-
-    Example:
-        >>> from thalabus_graph.rerank import NoReranking
-        >>> ClauseReranker(NoReranking()).available
-        True
-    """
-
-    def __init__(self, inner: Reranker) -> None:
-        self.inner = inner
-        self.billable: bool = getattr(inner, "billable", True)
-
-    @property
-    def available(self) -> bool:
-        """Whether the wrapped reranker can serve."""
-        return self.inner.available
-
-    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        """The wrapped reranker's reply for the clauses of ``query``."""
-        clauses = rerank_query(parse(query))
-        if not clauses:
-            return RerankReply()
-        return await self.inner.score(clauses, passages)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
