@@ -412,8 +412,8 @@ class SearchExecutor:
         sizes: dict[str, int] = {}
         for row in rows:
             columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
-            self._languages.update(zip(row["documentids"], (lang or None for lang in
-                                                            row["languages"]), strict=True))
+            self._languages.update(zip(row["documentids"],
+                                       map(_stored_language, row["languages"]), strict=True))
             if row["kind"] == "size":
                 sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
                 ontology_size = sizes.pop("ontology", 0)
