@@ -66,6 +66,8 @@ VECTOR_SOURCES = (
 _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
+_COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
+"""The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 
 
 StepKind = Literal["semantic", "text", "fusion", "category", "category_count", "universe"]
@@ -210,7 +212,9 @@ class SearchExecutor:
                                                      "pushed_as": "pattern"})
             rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
                               **_pattern_params(category))
-            having = int(rows[0]["documents"])
+            having = int(rows[0]["documents_having"])
+            if self._counts is None:  # the node counts come with the pattern's count
+                self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
             if category.negated:
@@ -582,15 +586,8 @@ class SearchExecutor:
                   exact: str | None, category: CategoryPattern | None = None) -> list[Record]:
         """Full-text rows best first, restricted to ``docs`` and the patterns with over-fetch,
         optionally kept only where the text contains ``exact``."""
-        k = self.settings.top_n_text
         patterns = self._patterns(docs, category)
-        if docs is not None or patterns["ontologyid"] is not None or category is not None:
-            n_docs = self.restricted_documents(docs, category)
-            documents = max(self.counts()["documents"], 1)
-            selectivity = max(n_docs / documents, 1e-9)
-            k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
-        if exact is not None:
-            k = min(k * 5, self.settings.index_max_k)
+        k = self.text_k(docs, category, case_sensitive=exact is not None)
         params: dict[str, Any] = {"index": index, "query": query, "k": k, **patterns}
         if step is None:
             rows = self.db.read("search_fulltext", **params)
@@ -603,6 +600,22 @@ class SearchExecutor:
         if exact is not None:
             rows = [r for r in rows if exact in (r["text"] or "")]
         return rows
+
+    def text_k(self, docs: DocSet | None, category: CategoryPattern | None = None, *,
+               case_sensitive: bool = False) -> int:
+        """Hits asked of a full-text index: ``top_n_text``, over-fetched by the restriction's
+        estimated selectivity (``docs``, the ontology pattern, ``category``) and five times
+        for a case-sensitive term (hits without the exact text are dropped afterwards);
+        capped at ``index_max_k``. The compiled plan shows this same ``k``."""
+        k = self.settings.top_n_text
+        if docs is not None or self.ontology_pattern() is not None or category is not None:
+            n_docs = self.restricted_documents(docs, category)
+            documents = max(self.counts()["documents"], 1)
+            selectivity = max(n_docs / documents, 1e-9)
+            k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
+        if case_sensitive:
+            k = min(k * 5, self.settings.index_max_k)
+        return k
 
     def _text_best(self, index: str, query: str, exact: str | None) -> float:
         """The best score of the unrestricted (scoped) search: the normalisation divisor."""
