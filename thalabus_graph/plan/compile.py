@@ -94,8 +94,7 @@ class PlanNode:
             return None
         first, second = (self.children[1], self.children[0]) if self.swap else (
             self.children[0], self.children[1])
-        return {"evaluated_first": "right" if self.swap else "left",
-                "pushed_into": "right" if not self.swap else "left",
+        return {"evaluated_first": "right side" if self.swap else "left side",
                 "pushed_as": ("category pattern ($name / $values) in the phrase's searches: "
                               "counted, never listed") if self.pushed else
                              ("nothing (the first side is TRUE)" if first.documents is None
@@ -123,12 +122,13 @@ class CompiledPlan:
             into.update(op=plan.op, query=self.texts.label(plan.node),
                         pushed_restriction=plan.restriction_text(),
                         pure_filter=plan.pure_filter)
+            steps: list[dict[str, Any]] = []
             decision = plan.decision()
             if decision is not None:
-                into["decision"] = decision
+                steps.append({"kind": "and", **decision})
             if plan.skipped is not None:
-                into["skipped"] = plan.skipped
-            steps: list[dict[str, Any]] = [s.to_dict() for s in plan.reads]
+                steps.append({"kind": "skipped", "reason": plan.skipped})
+            steps += [s.to_dict() for s in plan.reads]
             if measured:
                 steps += [s.to_dict() for s in plan.steps]
                 if isinstance(plan.restriction, str) and plan.planned:
