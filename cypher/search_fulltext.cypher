@@ -2,6 +2,9 @@
 // Restrictions (each null for none), checked on the hit's document as patterns: $documentids,
 // $ontologyid (document IN_ONTOLOGY it), $name / $values (document has one of the values of
 // that category, exact match as search_category; with $negated: none of them).
+// $filter (or null): a filter of several categories in disjunctive normal form, a list of
+// conjunctions of {name, values, negated} literals; the document must satisfy one conjunction
+// (every literal: has one of the values, or with negated none of them).
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -10,4 +13,7 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND ($filter IS NULL OR any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
+        MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
+        WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated)))
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score

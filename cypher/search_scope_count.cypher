@@ -1,8 +1,10 @@
 // How many documents a restriction pattern keeps, for the selectivity estimate of a search
 // restricted by a pattern instead of an id list (no id is returned). $ontologyid (or null):
 // documents IN_ONTOLOGY it; $name / $values (or null): documents having one of the values of
-// that category (exact match, as search_category). Both null: every document. The node
-// counts of search_counts come along (count store, cheap): the path choice needs them too.
+// that category (exact match, as search_category); $filter (or null): documents satisfying a
+// filter of several categories in disjunctive normal form (one scan of the documents). All
+// null: every document. The node counts of search_counts come along (count store, cheap):
+// the path choice needs them too.
 CALL () {
   MATCH (c:Category)
   WHERE $name IS NOT NULL AND c.name = $name AND c.value IN coalesce($values, [])
@@ -11,11 +13,19 @@ CALL () {
   RETURN count(DISTINCT d) AS documents
   UNION ALL
   MATCH (o:Ontology {ontologyid: $ontologyid})
-  WHERE $name IS NULL
+  WHERE $name IS NULL AND $filter IS NULL
   RETURN COUNT { (o)<-[:IN_ONTOLOGY]-() } AS documents
   UNION ALL
-  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL
+  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL
   RETURN COUNT { (:Document) } AS documents
+  UNION ALL
+  MATCH (d:Document)
+  WHERE $filter IS NOT NULL
+    AND ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+    AND any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
+          MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+          WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated))
+  RETURN count(d) AS documents
 }
 WITH sum(documents) AS having
 RETURN having AS documents_having, COUNT { (:Document) } AS documents,

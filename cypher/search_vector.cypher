@@ -7,6 +7,9 @@
 // document is IN_ONTOLOGY that ontology; $name / $values only those whose document has one
 // of the values of that category (exact match, as search_category); with $negated, only those
 // whose document has none of them (a NOT pushed as a pattern).
+// $filter (or null): a filter of several categories in disjunctive normal form, a list of
+// conjunctions of {name, values, negated} literals; the document must satisfy one conjunction
+// (every literal: has one of the values, or with negated none of them).
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -15,6 +18,9 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND ($filter IS NULL OR any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
+        MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
+        WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated)))
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,

@@ -50,6 +50,39 @@ class CategoryPattern:
 
 
 @dataclass(frozen=True)
+class FilterPattern(CategoryPattern):
+    """A filter of several categories (AND / OR / NOT of category terms) pushed into a
+    search as one Cypher predicate: ``conjunctions`` is its disjunctive normal form, each
+    conjunction a tuple of category literals (``negated``: the document has none of the
+    values). The statements get it as the ``$filter`` list parameter and check it with list
+    predicates over EXISTS subqueries, so no Cypher is built from it and no id is listed.
+    ``name`` / ``values`` are unused (empty)."""
+
+    conjunctions: tuple[tuple[CategoryPattern, ...], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the conjunctions of literals."""
+        return {"any_of": [[lit.to_dict() for lit in conj] for conj in self.conjunctions]}
+
+    def param(self) -> list[list[dict[str, Any]]]:
+        """The ``$filter`` parameter: a list of conjunctions of {name, values, negated}."""
+        return [[{"name": lit.name, "values": list(lit.values), "negated": lit.negated}
+                 for lit in conj] for conj in self.conjunctions]
+
+    def seeds(self) -> list[list[str]] | None:
+        """[name, value] pairs whose documents cover every match (the first positive
+        literal of each conjunction), where exact search starts; None when a conjunction
+        has no positive literal (then every document of the scope is a candidate)."""
+        out: list[list[str]] = []
+        for conj in self.conjunctions:
+            positive = next((lit for lit in conj if not lit.negated), None)
+            if positive is None:
+                return None
+            out += [[positive.name, value] for value in positive.values]
+        return out
+
+
+@dataclass(frozen=True)
 class VectorSource:
     """One embedded fragment kind: its label, vector index and tunables' names."""
 
@@ -198,10 +231,7 @@ class SearchExecutor:
         """The restriction parameters of the search statements: the id list (or null), the
         ontology pattern and the category pattern (or nulls)."""
         return {"documentids": None if docs is None else sorted(docs),
-                "ontologyid": self.ontology_pattern(),
-                "name": None if category is None else category.name,
-                "values": None if category is None else list(category.values),
-                "negated": category is not None and category.negated}
+                "ontologyid": self.ontology_pattern(), **_pattern_params(category)}
 
     def category_count(self, category: CategoryPattern) -> int:
         """Documents of the scope's ontology having the category pattern (or, negated, not
@@ -217,7 +247,7 @@ class SearchExecutor:
                 self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
-            if category.negated:
+            if category.negated and not isinstance(category, FilterPattern):
                 having = (self.scope_documents() if self.scope is not None
                           else max(self.scope_documents() - having, 0))
             self._pattern_counts[category] = having
@@ -732,9 +762,16 @@ def plain_records(result: Result) -> list[Record]:
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
-def _pattern_params(category: CategoryPattern) -> dict[str, Any]:
-    """The ``$name`` / ``$values`` parameters of a category pattern."""
-    return {"name": category.name, "values": list(category.values)}
+def _pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
+    """The pattern parameters of the search statements: ``$name`` / ``$values`` /
+    ``$negated`` for one category, ``$filter`` / ``$seeds`` for a filter pattern (the others
+    null)."""
+    single = category is not None and not isinstance(category, FilterPattern)
+    return {"name": category.name if single and category else None,
+            "values": list(category.values) if single and category else None,
+            "negated": bool(single and category and category.negated),
+            "filter": category.param() if isinstance(category, FilterPattern) else None,
+            "seeds": category.seeds() if isinstance(category, FilterPattern) else None}
 
 
 def _stored_language(value: Any) -> str | None:

@@ -90,7 +90,8 @@ def test_explain_shows_the_plan_the_profiled_run_executes(
             if run.get("rows") is not None:  # it ran: with the plan made at run time
                 _same_searches(run["planned_at_run_time"], run["steps"], where)
             continue
-        _same_searches(plan["steps"], run["steps"], where)
+        planned = [s for s in plan["steps"] if not (s.get("when") and not run["rows"])]
+        _same_searches(planned, run["steps"], where)
     if "\"kitchen floor\" AND \"cleanup\"" in query:
         assert runtime == 1  # the second phrase is restricted to the first's documents
 

@@ -21,11 +21,12 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from thalabus_graph.plan.filters import filter_pattern
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
 from thalabus_graph.plan.texts import QueryTexts
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
 from thalabus_graph.query import children as node_children
-from thalabus_graph.search import CategoryPattern, DocSet, SearchExecutor, Step
+from thalabus_graph.search import CategoryPattern, DocSet, FilterPattern, SearchExecutor, Step
 
 RUNTIME = "runtime"
 """A document set known only at run time (it depends on a scored side's results)."""
@@ -59,6 +60,7 @@ class PlanNode:
     pattern: CategoryPattern | None = None
     swap: bool = False
     pushed: bool = False
+    pushed_pattern: CategoryPattern | None = None
     skipped: str | None = None
     documents: Docs = None
     category_documents: DocSet = frozenset()
@@ -160,11 +162,15 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
-def _pushable(node: Node) -> bool:
-    """Whether an AND's filter side is pushed into a phrase as a pattern: a category, or NOT
-    a category."""
-    return isinstance(node, Category) or (isinstance(node, Not)
-                                           and isinstance(node.operand, Category))
+def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
+    """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
+    category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
+    (its normal form), else None (its documents are listed and shipped as ids)."""
+    if isinstance(node, Category):
+        return CategoryPattern(node.name, tuple(node.values))
+    if isinstance(node, Not) and isinstance(node.operand, Category):
+        return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
+    return filter_pattern(node) if pure else None
 
 
 def _intersect(a: Docs, b: Docs) -> Docs:
@@ -224,8 +230,9 @@ class Compiler:
             if isinstance(node, And):
                 plan.swap = self._pure[id(node.right)] and not self._pure[id(node.left)]
                 first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
-                plan.pushed = (self.pushdown and _pushable(first)
-                               and isinstance(second, Semantic | Text))
+                if self.pushdown and isinstance(second, Semantic | Text):
+                    plan.pushed_pattern = _pattern_of(first, self._pure[id(first)])
+                    plan.pushed = plan.pushed_pattern is not None
         for node in walk(root):
             self._plans[id(node)].children = [self._plans[id(kid)]
                                               for kid in node_children(node)]
@@ -242,7 +249,11 @@ class Compiler:
                 first = node.right if plan.swap else node.left
                 pushed.update(id(n) for n in walk(first))
                 for kid in walk(first):
-                    self._plans[id(kid)].skipped = "pushed into the phrase as a pattern"
+                    self._plans[id(kid)].skipped = (
+                        "pushed into the phrase as a pattern" if not isinstance(
+                            plan.pushed_pattern, FilterPattern) else
+                        "pushed into the phrase as a pattern; run on the hits' documents "
+                        "(their categories) for the contributions")
                     self._plans[id(kid)].documents = RUNTIME
         pairs = sorted({(c.name, v) for c in walk(root) if isinstance(c, Category)
                         and id(c) not in pushed for v in c.values})
@@ -327,10 +338,13 @@ class Compiler:
     def _and(self, node: And, plan: PlanNode, restrict: Docs) -> _Frame:
         first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
         if plan.pushed:
-            negated = isinstance(first, Not)
-            category = first.operand if isinstance(first, Not) else first
-            assert isinstance(category, Category)
-            pattern = CategoryPattern(category.name, tuple(category.values), negated)
+            pattern = plan.pushed_pattern
+            assert pattern is not None
+            if isinstance(pattern, FilterPattern):
+                plan.planned = [{"kind": "category", "cypher": "document_category_keys",
+                                 "when": "the phrase has hits",
+                                 "reason": "the filter side's contributions, from the "
+                                           "categories of the hits' documents"}]
             self.ex.steps = self._plans[id(second)].reads  # the count sizes the phrase
             self.ex.category_count(pattern)
             self._plans[id(second)].pattern = pattern

@@ -24,7 +24,7 @@ from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
 from thalabus_graph.plan.searches import PhraseState, phrase_steps
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
-from thalabus_graph.search import DocSet, SearchExecutor, stubs
+from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, Step, stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -121,6 +121,10 @@ class Evaluator:
         if isinstance(node, TrueNode):
             return None
         if isinstance(node, Not):
+            if plan.skipped is not None and restrict is not None:  # a pushed filter, on hits
+                excluded = yield (plan.children[0], restrict)
+                assert excluded is not None, "a pushed filter is never TRUE"
+                return combine_not(stubs(restrict, UNIVERSE), excluded)
             narrowed = None if restrict is None else ex.restriction(restrict)
             universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (plan.children[0], universe)
@@ -141,7 +145,7 @@ class Evaluator:
         left_plan, right_plan = plan.children
         first, second = (right_plan, left_plan) if plan.swap else (left_plan, right_plan)
         if plan.pushed:
-            return (yield from self._and_pattern(first, second, restrict, plan.swap))
+            return (yield from self._and_pattern(plan, first, second, restrict))
         first_result = yield (first, restrict)
         if first_result is None:
             return (yield (second, restrict))
@@ -156,20 +160,47 @@ class Evaluator:
         right = self._rerank(right_plan.node, second_result)
         return combine_and(left, right)
 
-    def _and_pattern(self, pushed: PlanNode, phrase: PlanNode, restrict: DocSet | None,
-                     swap: bool) -> _Frame:
-        """``phrase AND category`` (or ``AND NOT category``) with the filter pushed into the
-        phrase's searches as a Cypher pattern: every hit passes it, so the filter side is the
-        stubs of the hits' own documents and neither the category's documents nor the NOT
-        universe is ever listed. Combined as usual (scores unchanged, the filter's
-        contribution merged in)."""
-        negated = isinstance(pushed.node, Not)
+    def _and_pattern(self, plan: PlanNode, pushed: PlanNode, phrase: PlanNode,
+                     restrict: DocSet | None) -> _Frame:
+        """``phrase AND filter`` with the filter pushed into the phrase's searches as a Cypher
+        pattern: every hit passes it, so neither the filter's documents nor a NOT universe is
+        ever listed. A category (or NOT a category) side is the stubs of the hits' own
+        documents; another filter side runs on the hits' documents alone, its categories
+        read for those documents, so each stub carries the contributions the reference gives
+        it. Combined as usual (scores unchanged, the filter's contributions merged in)."""
         scored = yield (phrase, restrict)
         if not scored:
             return []
         scored = self._rerank(phrase.node, scored)
-        filtered = stubs(_docs(scored), UNIVERSE) if negated else stubs(_docs(scored))
-        return combine_and(scored, filtered) if swap else combine_and(filtered, scored)
+        hits = _docs(scored)
+        if isinstance(plan.pushed_pattern, FilterPattern):
+            self._hits_categories(pushed, hits)
+            filtered = yield (pushed, hits)
+            assert filtered is not None, "a pushed filter is never TRUE"
+        elif isinstance(pushed.node, Not):
+            filtered = stubs(hits, UNIVERSE)
+        else:
+            filtered = stubs(hits)
+        return combine_and(scored, filtered) if plan.swap else combine_and(filtered, scored)
+
+    def _hits_categories(self, pushed: PlanNode, hits: DocSet) -> None:
+        """Give each category of the pushed filter its documents among ``hits`` (one read of
+        the hits' categories)."""
+        step = Step("category", {"hits": len(hits), "pushed_as": "pattern"})
+        self.executor.steps.append(step)
+        rows = self.executor._read(step, "document_category_keys", documentids=sorted(hits))
+        having: dict[tuple[str, str], set[str]] = {}
+        for row in rows:
+            for name, value in row["categories"]:
+                having.setdefault((name, value), set()).add(row["documentid"])
+        stack = [pushed]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if isinstance(node.node, Category):
+                category = node.node
+                node.category_documents = frozenset().union(
+                    *(having.get((category.name, v), set()) for v in category.values))
 
     def _rerank(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
         if self.rerank_branch is None or not fragments or all(f.is_stub for f in fragments):
