@@ -734,6 +734,33 @@ class SearchExecutor:
         step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
 
+    def pair_documents(self, pairs: Sequence[tuple[str, str]]
+                       ) -> dict[tuple[str, str], DocSet]:
+        """The documents of many category (name, value) pairs in one round trip, within the
+        ontology pattern (not the id scope): a query's categories are read once, however many
+        it has. Pairs no document has map to the empty set."""
+        out: dict[tuple[str, str], DocSet] = {pair: frozenset() for pair in pairs}
+        if pairs:
+            step = self._new_step("category", {"pairs": len(pairs)})
+            rows = self._read(step, "explain_category_documents",
+                              pairs=[list(p) for p in pairs], ontologyid=self.ontology_pattern())
+            for row in rows:
+                out[(row["name"], row["value"])] = frozenset(row["documentids"])
+        return out
+
+    def document_categories(self, documentids: Iterable[str]
+                            ) -> dict[tuple[str, str], set[str]]:
+        """(name, value) -> which of ``documentids`` have it: one read for a few documents
+        (the hits of a phrase whose filter was pushed as a pattern)."""
+        step = self._new_step("category", {"hits": 0, "pushed_as": "pattern"})
+        ids = sorted(documentids)
+        step.detail["hits"] = len(ids)
+        having: dict[tuple[str, str], set[str]] = {}
+        for row in self._read(step, "document_category_keys", documentids=ids):
+            for name, value in row["categories"]:
+                having.setdefault((name, value), set()).add(row["documentid"])
+        return having
+
     def universe(self) -> DocSet:
         """Every document of the scope (all documents when there is no scope), read once per
         evaluation: only NOT and TRUE need the scope as a set."""

@@ -137,3 +137,16 @@ def test_a_deep_query_with_phrases_is_profiled_as_explained(graph: ThalabusGraph
     pairs = _pairs(explained, result.plan["tree"])
     assert len(pairs) == 901
     assert all(a["pushed_restriction"] == b["pushed_restriction"] for a, b in pairs)
+
+
+def test_a_5000_deep_pushed_filter_is_explained_and_profiled(graph: ThalabusGraph) -> None:
+    # NOT NOT ... CHARACTER=Sammy is one filter pattern; its 5,000 NOTs run on the hits.
+    query = '"cat" AND ' + "NOT " * 5_000 + "CHARACTER=Sammy"
+    explained = graph.explain(query)["plan"]
+    result = graph.query(query, profile=True, return_documents=False)
+    reference, _ = graph.evaluate(query, reference=True)
+    assert result.plan is not None
+    assert len(_pairs(explained, result.plan["tree"])) == 5_003
+    assert [(f.fragmentid, f.contributions) for f in result.fragments] == \
+        [(f.fragmentid, f.contributions) for f in reference]
+    assert {f.documentid for f in result.fragments} == {"docid-2002"}

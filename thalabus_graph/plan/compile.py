@@ -34,7 +34,7 @@ Docs: TypeAlias = DocSet | str | None
 """What a subtree gives at compile time: its documents, None (TRUE) or ``RUNTIME``."""
 
 
-@dataclass
+@dataclass(slots=True)
 class PlanNode:
     """One query node of the compiled plan, and what its run measured.
 
@@ -257,15 +257,8 @@ class Compiler:
                     self._plans[id(kid)].documents = RUNTIME
         pairs = sorted({(c.name, v) for c in walk(root) if isinstance(c, Category)
                         and id(c) not in pushed for v in c.values})
-        self._pairs = {pair: frozenset() for pair in pairs}
-        if pairs:
-            step = Step("category", {"pairs": len(pairs)}, cypher="explain_category_documents")
-            self.ex.steps = self._plans[id(root)].reads
-            rows = self.ex._read(step, "explain_category_documents",
-                                 pairs=[list(p) for p in pairs],
-                                 ontologyid=self.ex.ontology_pattern())
-            for row in rows:
-                self._pairs[(row["name"], row["value"])] = frozenset(row["documentids"])
+        self.ex.steps = self._plans[id(root)].reads
+        self._pairs = self.ex.pair_documents(pairs)
 
     def _walk(self, root: Node) -> None:
         stack: list[_Frame] = [self._frame(root, None)]

@@ -24,7 +24,7 @@ from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
 from thalabus_graph.plan.searches import PhraseState, phrase_steps
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
-from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, Step, stubs
+from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -186,13 +186,7 @@ class Evaluator:
     def _hits_categories(self, pushed: PlanNode, hits: DocSet) -> None:
         """Give each category of the pushed filter its documents among ``hits`` (one read of
         the hits' categories)."""
-        step = Step("category", {"hits": len(hits), "pushed_as": "pattern"})
-        self.executor.steps.append(step)
-        rows = self.executor._read(step, "document_category_keys", documentids=sorted(hits))
-        having: dict[tuple[str, str], set[str]] = {}
-        for row in rows:
-            for name, value in row["categories"]:
-                having.setdefault((name, value), set()).add(row["documentid"])
+        having = self.executor.document_categories(hits)
         stack = [pushed]
         while stack:
             node = stack.pop()
