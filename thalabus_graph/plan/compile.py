@@ -45,7 +45,9 @@ class PlanNode:
         pattern: the category pattern pushed into this phrase by its parent AND.
         swap: an AND whose right side runs first (the filter side of a scored AND).
         pushed: an AND whose filter side is pushed into its phrase as ``pattern``.
-        skipped: why the run does not evaluate this node (pushed as a pattern; the other
+        pushed_pattern: the pattern a pushed AND passes to its phrase.
+        pushed_away: the node is inside a filter side pushed into a phrase as a pattern.
+        skipped: why the run does not evaluate this subtree (pushed as a pattern; the other
             AND side is empty), else None.
         documents: a pure filter's documents within its restriction (None: TRUE; RUNTIME).
         category_documents: a category's documents within the scope.
@@ -61,6 +63,7 @@ class PlanNode:
     swap: bool = False
     pushed: bool = False
     pushed_pattern: CategoryPattern | None = None
+    pushed_away: bool = False
     skipped: str | None = None
     documents: Docs = None
     category_documents: DocSet = frozenset()
@@ -84,10 +87,12 @@ class PlanNode:
             parts.append("documents of the other AND side (known at run time)")
         elif self.restriction is not None:
             parts.append(f"{len(self.restriction)} documents")
-        if self.pattern is not None:
-            parts.append(f"category pattern {self.pattern.name} "
-                         f"{'not in' if self.pattern.negated else 'in'} "
-                         f"{list(self.pattern.values)}")
+        if isinstance(self.pattern, FilterPattern):
+            parts.append("filter pattern " + " OR ".join(
+                "(" + " AND ".join(_literal(lit) for lit in conj) + ")"
+                for conj in self.pattern.conjunctions))
+        elif self.pattern is not None:
+            parts.append(f"category pattern {_literal(self.pattern)}")
         return ", ".join(parts) or "none"
 
     def decision(self) -> dict[str, Any] | None:
@@ -97,12 +102,19 @@ class PlanNode:
         first, second = (self.children[1], self.children[0]) if self.swap else (
             self.children[0], self.children[1])
         return {"evaluated_first": "right side" if self.swap else "left side",
-                "pushed_as": ("category pattern ($name / $values) in the phrase's searches: "
-                              "counted, never listed") if self.pushed else
+                "pushed_as": (("filter pattern ($filter: its normal form)"
+                               if isinstance(self.pushed_pattern, FilterPattern)
+                               else "category pattern ($name / $values)")
+                              + " in the phrase's searches: counted, never listed")
+                             if self.pushed else
                              ("nothing (the first side is TRUE)" if first.documents is None
                               and first.pure_filter else "document ids"),
                 "first_is_pure_filter": first.pure_filter,
                 "second_is_pure_filter": second.pure_filter}
+
+
+def _literal(lit: CategoryPattern) -> str:
+    return f"{lit.name} {'not in' if lit.negated else 'in'} {list(lit.values)}"
 
 
 @dataclass
@@ -249,12 +261,13 @@ class Compiler:
                 first = node.right if plan.swap else node.left
                 pushed.update(id(n) for n in walk(first))
                 for kid in walk(first):
-                    self._plans[id(kid)].skipped = (
-                        "pushed into the phrase as a pattern" if not isinstance(
-                            plan.pushed_pattern, FilterPattern) else
-                        "pushed into the phrase as a pattern; run on the hits' documents "
-                        "(their categories) for the contributions")
+                    self._plans[id(kid)].pushed_away = True
                     self._plans[id(kid)].documents = RUNTIME
+                self._plans[id(first)].skipped = (
+                    "pushed into the phrase as a pattern" if not isinstance(
+                        plan.pushed_pattern, FilterPattern) else
+                    "pushed into the phrase as a pattern; run on the hits' documents "
+                    "(their categories) for the contributions")
         pairs = sorted({(c.name, v) for c in walk(root) if isinstance(c, Category)
                         and id(c) not in pushed for v in c.values})
         self.ex.steps = self._plans[id(root)].reads
@@ -345,8 +358,7 @@ class Compiler:
             return RUNTIME
         first_docs = yield (first, restrict)
         if first_docs is not None and not isinstance(first_docs, str) and not first_docs:
-            for kid in walk(second):
-                self._plans[id(kid)].skipped = "the other AND side is empty"
+            self._plans[id(second)].skipped = "the other AND side is empty"
             return frozenset()
         second_docs = yield (second, restrict if first_docs is None
                              else _intersect(restrict, first_docs))

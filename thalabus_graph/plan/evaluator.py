@@ -121,7 +121,7 @@ class Evaluator:
         if isinstance(node, TrueNode):
             return None
         if isinstance(node, Not):
-            if plan.skipped is not None and restrict is not None:  # a pushed filter, on hits
+            if plan.pushed_away and restrict is not None:  # a pushed filter, on the hits
                 excluded = yield (plan.children[0], restrict)
                 assert excluded is not None, "a pushed filter is never TRUE"
                 return combine_not(stubs(restrict, UNIVERSE), excluded)
