@@ -4,7 +4,9 @@
 // that category, exact match as search_category; with $negated: none of them).
 // $filter (or null): a filter of several categories in disjunctive normal form, a list of
 // conjunctions of {name, values, negated} literals; the document must satisfy one conjunction
-// (every literal: has one of the values, or with negated none of them).
+// (every literal: has one of the values, or with negated none of them), checked on the
+// document's category keys (name + U+001F + value, read once per candidate that reaches the
+// check) against the literal's precomputed keys.
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -13,7 +15,10 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
-  AND ($filter IS NULL OR any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
-        MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
-        WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated)))
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d:Document {documentid: node.documentid})
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score

@@ -2,7 +2,8 @@
 // restricted by a pattern instead of an id list (no id is returned). $ontologyid (or null):
 // documents IN_ONTOLOGY it; $name / $values (or null): documents having one of the values of
 // that category (exact match, as search_category); $filter (or null): documents satisfying a
-// filter of several categories in disjunctive normal form (one scan of the documents). All
+// filter of several categories in disjunctive normal form (the documents of $seeds, one
+// positive literal per conjunction, else every document, checked on their category keys). All
 // null: every document. The node counts of search_counts come along (count store, cheap):
 // the path choice needs them too.
 CALL () {
@@ -19,12 +20,22 @@ CALL () {
   WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL
   RETURN COUNT { (:Document) } AS documents
   UNION ALL
-  MATCH (d:Document)
-  WHERE $filter IS NOT NULL
+  CALL () {
+    UNWIND coalesce($seeds, []) AS seed
+    MATCH (c:Category {name: seed[0], value: seed[1]})
+    MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+    RETURN DISTINCT d
+    UNION
+    MATCH (d:Document)
+    WHERE $filter IS NOT NULL AND $seeds IS NULL
+    RETURN d
+  }
+  WITH d WHERE $filter IS NOT NULL
     AND ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
-    AND any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
-          MATCH (d)-[:HAS_CATEGORY]->(c:Category)
-          WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated))
+  WITH d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                    RETURN c.name + '\u001f' + c.value } AS keys
+  WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+          any(key IN lit.keys WHERE key IN keys) <> lit.negated))
   RETURN count(d) AS documents
 }
 WITH sum(documents) AS having

@@ -38,9 +38,12 @@ WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyi
   AND ($name IS NULL OR EXISTS {
         MATCH (d)-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
-  AND ($filter IS NULL OR any(conj IN $filter WHERE all(lit IN conj WHERE EXISTS {
-        MATCH (d)-[:HAS_CATEGORY]->(c:Category)
-        WHERE c.name = lit.name AND c.value IN lit.values } <> lit.negated)))
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d)
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
 MATCH (node:Fragment {documentid: d.documentid})
 WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score

@@ -49,6 +49,15 @@ class CategoryPattern:
         return out
 
 
+CATEGORY_KEY_SEPARATOR = "\u001f"
+"""Joins a category's name and value into one key (the unit separator: in neither)."""
+
+
+def category_key(name: str, value: str) -> str:
+    """One (name, value) pair as the string the statements build from a Category node."""
+    return f"{name}{CATEGORY_KEY_SEPARATOR}{value}"
+
+
 @dataclass(frozen=True)
 class FilterPattern(CategoryPattern):
     """A filter of several categories (AND / OR / NOT of category terms) pushed into a
@@ -65,8 +74,10 @@ class FilterPattern(CategoryPattern):
         return {"any_of": [[lit.to_dict() for lit in conj] for conj in self.conjunctions]}
 
     def param(self) -> list[list[dict[str, Any]]]:
-        """The ``$filter`` parameter: a list of conjunctions of {name, values, negated}."""
-        return [[{"name": lit.name, "values": list(lit.values), "negated": lit.negated}
+        """The ``$filter`` parameter: a list of conjunctions of {name, values, negated, keys}
+        (``keys``: ``category_key`` of each value, matched against a document's keys)."""
+        return [[{"name": lit.name, "values": list(lit.values), "negated": lit.negated,
+                  "keys": [category_key(lit.name, v) for v in lit.values]}
                  for lit in conj] for conj in self.conjunctions]
 
     def seeds(self) -> list[list[str]] | None:
