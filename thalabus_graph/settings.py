@@ -100,7 +100,7 @@ class Settings:
     fusion_text_weight: float = 0.5
     """Weight of the text evidence in convex and language-slots fusion (semantic min-max
     normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
-    fusion_full_coverage: float = 0.25
+    fusion_full_coverage: float = 0.5
     """language-slots: share of the query's words (weighted by rarity among the candidates) a
     text hit must contain to count whole; one with less counts in proportion, so a hit sharing
     only a common word stays weak. 0 counts every hit whole."""
