@@ -92,7 +92,7 @@ class Settings:
     """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
     hybrid_all_queries: bool = True
     """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
-    0.729 fused; see README "Retrieval quality")."""
+    0.732 fused; see README "Retrieval quality")."""
     fusion: Fusion = "language-slots"
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
