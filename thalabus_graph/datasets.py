@@ -34,27 +34,26 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Member:
-    """One dataset member as read back: its id, weight and (for fragments) text."""
+    """One dataset member as read back: its id, score and (for fragments) text.
+
+    ``score`` is what the graph stores as the ``weight`` of the member's ``AGGREGATES``
+    relationship (docs/architecture.md, "Vocabulary"); the JSON form keeps the graph's name.
+    """
 
     fragmentid: str
     documentid: str
     text: str | None
-    weight: float
+    score: float
     source: str
     hidden: bool = False
     original_score: float | None = None
     rerank_text: str = ""
     unscored: bool = False
 
-    @property
-    def score(self) -> float:
-        """The member's weight, under the name rerankers read."""
-        return self.weight
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"fragmentid": self.fragmentid, "documentid": self.documentid,
-                "text": self.text, "weight": self.weight, "source": self.source,
+                "text": self.text, "weight": self.score, "source": self.source,
                 "hidden": self.hidden, "original_score": self.original_score,
                 "unscored": self.unscored}
 
@@ -230,7 +229,7 @@ class Datasets:
                     continue
                 on_retrieval = scale == "retrieval" or member.unscored
                 cut = retrieval_threshold if on_retrieval else threshold
-                if member.weight < cut:
+                if member.score < cut:
                     below.append(member)
                 elif not picked.take(member):
                     break
@@ -238,7 +237,7 @@ class Datasets:
                 continue
             fill_up = True
             before = len(picked.members)
-            for member in sorted(below, key=lambda m: (m.unscored, -m.weight, m.fragmentid)):
+            for member in sorted(below, key=lambda m: (m.unscored, -m.score, m.fragmentid)):
                 if len(picked.members) >= goal_target or not picked.take(member):
                     break
             filled_from.append(datasetid)
@@ -246,7 +245,7 @@ class Datasets:
                         "the threshold", goalid, datasetid, scale,
                         len(picked.members) - before, len(below))
         ordered = sorted(picked.members.values(),
-                         key=lambda m: (m.unscored, -m.weight, m.fragmentid))
+                         key=lambda m: (m.unscored, -m.score, m.fragmentid))
         return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets,
                            filled_from, scales)
 

@@ -92,7 +92,7 @@ _KIND_KEYS: Mapping[str, FragmentKind] = {
 }
 
 
-def fragment_id(documentid: str, kind: FragmentKind, ordinal: int) -> str:
+def fragmentid_for(documentid: str, kind: FragmentKind, ordinal: int) -> str:
     """The fragment id of the ``ordinal``-th (1-based) fragment of a kind: ``doc-1-c2``."""
     return f"{documentid}-{KIND_LETTERS[kind]}{ordinal}"
 
@@ -471,7 +471,7 @@ class _Builder:
         self, kind: FragmentKind, ordinal: int, text: str, chapter: str | None = None,
     ) -> SourceFragment:
         return SourceFragment(
-            kind=kind, fragmentid=fragment_id(self.documentid, kind, ordinal),
+            kind=kind, fragmentid=fragmentid_for(self.documentid, kind, ordinal),
             documentid=self.documentid, ordinal=ordinal, text=text,
             chapter_fragmentid=chapter,
         )
@@ -585,7 +585,7 @@ __all__ = [
     "SourceFragment",
     "document_from_dict",
     "document_id_of",
-    "fragment_id",
+    "fragmentid_for",
     "iter_documents",
     "parse_document",
     "read_documents",

@@ -301,16 +301,16 @@ class ThalabusGraph:
         for f in fragments:
             by_doc.setdefault(f.documentid, []).append(f)
         out: list[DocumentHit] = []
-        for docid, score in ranked:
-            row = details.get(docid, {})
+        for documentid, score in ranked:
+            row = details.get(documentid, {})
             props = dict(row.get("properties") or {})
             cats: dict[str, list[str]] = {}
             for c in row.get("categories") or []:
                 if c.get("name") is not None:
                     cats.setdefault(c["name"], []).append(c["value"])
-            out.append(DocumentHit(docid, score, props.get("title"), row.get("ontology"),
+            out.append(DocumentHit(documentid, score, props.get("title"), row.get("ontology"),
                                    props, {k: sorted(set(v)) for k, v in cats.items()},
-                                   by_doc.get(docid, [])))
+                                   by_doc.get(documentid, [])))
         return out
 
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
@@ -397,7 +397,7 @@ class ThalabusGraph:
         def rounds() -> Iterator[list[tuple[str, str, float]]]:
             for page in self.datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
                 stubs.update(m.fragmentid for m in page if m.source == "category")
-                yield [(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
+                yield [(m.fragmentid, m.rerank_text or m.text or "", m.score) for m in page]
 
         chosen = policy or ThresholdWithTiers.from_settings(s)
         cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)

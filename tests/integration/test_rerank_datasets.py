@@ -38,11 +38,11 @@ def test_rounds_scores_and_lineage(graph: ThalabusGraph, db: Database) -> None:
     assert result.dataset_id == "rounds#rerank_1"
     new = graph.datasets.members(result.dataset_id)
     assert [m.fragmentid for m in new] == [f["fragmentid"] for f in result.fragments]
-    originals = {m.fragmentid: m.weight for m in members}
+    originals = {m.fragmentid: m.score for m in members}
     for m in new:
         words = set(["bob", "the", "cat", "climbs", "a", "tree"])
         text = next(x.text for x in members if x.fragmentid == m.fragmentid) or ""
-        assert math.isclose(m.weight, len(words & set(text.lower().split())) / len(words))
+        assert math.isclose(m.score, len(words & set(text.lower().split())) / len(words))
         assert math.isclose(m.original_score or 0.0, originals[m.fragmentid])
     rows = db.driver.execute_query(
         "MATCH (:Dataset {datasetid: $id})-[:DERIVED_FROM]->(p:Dataset) RETURN p.datasetid AS p",
@@ -108,7 +108,7 @@ def test_goal_context_fill_up_under_a_tight_budget(graph: ThalabusGraph) -> None
     graph.datasets.use_for_goal("g-fill", reranked.dataset_id)
     roomy = graph.goal_context("g-fill", char_budget=1_000_000)
     assert roomy.fill_up_used and len(roomy.fragments) == graph.settings.max_reranking_output_doc
-    weights = [m.weight for m in roomy.fragments]
+    weights = [m.score for m in roomy.fragments]
     assert weights == sorted(weights, reverse=True)
     tight = graph.goal_context("g-fill", char_budget=600)
     assert tight.characters <= 600 and tight.truncated
@@ -149,7 +149,7 @@ def test_datasets_read_back_through_the_neomodel_models(graph: ThalabusGraph) ->
     parent = make_dataset(graph, '"kitchen floor" OR CHARACTER=Sammy', "neomodel")
     models.bind(graph.db.driver, graph.db.database)
     node = models.Dataset.nodes.get(datasetid=parent)
-    expected = [(m.fragmentid, m.weight, m.hidden) for m in graph.datasets.members(parent)]
+    expected = [(m.fragmentid, m.score, m.hidden) for m in graph.datasets.members(parent)]
     assert node.weighted_members() == expected
     assert any(isinstance(f, models.Chapter) for f in node.fragments.all())
     assert [d.documentid for d in node.documents.all()] == ["docid-2002"]

@@ -40,10 +40,10 @@ class TableReranker:
         return True
 
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        self.calls.append((query, [p.id for p in passages]))
-        scores = {p.id: self.table[p.id] for p in passages
-                  if p.id in self.table and p.id not in self.missing}
-        failed = tuple(p.id for p in passages if p.id in self.missing)
+        self.calls.append((query, [p.fragmentid for p in passages]))
+        scores = {p.fragmentid: self.table[p.fragmentid] for p in passages
+                  if p.fragmentid in self.table and p.fragmentid not in self.missing}
+        failed = tuple(p.fragmentid for p in passages if p.fragmentid in self.missing)
         failures = (RerankFailure(failed, ServiceReplyError("bad batch")),) if failed else ()
         return RerankReply(scores=scores, failures=failures)
 
@@ -88,7 +88,7 @@ def test_merge_by_fragment_id_keeps_the_higher_score() -> None:
 
         async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
             self.round += 1
-            return RerankReply({p.id: 0.1 * self.round for p in passages})
+            return RerankReply({p.fragmentid: 0.1 * self.round for p in passages})
 
     rounds = [[("a-1", "x", 0.5), ("b-1", "y", 0.4)], [("a-1", "x", 0.5)]]
     result = rerank_in_rounds_sync(rounds, "q", PerRound(), TopK(5))
@@ -188,7 +188,7 @@ def test_a_reranker_exception_degrades_one_round() -> None:
             self.n += 1
             if self.n == 1:
                 raise RuntimeError("model crashed")
-            return RerankReply({p.id: 0.5 for p in passages})
+            return RerankReply({p.fragmentid: 0.5 for p in passages})
 
     cands = candidates(10)
     result = rerank_in_rounds_sync(rounds_of(cands, 5), "q", Flaky(), TopK(10))

@@ -323,7 +323,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
     print(f"  weights on the {info['weight_scale']} scale")
     for m in members:
         mark = " (unscored)" if m.unscored else ""
-        print(f"  {m.weight:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
+        print(f"  {m.score:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
     if args.histogram:
         print(f"histogram: {args.histogram}")
     return common.EXIT_OK
@@ -334,7 +334,7 @@ def _histogram(graph: ThalabusGraph, info: dict[str, Any], path: str) -> None:
     from thalabus_graph.rerank.plots import WeightPoint, render_weight_histogram
 
     members = graph.datasets.members(info["datasetid"], include_hidden=True)
-    points = [WeightPoint(m.fragmentid, float(m.original_score), m.weight, m.unscored)
+    points = [WeightPoint(m.fragmentid, float(m.original_score), m.score, m.unscored)
               for m in members if m.original_score is not None]
     s = graph.settings
     retrieval = info["weight_scale"] == "retrieval"

@@ -119,7 +119,8 @@ def merge_batches(batches: Sequence[Sequence[Passage]], outcomes: Sequence[Batch
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, Exception):
                 raise outcome
-            failures.append(RerankFailure(tuple(p.id for p in batch), as_service_error(outcome)))
+            ids = tuple(p.fragmentid for p in batch)
+            failures.append(RerankFailure(ids, as_service_error(outcome)))
             logger.warning("a scoring batch of %d passages failed: %s", len(batch), outcome)
             continue
         batch_scores, batch_usage = outcome

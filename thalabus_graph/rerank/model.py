@@ -154,7 +154,8 @@ class ModelReranker:
         """The chat request: system instruction, then the passages as a JSON user message."""
         payload = {
             "query": query,
-            "passages": [{"id": p.id, "text": clip(p.text, self.max_chars)} for p in passages],
+            "passages": [{"id": p.fragmentid, "text": clip(p.text, self.max_chars)}
+                         for p in passages],
         }
         return {
             "model": self.model,
@@ -177,7 +178,8 @@ class ModelReranker:
             async def run(batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
                 async with semaphore:
                     reply = await self._poster.post_json(client, self.request_body(query, batch))
-                return parse_scores(_content_of(reply), [p.id for p in batch]), _usage_of(reply)
+                ids = [p.fragmentid for p in batch]
+                return parse_scores(_content_of(reply), ids), _usage_of(reply)
 
             outcomes = await asyncio.gather(*(run(b) for b in batches), return_exceptions=True)
         return merge_batches(batches, outcomes, {"requests": len(batches)})

@@ -16,14 +16,14 @@ from thalabus_graph.errors import ServiceError, ServiceReplyError, ServiceTimeou
 
 
 class Passage(NamedTuple):
-    """One passage to score: its id, its text and the score retrieval gave it.
+    """One passage to score: its fragment id, its text and the score retrieval gave it.
 
     Example:
-        >>> Passage("docid-1-c1", "Bob the cat sleeps.", 0.71).id
+        >>> Passage("docid-1-c1", "Bob the cat sleeps.", 0.71).fragmentid
         'docid-1-c1'
     """
 
-    id: str
+    fragmentid: str
     text: str
     score: float | None = None
 
@@ -138,7 +138,7 @@ class NoReranking:
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
         """Return the passages' own scores, marked as a passthrough."""
         scores = {
-            p.id: float(p.score)
+            p.fragmentid: float(p.score)
             for p in passages
             if p.score is not None and math.isfinite(p.score)
         }

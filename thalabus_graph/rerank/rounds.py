@@ -100,8 +100,8 @@ def as_passage(candidate: CandidateLike) -> Passage:
             raise ConfigurationError(
                 f"a candidate tuple is (fragmentid, text, score): {candidate!r}"
             )
-        fid, text, score = candidate
-        return Passage(str(fid), str(text), None if score is None else float(score))
+        fragmentid, text, score = candidate
+        return Passage(str(fragmentid), str(text), None if score is None else float(score))
     return Passage(candidate.fragmentid, candidate.text, candidate.score)
 
 
@@ -184,7 +184,7 @@ async def rerank_in_rounds(
         count += 1
         passages = _dedupe(as_passage(c) for c in members)
         for p in passages:
-            inputs.setdefault(p.id, p)
+            inputs.setdefault(p.fragmentid, p)
         if not passages:
             tiers.append(None)
             continue
@@ -193,18 +193,20 @@ async def rerank_in_rounds(
         except ConfigurationError:  # misconfiguration: fix the call, do not degrade
             raise
         except Exception as exc:  # one failing round degrades, it does not end the run
-            failures.append(RerankFailure(tuple(p.id for p in passages), as_service_error(exc)))
-            unscored.update(dict.fromkeys(p.id for p in passages))
+            ids = tuple(p.fragmentid for p in passages)
+            failures.append(RerankFailure(ids, as_service_error(exc)))
+            unscored.update(dict.fromkeys(ids))
             tiers.append(None)
             continue
         failures.extend(reply.failures)
         scored: list[ScoredFragment] = []
         for p in passages:
-            value = reply.scores.get(p.id)
+            value = reply.scores.get(p.fragmentid)
             if value is None or not is_score(value):
-                unscored[p.id] = None
+                unscored[p.fragmentid] = None
                 continue
-            scored.append(ScoredFragment(p.id, p.text, float(value), original_score=p.score))
+            scored.append(ScoredFragment(p.fragmentid, p.text, float(value),
+                                         original_score=p.score))
         any_scored = any_scored or bool(scored)
         explain = getattr(chosen_policy, "select_explained", None)
         if explain is not None:
@@ -284,7 +286,7 @@ async def _keep_order(
         count += 1
         for c in members:
             p = as_passage(c)
-            seen.setdefault(p.id, p)
+            seen.setdefault(p.fragmentid, p)
     return RoundsResult(
         tuple(_original(p) for p in seen.values()), reranked=False, rounds=count, reason=reason
     )
@@ -292,13 +294,13 @@ async def _keep_order(
 
 def _original(p: Passage) -> ScoredFragment:
     score = p.score if p.score is not None and math.isfinite(p.score) else 0.0
-    return ScoredFragment(p.id, p.text, score, original_score=p.score)
+    return ScoredFragment(p.fragmentid, p.text, score, original_score=p.score)
 
 
 def _dedupe(passages: Iterable[Passage]) -> list[Passage]:
     out: dict[str, Passage] = {}
     for p in passages:
-        out.setdefault(p.id, p)
+        out.setdefault(p.fragmentid, p)
     return list(out.values())
 
 

@@ -156,7 +156,7 @@ class ScoreApiReranker:
         reply = await self._poster.post_json(client, body)
         by_index = self.parse_reply(reply, len(batch))
         usage = {"requests": 1, **_usage_of(reply)}
-        return {batch[i].id: s for i, s in by_index.items()}, usage
+        return {batch[i].fragmentid: s for i, s in by_index.items()}, usage
 
     def request_body(self, query: str, texts: list[str]) -> dict[str, Any]:
         """The JSON body of one request in this reranker's wire format."""

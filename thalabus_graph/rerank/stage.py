@@ -31,6 +31,10 @@ logger = logging.getLogger(__name__)
 class Hit:
     """One retrieved chunk.
 
+    ``chunk_id`` / ``document_id`` are the reranking stage's public names (its behavioural
+    spec fixes them); everywhere else the same ids are ``fragmentid`` / ``documentid``
+    (docs/architecture.md, "Vocabulary"). The names change only at this boundary.
+
     Attributes:
         score: what retrieval (fusion) said; never overwritten.
         rerank_score: what the reranker said; None when this hit was not reranked.
