@@ -14,7 +14,6 @@ from thalabus_graph.documents import (
     LineError,
     SourceDocument,
     document_from_dict,
-    document_id_of,
     fragmentid_for,
     iter_documents,
     parse_document,
@@ -22,6 +21,7 @@ from thalabus_graph.documents import (
     split_paragraphs,
 )
 from thalabus_graph.errors import IngestError
+from thalabus_graph.fragments import document_id_of
 
 
 def line(obj: Any) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.rerank.protocol import document_id
+from thalabus_graph.fragments import document_id_of
 from thalabus_graph.settings import Settings
 
 
@@ -38,7 +38,7 @@ class ScoredFragment:
 
     def __post_init__(self) -> None:
         if not self.documentid:
-            object.__setattr__(self, "documentid", document_id(self.fragmentid))
+            object.__setattr__(self, "documentid", document_id_of(self.fragmentid))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict: fragmentid, documentid, text, score, ranking, original_score.

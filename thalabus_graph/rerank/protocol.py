@@ -145,17 +145,6 @@ class NoReranking:
         return RerankReply(scores=scores, passthrough=True)
 
 
-def document_id(fragment_id: str) -> str:
-    """The document id of a fragment id: everything before the last hyphen.
-
-    Example:
-        >>> document_id("docid-3894-c12")
-        'docid-3894'
-    """
-    head, sep, _ = fragment_id.rpartition("-")
-    return head if sep else fragment_id
-
-
 def clip(text: str, max_chars: int) -> str:
     """``text`` cut to at most ``max_chars`` characters (no cut when ``max_chars`` < 1)."""
     return text if max_chars < 1 or len(text) <= max_chars else text[:max_chars]

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from thalabus_graph.errors import CapabilityError, ConfigurationError
+from thalabus_graph.fragments import document_id_of
 from thalabus_graph.rerank.budget import BudgetPolicy
-from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, document_id, is_score
+from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, is_score
 from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
 DegradeReason = Literal["budget", "timeout", "failed", "empty", "no-semantic-query"]
@@ -54,7 +55,7 @@ class Hit:
 
     def __post_init__(self) -> None:
         if not self.document_id:
-            object.__setattr__(self, "document_id", document_id(self.chunk_id))
+            object.__setattr__(self, "document_id", document_id_of(self.chunk_id))
 
 
 @dataclass(frozen=True)
