@@ -59,6 +59,40 @@ class Member:
 
 
 @dataclass(frozen=True)
+class DatasetInfo:
+    """A dataset node as `Datasets.get` reads it: its properties, member counts and parents.
+
+    The rerank flags (``reranked``, ``reason``, ``failures``, ``unscored``, ``capped``) are None
+    on a dataset no rerank wrote.
+    """
+
+    datasetid: str
+    name: str | None
+    kind: str
+    query: str | None
+    created_at: str
+    session: str
+    weight_scale: str
+    reranked: bool | None
+    reason: str | None
+    failures: int | None
+    unscored: int | None
+    capped: int | None
+    members: int
+    hidden: int
+    derived_from: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, row: Record) -> DatasetInfo:
+        """From a ``dataset_get`` row (its columns are the field names)."""
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the ``dataset_get`` row, key for key."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
 class GoalContext:
     """The fragments a goal's datasets contribute to a RAG message."""
 
@@ -134,13 +168,13 @@ class Datasets:
             self.get(derived_from)
         return self.db.write_tx(work, what="creating a dataset")
 
-    def get(self, datasetid: str) -> dict[str, Any]:
+    def get(self, datasetid: str) -> DatasetInfo:
         """The dataset's node properties, member counts and parents; DatasetError if unknown."""
         rows = self.db.read("dataset_get", datasetid=datasetid)
         if not rows:
             raise DatasetError(f"no dataset {datasetid!r} (list them: thalabus-graph datasets "
                                "list)")
-        return rows[0]
+        return DatasetInfo.from_record(rows[0])
 
     def list_datasets(self, session: str | None = None) -> list[Record]:
         """Every dataset (of one session when given), oldest first."""
@@ -186,7 +220,7 @@ class Datasets:
 
     def weight_scale(self, datasetid: str) -> str:
         """``retrieval`` | ``reranker`` | ``mixed``: the scale of the dataset's weights."""
-        return str(self.get(datasetid)["weight_scale"])
+        return self.get(datasetid).weight_scale
 
     def use_for_goal(self, goalid: str, datasetid: str) -> int:
         """Attach a dataset to a goal (created when new); returns its ordinal."""

@@ -96,7 +96,7 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
         print(f"== rerank -> {reranked.dataset_id} ({state}, query {reranked.query!r})",
               file=out)
         for f in reranked.fragments[:4]:
-            print(f"   {f['score']:6.3f} (was {f['original_score']:.3f})  {f['fragmentid']}",
+            print(f"   {f.score:6.3f} (was {f.original_score:.3f})  {f.fragmentid}",
                   file=out)
         graph.datasets.use_for_goal(GOAL, reranked.dataset_id)
         context = graph.goal_context(GOAL)

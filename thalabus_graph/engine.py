@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
@@ -38,6 +38,9 @@ from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
 from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
 from thalabus_graph.settings import Settings
+
+if TYPE_CHECKING:
+    from thalabus_graph.graph.migrations import MigrationReport
 
 DEFAULT_SESSION = "default"
 logger = logging.getLogger(__name__)
@@ -95,7 +98,7 @@ class RerankResult:
     dataset_id: str
     parent_id: str
     query: str
-    fragments: list[dict[str, Any]]
+    fragments: list[ScoredFragment]
     reranked: bool
     reason: str | None
     rounds: int
@@ -110,7 +113,7 @@ class RerankResult:
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
                 "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": self.fragments}
+                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments]}
 
 
 class ThalabusGraph:
@@ -167,7 +170,7 @@ class ThalabusGraph:
         return self._embedder
 
     # --- schema and ingestion ------------------------------------------------------------
-    def migrate(self) -> Any:
+    def migrate(self) -> MigrationReport:
         """Apply pending migrations; returns the migration report."""
         from thalabus_graph.graph.migrations import MigrationRunner
 
@@ -388,7 +391,7 @@ class ThalabusGraph:
             ConfigurationError: raised by the reranker (never written as a degraded dataset).
         """
         info = self.datasets.get(dataset_id)
-        text = info.get("query") or "" if query_text is None else query_text
+        text = info.query or "" if query_text is None else query_text
         rerank_text = rerank_query(parse(text))
         no_reranker = isinstance(self.reranker, NoReranking)
         s = self.settings
@@ -419,15 +422,15 @@ class ThalabusGraph:
         flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
                  "failures": len(result.failures), "weight_scale": scale,
                  "unscored": len(unscored) if result.reranked else 0, "capped": result.capped}
-        new_id = self.datasets.create(members, session=session or info["session"],
+        new_id = self.datasets.create(members, session=session or info.session,
                                       query=rerank_text, kind="rerank",
                                       derived_from=dataset_id, flags=flags)
         log = logger.info if result.reranked and reason is None else logger.warning
         log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
-            "scale=%s", dataset_id, new_id, len(members), info["members"], result.reranked,
+            "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
             reason, len(result.failures), scale)
-        return RerankResult(new_id, dataset_id, rerank_text, result.to_dicts(), result.reranked,
-                            reason, result.rounds, len(result.failures), scale,
+        return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
+                            result.reranked, reason, result.rounds, len(result.failures), scale,
                             int(flags["unscored"]), result.capped)
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:

@@ -58,7 +58,7 @@ def test_a_complete_rerank_is_flagged_reranker_scale(graph: ThalabusGraph, db: D
     props = node(db, result.dataset_id)
     assert (props["reranked"], props["weight_scale"], props["failures"]) == (True, "reranker", 0)
     assert "reason" not in props  # a complete rerank has no reason
-    assert graph.datasets.get(parent)["weight_scale"] == "retrieval"
+    assert graph.datasets.get(parent).weight_scale == "retrieval"
     assert result.to_dict()["weight_scale"] == "reranker"
 
 
@@ -68,7 +68,7 @@ def test_merged_rounds_are_capped_at_max_reranking_output_frag(
         everyone = with_reranker(graph, ScoreApiReranker(server.url, protocol="vllm-score"),
                                  max_reranking_output_frag=6, min_reranking_output_doc=3)
         parent = make_dataset(everyone, '"asylum decision"', "cap")
-        size = everyone.datasets.get(parent)["members"]
+        size = everyone.datasets.get(parent).members
         assert size > 6  # every member passes the threshold: only the cap can cut
         result = everyone.rerank_dataset(parent, session="cap")
     members = everyone.datasets.members(result.dataset_id)
@@ -92,7 +92,7 @@ def test_a_failed_rerank_is_flagged_and_goal_context_keeps_its_scale(
     assert props["reranked"] is False and props["reason"] == "failed"
     assert props["weight_scale"] == "retrieval" and int(props["failures"]) >= 1  # type: ignore[call-overload]
     shown = broken.datasets.get(result.dataset_id)
-    assert (shown["reranked"], shown["reason"], shown["weight_scale"]) == \
+    assert (shown.reranked, shown.reason, shown.weight_scale) == \
         (False, "failed", "retrieval")
     # A reranker-scale threshold of 2.0 passes nothing; the retrieval weights of the degraded
     # dataset are held to the retrieval threshold (MIN_RERANKING_SCORE_DOC) instead.
@@ -122,7 +122,7 @@ def test_no_reranker_configured_is_flagged_not_reranked(graph: ThalabusGraph,
     assert (props["reranked"], props["reason"], props["weight_scale"]) == \
         (False, "no-reranker", "retrieval")
     parent_ids = [m.fragmentid for m in plain.datasets.members(parent)]
-    assert [f["fragmentid"] for f in result.fragments] == parent_ids
+    assert [f.fragmentid for f in result.fragments] == parent_ids
 
 
 def test_a_partial_failure_keeps_unscored_members_after_the_scored_ones(
