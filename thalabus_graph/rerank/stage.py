@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from thalabus_graph.errors import CapabilityError, ConfigurationError
@@ -110,6 +110,7 @@ class RerankQueryRetriever(Retriever, Protocol):
         ...
 
 
+@dataclass(eq=False, repr=False)
 class RerankingRetriever:
     """A `Retriever` that asks ``inner`` for ``candidates`` hits and reranks them to ``top_n``.
 
@@ -136,32 +137,25 @@ class RerankingRetriever:
         CapabilityError: the reranker declares itself unavailable.
     """
 
-    def __init__(
-        self,
-        inner: Retriever,
-        reranker: Reranker,
-        *,
-        candidates: int = 50,
-        top_n: int = 8,
-        timeout_seconds: float = 5.0,
-        budget: BudgetPolicy | None = None,
-        tracer: Tracer | None = None,
-    ) -> None:
-        if not candidates >= top_n >= 1:
+    inner: Retriever
+    reranker: Reranker
+    _: KW_ONLY
+    candidates: int = 50
+    top_n: int = 8
+    timeout_seconds: float = 5.0
+    budget: BudgetPolicy | None = None
+    tracer: Tracer | None = None
+
+    def __post_init__(self) -> None:
+        if not self.candidates >= self.top_n >= 1:
             raise ConfigurationError(
-                f"need candidates >= top_n >= 1, got candidates={candidates}, top_n={top_n}"
+                f"need candidates >= top_n >= 1, got candidates={self.candidates}, "
+                f"top_n={self.top_n}"
             )
-        if not timeout_seconds > 0:
+        if not self.timeout_seconds > 0:
             raise ConfigurationError("timeout_seconds must be positive")
-        if not reranker.available:
-            raise CapabilityError(f"reranker {type(reranker).__name__} is not available")
-        self.inner = inner
-        self.reranker = reranker
-        self.candidates = candidates
-        self.top_n = top_n
-        self.timeout_seconds = timeout_seconds
-        self.budget = budget
-        self.tracer = tracer
+        if not self.reranker.available:
+            raise CapabilityError(f"reranker {type(self.reranker).__name__} is not available")
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``min(k, top_n)`` hits, reranked when possible.
