@@ -16,7 +16,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
-from thalabus_graph._http import Endpoint, RetryPolicy, post_json
+from thalabus_graph._http import Endpoint, RetryPolicy, bearer_headers, post_json
 from thalabus_graph.embeddings.base import Vectors, empty_vectors, normalize_rows
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 
@@ -93,7 +93,7 @@ class OpenAIEmbedder:
                             max_retry_after_seconds=_MAX_RETRY_AFTER_SECONDS)
         self.endpoint = Endpoint(
             (root if root.endswith("/v1") else root + "/v1") + "/embeddings", "embeddings server",
-            {"Authorization": f"Bearer {api_key}"} if api_key else {}, timeout, retry)
+            bearer_headers(api_key), timeout, retry)
         """Where every batch goes, with the headers, timeout and retry policy (built once)."""
         self._body: dict[str, Any] = {"model": model, "encoding_format": encoding_format}
         """The fields every request body carries besides ``input`` (and ``input_type``)."""
@@ -113,6 +113,11 @@ class OpenAIEmbedder:
     def dimensions(self) -> int:
         """The expected vector length."""
         return self._dimensions
+
+    @property
+    def url(self) -> str:
+        """The embeddings URL batches are posted to."""
+        return self.endpoint.url
 
     @property
     def model_id(self) -> str:

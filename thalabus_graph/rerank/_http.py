@@ -17,7 +17,13 @@ from typing import Any
 
 import httpx
 
-from thalabus_graph._http import Endpoint, RetryPolicy, as_service_error, post_json_async
+from thalabus_graph._http import (
+    Endpoint,
+    RetryPolicy,
+    as_service_error,
+    bearer_headers,
+    post_json_async,
+)
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply
 
@@ -36,7 +42,7 @@ class HttpPoster:
         self,
         url: str,
         *,
-        headers: Mapping[str, str] | None = None,
+        api_key: str = "",
         timeout_seconds: float = 30.0,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
@@ -49,7 +55,7 @@ class HttpPoster:
             raise ConfigurationError("timeout_seconds must be positive")
         if client is not None and transport is not None:
             raise ConfigurationError("pass either client or transport, not both")
-        self.endpoint = Endpoint(url, "", dict(headers or {}), timeout_seconds,
+        self.endpoint = Endpoint(url, "", bearer_headers(api_key), timeout_seconds,
                                  retry or RetryPolicy())
         self.timeout_seconds = timeout_seconds
         self._client = client

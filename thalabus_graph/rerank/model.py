@@ -134,10 +134,9 @@ class ModelReranker:
         self.batch_size = batch_size
         self._semaphores = LoopSemaphores(max_parallelism)
         self._available = available
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._poster = HttpPoster(
             self.endpoint,
-            headers=headers,
+            api_key=api_key,
             timeout_seconds=timeout_seconds,
             retry=RetryPolicy(max_retries, backoff_seconds),
             client=client,

@@ -106,10 +106,9 @@ class ScoreApiReranker:
         self.batch_size = batch_size
         self.max_chars = max_chars
         self._available = available
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._poster = HttpPoster(
             self.endpoint,
-            headers=headers,
+            api_key=api_key,
             timeout_seconds=timeout_seconds,
             retry=RetryPolicy(max_retries, backoff_seconds, max_backoff_seconds),
             client=client,
