@@ -6,8 +6,6 @@ relevance limit. `rerank_in_rounds_sync` serves callers without an event loop.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import math
 from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
@@ -16,6 +14,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from thalabus_graph._http import as_service_error
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.rerank._sync import blocking
 from thalabus_graph.rerank.policies import (
     ScoredFragment,
     SelectionPolicy,
@@ -304,35 +303,18 @@ def _dedupe(passages: Iterable[Passage]) -> list[Passage]:
     return list(out.values())
 
 
-def rerank_in_rounds_sync(
-    rounds: Iterable[Sequence[CandidateLike]],
-    query: str,
-    reranker: Reranker,
-    policy: SelectionPolicy | None = None,
-    *,
-    max_output: int | None = None,
-    min_output_doc: int = 0,
-) -> RoundsResult:
-    """`rerank_in_rounds` for synchronous callers.
+rerank_in_rounds_sync = blocking(rerank_in_rounds, """`rerank_in_rounds` for synchronous callers.
 
-    Runs its own event loop; called from a thread that already runs one, it uses a worker
-    thread instead of failing.
+Runs its own event loop; called from a thread that already runs one, it uses a worker
+thread instead of failing.
 
-    Example:
-        >>> from thalabus_graph.rerank import NoReranking, TopK
-        >>> result = rerank_in_rounds_sync([[("d-1-c1", "text", 0.4)]], "cat", NoReranking(),
-        ...                                TopK(5))
-        >>> [(f.fragmentid, f.score) for f in result.fragments]
-        [('d-1-c1', 0.4)]
-    """
-    coro = rerank_in_rounds(rounds, query, reranker, policy, max_output=max_output,
-                            min_output_doc=min_output_doc)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+Example:
+    >>> from thalabus_graph.rerank import NoReranking, TopK
+    >>> result = rerank_in_rounds_sync([[("d-1-c1", "text", 0.4)]], "cat", NoReranking(),
+    ...                                TopK(5))
+    >>> [(f.fragmentid, f.score) for f in result.fragments]
+    [('d-1-c1', 0.4)]
+""")
 
 
 def rerank_fragments(
