@@ -79,16 +79,15 @@ class QueryResult:
     warnings: list[QueryWarning] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
+        only when profiled."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
                                "warnings": [w.to_dict() for w in self.warnings]}
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
             out["fragments"] = [f.to_dict() for f in self.fragments]
-        if self.plan is not None:
-            out["plan"] = self.plan
-        return out
+        return out if self.plan is None else {**out, "plan": self.plan}
 
 
 @dataclass(frozen=True)
@@ -96,16 +95,23 @@ class RerankResult:
     """A reranked dataset: its id, the surviving members and whether the order was computed."""
 
     dataset_id: str
+    """The new dataset, ``{session}#rerank_{n}``, ``DERIVED_FROM`` ``parent_id``."""
     parent_id: str
     query: str
+    """What the reranker was asked: the positive semantic clauses joined by " AND "."""
     fragments: list[ScoredFragment]
+    """The members written, best first (scored ones, then unscored in retrieved order)."""
     reranked: bool
     reason: str | None
+    """Why the order was kept or partly kept (`RoundsResult.reason`); None when complete."""
     rounds: int
     failures: int
+    """Failed scoring batches over all rounds."""
     weight_scale: str = "reranker"
+    """``reranker``, ``retrieval`` (order kept) or ``mixed`` (partly failed)."""
     unscored: int = 0
     capped: int = 0
+    """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
