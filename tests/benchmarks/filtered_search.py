@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import math
 import os
 import platform
@@ -59,6 +58,7 @@ from tests.benchmarks.ingest_throughput import (
     neo4j_uri,
 )
 from tests.benchmarks.report import write_json
+from tests.support.embedders import SeededEmbedder, text_seed
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database, Record
@@ -72,34 +72,20 @@ SWEEP_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 CHAPTER_INDEX = "typical_rag"
 
 
-class RandomQueryEmbedder:
+class RandomQueryEmbedder(SeededEmbedder):
     """An Embedder whose query vector is a fixed random unit vector per phrase."""
 
+    name = "benchmark-random-query"
+
     def __init__(self, dimensions: int = DIMENSIONS) -> None:
-        self._dimensions = dimensions
-
-    @property
-    def dimensions(self) -> int:
-        """Vector length."""
-        return self._dimensions
-
-    @property
-    def model_id(self) -> str:
-        """Names the stub."""
-        return "benchmark-random-query"
+        super().__init__(dimensions)
 
     def vector(self, text: str) -> npt.NDArray[np.float32]:
         """The phrase's unit vector (seeded by its sha256)."""
-        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-        vec = np.random.default_rng(seed).standard_normal(self._dimensions).astype(np.float32)
+        vec = np.random.default_rng(text_seed(text, "little")).standard_normal(
+            self.dimensions).astype(np.float32)
         out: npt.NDArray[np.float32] = vec / np.linalg.norm(vec)
         return out
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        """One fixed random unit vector per phrase."""
-        if not texts:
-            return np.zeros((0, self._dimensions), np.float32)
-        return np.stack([self.vector(t) for t in texts])
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Not used by the benchmark (the corpus brings its own vectors)."""
