@@ -53,7 +53,7 @@ from tests.benchmarks.ingest_throughput import (
     bench_settings,
     category_members,
     delete_prefix,
-    doc_id,
+    documentid_for,
     documents,
     neo4j_uri,
 )
@@ -112,10 +112,10 @@ def corpus_present(db: Database, docs: int, chapters_per_doc: int) -> bool:
         stored = {r["f"]: r["e"] for r in session.run(
             "UNWIND $ids AS id MATCH (c:Chapter {fragmentid: id}) "
             "RETURN c.fragmentid AS f, c.embedding AS e",
-            ids=[f"{doc_id(i)}-c1" for i in sample])}
+            ids=[f"{documentid_for(i)}-c1" for i in sample])}
     expected = all_vectors(docs, chapters_per_doc)
     for i in sample:
-        vec = stored.get(f"{doc_id(i)}-c1")
+        vec = stored.get(f"{documentid_for(i)}-c1")
         if vec is None or not np.allclose(np.asarray(vec), expected[i * chapters_per_doc],
                                            atol=1e-6):
             return False
@@ -136,7 +136,8 @@ def load_corpus(graph: ThalabusGraph, docs: int, chapters_per_doc: int) -> dict[
 # --- measuring -----------------------------------------------------------------------------
 def fragment_ids(rows: Sequence[int], chapters_per_doc: int) -> list[str]:
     """Fragment ids of corpus rows (row = doc * chapters_per_doc + chapter - 1)."""
-    return [f"{doc_id(r // chapters_per_doc)}-c{r % chapters_per_doc + 1}" for r in rows]
+    return [f"{documentid_for(r // chapters_per_doc)}-c{r % chapters_per_doc + 1}"
+            for r in rows]
 
 
 def ground_truth(vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64],
@@ -253,7 +254,7 @@ class Bench:
         """Measure every method for one category; ``name=None``: a document set of that
         fraction given to the executor directly (no category, so no whole-query timing)."""
         members = category_members(self.docs, fraction)
-        expected = frozenset(doc_id(int(i)) for i in members)
+        expected = frozenset(documentid_for(int(i)) for i in members)
         restrict = expected
         if name is not None:
             restrict = frozenset(self.db.read("search_category", name=name,

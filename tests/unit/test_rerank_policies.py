@@ -29,8 +29,8 @@ from thalabus_graph.rerank.policies import (
 from thalabus_graph.settings import Settings
 
 
-def frag(fid: str, score: float) -> ScoredFragment:
-    return ScoredFragment(fid, f"text of {fid}", score, original_score=0.5)
+def frag(fragmentid: str, score: float) -> ScoredFragment:
+    return ScoredFragment(fragmentid, f"text of {fragmentid}", score, original_score=0.5)
 
 
 def ids(fragments: list[ScoredFragment]) -> list[str]:
