@@ -59,7 +59,7 @@ from tests.benchmarks.quality import (
     load_corpus,
     semantic_phrase,
 )
-from tests.benchmarks.report import write_json
+from tests.benchmarks.report import finish
 from thalabus_graph import Settings, ThalabusGraph, lucene
 from thalabus_graph.fragments import aggregate_documents
 from thalabus_graph.settings import ENV_PREFIX
@@ -279,10 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     result = benchmark(args.uri, corpus, top_k=args.top_k, reuse=args.reuse,
                        overrides=overrides,
                        say=lambda msg: print(msg, file=sys.stderr, flush=True))
-    result.update(data=str(args.data), split=args.split)
-    print(table(result))
-    write_json(args.json, result)
-    return 0
+    return finish(result, table, data=args.data, split=args.split, json_path=args.json)
 
 
 if __name__ == "__main__":

@@ -92,8 +92,8 @@ def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(corpus: Any) 
     expected = {f"{d}-c1": (1 + float(v @ query)) / 2 for d, v in vectors.items()}
     got = {f.fragmentid: f.score for f in result.fragments}
     assert got.keys() == {k for k, s in expected.items() if s >= graph.settings.min_score}
-    for fid, score in got.items():
-        assert score == pytest.approx(expected[fid], abs=1e-6)
+    for fragmentid, score in got.items():
+        assert score == pytest.approx(expected[fragmentid], abs=1e-6)
     steps = {s["source"]: s for s in _steps(result.plan)}
     assert steps["chapters"]["path"] == "index" and steps["chapters"]["rows"] == 3
     s = graph.settings
@@ -114,7 +114,7 @@ def test_fused_phrase_adds_text_in_the_same_round_trip(corpus: Any) -> None:
     assert all("search_phrase" in s["round_trip"] for s in _steps(result.plan)
                if s.get("path") != "skipped" and s["kind"] in ("semantic", "text"))
     hits = {f.fragmentid: f for f in result.fragments}
-    assert {"rt-1-c1", "rt-3-c1"} <= {fid for fid, f in hits.items()
+    assert {"rt-1-c1", "rt-3-c1"} <= {fragmentid for fragmentid, f in hits.items()
                                       if "text:chapters" in f.contributions}
 
 
