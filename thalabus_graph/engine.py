@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -196,12 +196,13 @@ class ThalabusGraph:
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None,
-                 profile: bool = False) -> SearchExecutor:
-        """A search executor for one evaluation, with its scope resolved."""
+                 profile: bool = False, document_details: bool = False) -> SearchExecutor:
+        """A search executor for one evaluation, with its scope resolved
+        (``document_details``: its unfiltered searches also read their documents' details)."""
         return SearchExecutor(self.db, self.settings, self.embedder,
                               scope=self._scope(ontology_id, subset_of_datasetids),
                               ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids),
-                              profile=profile)
+                              profile=profile, document_details=document_details)
 
     def _scope(self, ontology_id: str | None,
                subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
@@ -224,12 +225,13 @@ class ThalabusGraph:
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 ) -> tuple[list[Fragment], Evaluator]:
+                 document_details: bool = False) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
-        evaluator, which holds the executed plan tree when ``profile`` is set."""
+        evaluator, which holds the executed plan tree when ``profile`` is set
+        (``document_details``: see ``executor``)."""
         node = parse(query) if isinstance(query, str) else query
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           profile=profile)
+                           profile=profile, document_details=document_details)
         branch = self._rerank_branch if automatically_rerank else None
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
@@ -254,14 +256,15 @@ class ThalabusGraph:
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
                                              automatically_rerank=automatically_rerank,
-                                             profile=profile)
+                                             profile=profile, document_details=return_documents)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=serialize(node)))
         _log_sources(fragments)
-        documents = self.documents_of(fragments) if return_documents else None
+        documents = (self.documents_of(fragments, known=evaluator.executor.details)
+                     if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
             plan = {"query": serialize(node), "ms": round(elapsed, 3),
@@ -295,30 +298,39 @@ class ThalabusGraph:
         return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict(),
                 "warnings": [w.to_dict() for w in warnings]}
 
-    def documents_of(self, fragments: Sequence[Fragment]) -> list[DocumentHit]:
-        """Aggregate fragments to documents: best score each, details fetched, best first."""
+    def documents_of(self, fragments: Sequence[Fragment], *,
+                     known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
+        """Aggregate fragments to documents: best score each, details attached, best first.
+
+        ``known``: details the searches already read (documentid -> [documentid, properties,
+        ontologyid, categories], as ``document_details`` returns them; ``query`` passes its
+        executor's); only the documents missing there are read, in one statement.
+        """
         ranked = aggregate_documents(fragments)
         if not ranked:
             return []
-        ids = [d for d, _ in ranked]
-        statement = cypher_library.load("document_details")
-        rows = self.db.read_tx(lambda tx: plain_records(tx.run(statement, documentids=ids)),
-                               what="document_details")
-        details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
-                   for d in (rows[0]["documents"] if rows else [])}
+        details: dict[str, Sequence[Any]] = dict(known or {})
+        missing = [d for d, _ in ranked if d not in details]
+        if missing:
+            statement = cypher_library.load("document_details")
+            rows = self.db.read_tx(
+                lambda tx: plain_records(tx.run(statement, documentids=missing)),
+                what="document_details")
+            details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
         by_doc: dict[str, list[Fragment]] = {}
         for f in fragments:
             by_doc.setdefault(f.documentid, []).append(f)
         out: list[DocumentHit] = []
         for documentid, score in ranked:
-            row = details.get(documentid, {})
-            props = dict(row.get("properties") or {})
+            _, props, ontology, categories = (details.get(documentid)
+                                              or (documentid, None, None, None))
             cats: dict[str, list[str]] = {}
-            for c in row.get("categories") or []:
+            for c in categories or ():
                 if c.get("name") is not None:
                     cats.setdefault(c["name"], []).append(c["value"])
-            out.append(DocumentHit(documentid, score, props.get("title"), row.get("ontology"),
-                                   props, {k: sorted(set(v)) for k, v in cats.items()},
+            props = dict(props or {})
+            out.append(DocumentHit(documentid, score, props.get("title"), ontology, props,
+                                   {k: sorted(set(v)) for k, v in cats.items()},
                                    by_doc.get(documentid, [])))
         return out
 

@@ -140,3 +140,32 @@ def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) 
     for a, b in zip(fragments, reference, strict=True):
         assert a.score == pytest.approx(b.score, abs=1e-6)
     assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
+
+
+def test_documents_come_with_the_search_round_trip(corpus: Any) -> None:
+    db, _ = corpus
+    graph, counting = _graph(db, _unit(np.random.default_rng(13)), hybrid_all_queries=True)
+    result = graph.query('"kitchen"')
+    # the searches read their documents' details too: no document_details call
+    assert counting.reads == 1
+    assert result.documents is not None
+    # the same documents, details and categories as the separate statement reads them
+    separate = graph.documents_of(result.fragments)
+    assert counting.reads == 2
+    assert [d.to_dict() for d in result.documents] == [d.to_dict() for d in separate]
+    assert {d.documentid: d.categories for d in separate} == {
+        "rt-1": {"TAG": ["odd"]}, "rt-2": {"TAG": ["even"]}, "rt-3": {"TAG": ["odd"]}}
+    # fragments only: the searches read no details
+    fragments_only = graph.query('"kitchen"', return_documents=False)
+    assert counting.reads == 3 and fragments_only.documents is None
+
+
+def test_documents_of_a_filtered_query_are_read_in_one_statement(corpus: Any) -> None:
+    db, _ = corpus
+    graph, _ = _graph(db, _unit(np.random.default_rng(17)), hybrid_all_queries=False,
+                      short_query_max_words=0)
+    result = graph.query('"kitchen" AND TAG=odd')
+    assert result.documents is not None
+    assert {d.documentid: d.categories for d in result.documents} == {
+        "rt-1": {"TAG": ["odd"]}, "rt-3": {"TAG": ["odd"]}}
+    assert all(d.properties["documentid"] == d.documentid for d in result.documents)
