@@ -10,7 +10,10 @@
 // from user text). A search whose source holds no nodes is not run (no row). Every hit also
 // carries its document's stored language (one unique-index lookup each), which the
 // language-slots fusion needs, so it costs no round trip of its own ('' for none: collect
-// skips nulls, and the lists must stay parallel).
+// skips nulls, and the lists must stay parallel). With $details (the caller returns documents)
+// each row also lists [documentid, properties, ontologyid, categories] of its hits' documents,
+// as document_details reads them, so the documents need no round trip of their own (a list of
+// its own: collect skips the nulls of $details false, and it need not stay parallel).
 // $ontologyid (or null): the scope's ontology, whose size is not known yet. The size row also
 // counts its documents ('ontology'); when it holds only part of the documents no search runs
 // (the caller searches again with the ontology as a pattern), else the searches are the
@@ -26,7 +29,7 @@ RETURN 'size' AS kind, null AS source,
          AS fragmentids,
        [] AS documentids, [] AS texts,
        [documents, chapters, paragraphs, summaries, keywords, ontology] AS scores,
-       [] AS languages
+       [] AS languages, [] AS details
 UNION ALL
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH {chapters: COUNT { (:Chapter) }, paragraphs: COUNT { (:Paragraph) },
@@ -44,10 +47,15 @@ CALL (s) {
                   ELSE score END AS score
   OPTIONAL MATCH (d:Document {documentid: node.documentid})
   RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages
+         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
+         collect(CASE WHEN $details AND d IS NOT NULL
+                 THEN [d.documentid, properties(d),
+                       [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                       [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
+                 END) AS details
 }
 RETURN 'semantic' AS kind, s.source AS source, fragmentids, documentids, texts, scores,
-       languages
+       languages, details
 UNION ALL
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH {chapters: COUNT { (:Chapter) }, keywords: COUNT { (:Keyword) }} AS sizes,
@@ -59,6 +67,12 @@ CALL (t) {
   CALL db.index.fulltext.queryNodes(t.index, t.query, {limit: t.k}) YIELD node, score
   OPTIONAL MATCH (d:Document {documentid: node.documentid})
   RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages
+         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
+         collect(CASE WHEN $details AND d IS NOT NULL
+                 THEN [d.documentid, properties(d),
+                       [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                       [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
+                 END) AS details
 }
-RETURN 'text' AS kind, t.source AS source, fragmentids, documentids, texts, scores, languages
+RETURN 'text' AS kind, t.source AS source, fragmentids, documentids, texts, scores, languages,
+       details

@@ -102,6 +102,16 @@ class Endpoint:
         return f"{self.name} {self.url}" if self.name else self.url
 
 
+def bearer_headers(api_key: str | None) -> dict[str, str]:
+    """The ``Authorization: Bearer`` header for an API key; no header without one.
+
+    Example:
+        >>> bearer_headers("k"), bearer_headers("")
+        ({'Authorization': 'Bearer k'}, {})
+    """
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent or bad.
 
@@ -241,6 +251,7 @@ __all__ = [
     "Endpoint",
     "RetryPolicy",
     "as_service_error",
+    "bearer_headers",
     "decode_response",
     "next_delay",
     "parse_retry_after",

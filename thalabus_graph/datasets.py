@@ -34,29 +34,62 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Member:
-    """One dataset member as read back: its id, weight and (for fragments) text."""
+    """One dataset member as read back: its id, score and (for fragments) text.
+
+    ``score`` is what the graph stores as the ``weight`` of the member's ``AGGREGATES``
+    relationship (docs/architecture.md, "Vocabulary"); the JSON form keeps the graph's name.
+    """
 
     fragmentid: str
     documentid: str
     text: str | None
-    weight: float
+    score: float
     source: str
     hidden: bool = False
     original_score: float | None = None
     rerank_text: str = ""
     unscored: bool = False
 
-    @property
-    def score(self) -> float:
-        """The member's weight, under the name rerankers read."""
-        return self.weight
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"fragmentid": self.fragmentid, "documentid": self.documentid,
-                "text": self.text, "weight": self.weight, "source": self.source,
+                "text": self.text, "weight": self.score, "source": self.source,
                 "hidden": self.hidden, "original_score": self.original_score,
                 "unscored": self.unscored}
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A dataset node as `Datasets.get` reads it: its properties, member counts and parents.
+
+    The rerank flags (``reranked``, ``reason``, ``failures``, ``unscored``, ``capped``) are None
+    on a dataset no rerank wrote.
+    """
+
+    datasetid: str
+    name: str | None
+    kind: str
+    query: str | None
+    created_at: str
+    session: str
+    weight_scale: str
+    reranked: bool | None
+    reason: str | None
+    failures: int | None
+    unscored: int | None
+    capped: int | None
+    members: int
+    hidden: int
+    derived_from: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, row: Record) -> DatasetInfo:
+        """From a ``dataset_get`` row (its columns are the field names)."""
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the ``dataset_get`` row, key for key."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -135,13 +168,13 @@ class Datasets:
             self.get(derived_from)
         return self.db.write_tx(work, what="creating a dataset")
 
-    def get(self, datasetid: str) -> dict[str, Any]:
+    def get(self, datasetid: str) -> DatasetInfo:
         """The dataset's node properties, member counts and parents; DatasetError if unknown."""
         rows = self.db.read("dataset_get", datasetid=datasetid)
         if not rows:
             raise DatasetError(f"no dataset {datasetid!r} (list them: thalabus-graph datasets "
                                "list)")
-        return rows[0]
+        return DatasetInfo.from_record(rows[0])
 
     def list_datasets(self, session: str | None = None) -> list[Record]:
         """Every dataset (of one session when given), oldest first."""
@@ -187,7 +220,7 @@ class Datasets:
 
     def weight_scale(self, datasetid: str) -> str:
         """``retrieval`` | ``reranker`` | ``mixed``: the scale of the dataset's weights."""
-        return str(self.get(datasetid)["weight_scale"])
+        return self.get(datasetid).weight_scale
 
     def use_for_goal(self, goalid: str, datasetid: str) -> int:
         """Attach a dataset to a goal (created when new); returns its ordinal."""
@@ -230,7 +263,7 @@ class Datasets:
                     continue
                 on_retrieval = scale == "retrieval" or member.unscored
                 cut = retrieval_threshold if on_retrieval else threshold
-                if member.weight < cut:
+                if member.score < cut:
                     below.append(member)
                 elif not picked.take(member):
                     break
@@ -238,7 +271,7 @@ class Datasets:
                 continue
             fill_up = True
             before = len(picked.members)
-            for member in sorted(below, key=lambda m: (m.unscored, -m.weight, m.fragmentid)):
+            for member in sorted(below, key=lambda m: (m.unscored, -m.score, m.fragmentid)):
                 if len(picked.members) >= goal_target or not picked.take(member):
                     break
             filled_from.append(datasetid)
@@ -246,7 +279,7 @@ class Datasets:
                         "the threshold", goalid, datasetid, scale,
                         len(picked.members) - before, len(below))
         ordered = sorted(picked.members.values(),
-                         key=lambda m: (m.unscored, -m.weight, m.fragmentid))
+                         key=lambda m: (m.unscored, -m.score, m.fragmentid))
         return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets,
                            filled_from, scales)
 

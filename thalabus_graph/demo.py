@@ -96,7 +96,7 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
         print(f"== rerank -> {reranked.dataset_id} ({state}, query {reranked.query!r})",
               file=out)
         for f in reranked.fragments[:4]:
-            print(f"   {f['score']:6.3f} (was {f['original_score']:.3f})  {f['fragmentid']}",
+            print(f"   {f.score:6.3f} (was {f.original_score:.3f})  {f.fragmentid}",
                   file=out)
         graph.datasets.use_for_goal(GOAL, reranked.dataset_id)
         context = graph.goal_context(GOAL)
@@ -104,7 +104,7 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
         print(f"== goal context of {GOAL}: {len(context.fragments)} fragments, "
               f"{context.characters} characters, fill-up {fill}", file=out)
         for m in context.fragments[:3]:
-            print(f"   {m.weight:6.3f}  {m.fragmentid}  {(m.text or '')[:70]}", file=out)
+            print(f"   {m.score:6.3f}  {m.fragmentid}  {(m.text or '')[:70]}", file=out)
         print(INSPECT.format(dataset=dataset, rerank=reranked.dataset_id), file=out)
         summary.update(dataset=dataset, rerank=reranked.to_dict(), context=context.to_dict())
     return summary

@@ -64,6 +64,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
+from thalabus_graph.query.ast import NAME_PATTERN
 
 FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "keyword"]
 Scalar: TypeAlias = str | int | float | bool
@@ -79,7 +80,6 @@ MAX_KEY_BYTES = 2048
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """Range of the integers Neo4j stores (the driver cannot pack larger ones)."""
 
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _FRAGMENT_SUFFIX_RE = re.compile(r"-[cpsk][0-9]+\Z")
 _BAD_ID_CHARS_RE = re.compile(r"[\s\x00-\x1f\x7f]")
 _BLANK_LINE_RE = re.compile(r"\n[ \t\f\v]*\n")
@@ -92,15 +92,9 @@ _KIND_KEYS: Mapping[str, FragmentKind] = {
 }
 
 
-def fragment_id(documentid: str, kind: FragmentKind, ordinal: int) -> str:
+def fragmentid_for(documentid: str, kind: FragmentKind, ordinal: int) -> str:
     """The fragment id of the ``ordinal``-th (1-based) fragment of a kind: ``doc-1-c2``."""
     return f"{documentid}-{KIND_LETTERS[kind]}{ordinal}"
-
-
-def document_id_of(fragmentid: str) -> str:
-    """The document id of a fragment id: everything before the last hyphen."""
-    head, sep, _ = fragmentid.rpartition("-")
-    return head if sep else fragmentid
 
 
 def split_paragraphs(text: str) -> list[str]:
@@ -378,8 +372,8 @@ class _Builder:
         for key, value in obj.items():
             if key in _RESERVED or value is None:
                 continue
-            if not isinstance(key, str) or not NAME_RE.match(key):
-                raise IngestError(f"property name {key!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            if not isinstance(key, str) or not NAME_PATTERN.fullmatch(key):
+                raise IngestError(f"property name {key!r} must match {NAME_PATTERN.pattern}")
             if isinstance(value, float) and not math.isfinite(value):
                 raise IngestError(f"property {key!r} is not a finite number")
             if not isinstance(value, str | int | float | bool):
@@ -401,8 +395,8 @@ class _Builder:
             raise IngestError(f"categories must be an object, not {_json_type(value)}")
         result: dict[str, tuple[str, ...]] = {}
         for name, raw in value.items():
-            if not isinstance(name, str) or not NAME_RE.match(name):
-                raise IngestError(f"category name {name!r} must match [A-Za-z_][A-Za-z0-9_]*")
+            if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+                raise IngestError(f"category name {name!r} must match {NAME_PATTERN.pattern}")
             _check_key(name, "category name")
             items = [raw] if isinstance(raw, str) else raw
             if not isinstance(items, list):
@@ -471,7 +465,7 @@ class _Builder:
         self, kind: FragmentKind, ordinal: int, text: str, chapter: str | None = None,
     ) -> SourceFragment:
         return SourceFragment(
-            kind=kind, fragmentid=fragment_id(self.documentid, kind, ordinal),
+            kind=kind, fragmentid=fragmentid_for(self.documentid, kind, ordinal),
             documentid=self.documentid, ordinal=ordinal, text=text,
             chapter_fragmentid=chapter,
         )
@@ -584,8 +578,7 @@ __all__ = [
     "SourceDocument",
     "SourceFragment",
     "document_from_dict",
-    "document_id_of",
-    "fragment_id",
+    "fragmentid_for",
     "iter_documents",
     "parse_document",
     "read_documents",

@@ -10,9 +10,9 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
@@ -38,6 +38,9 @@ from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
 from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
 from thalabus_graph.settings import Settings
+
+if TYPE_CHECKING:
+    from thalabus_graph.graph.migrations import MigrationReport
 
 DEFAULT_SESSION = "default"
 logger = logging.getLogger(__name__)
@@ -76,16 +79,15 @@ class QueryResult:
     warnings: list[QueryWarning] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
+        only when profiled."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
                                "warnings": [w.to_dict() for w in self.warnings]}
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
             out["fragments"] = [f.to_dict() for f in self.fragments]
-        if self.plan is not None:
-            out["plan"] = self.plan
-        return out
+        return out if self.plan is None else {**out, "plan": self.plan}
 
 
 @dataclass(frozen=True)
@@ -93,16 +95,23 @@ class RerankResult:
     """A reranked dataset: its id, the surviving members and whether the order was computed."""
 
     dataset_id: str
+    """The new dataset, ``{session}#rerank_{n}``, ``DERIVED_FROM`` ``parent_id``."""
     parent_id: str
     query: str
-    fragments: list[dict[str, Any]]
+    """What the reranker was asked: the positive semantic clauses joined by " AND "."""
+    fragments: list[ScoredFragment]
+    """The members written, best first (scored ones, then unscored in retrieved order)."""
     reranked: bool
     reason: str | None
+    """Why the order was kept or partly kept (`RoundsResult.reason`); None when complete."""
     rounds: int
     failures: int
+    """Failed scoring batches over all rounds."""
     weight_scale: str = "reranker"
+    """``reranker``, ``retrieval`` (order kept) or ``mixed`` (partly failed)."""
     unscored: int = 0
     capped: int = 0
+    """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -110,7 +119,7 @@ class RerankResult:
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
                 "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": self.fragments}
+                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments]}
 
 
 class ThalabusGraph:
@@ -167,7 +176,7 @@ class ThalabusGraph:
         return self._embedder
 
     # --- schema and ingestion ------------------------------------------------------------
-    def migrate(self) -> Any:
+    def migrate(self) -> MigrationReport:
         """Apply pending migrations; returns the migration report."""
         from thalabus_graph.graph.migrations import MigrationRunner
 
@@ -187,12 +196,13 @@ class ThalabusGraph:
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None,
-                 profile: bool = False) -> SearchExecutor:
-        """A search executor for one evaluation, with its scope resolved."""
+                 profile: bool = False, document_details: bool = False) -> SearchExecutor:
+        """A search executor for one evaluation, with its scope resolved
+        (``document_details``: its unfiltered searches also read their documents' details)."""
         return SearchExecutor(self.db, self.settings, self.embedder,
                               scope=self._scope(ontology_id, subset_of_datasetids),
                               ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids),
-                              profile=profile)
+                              profile=profile, document_details=document_details)
 
     def _scope(self, ontology_id: str | None,
                subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
@@ -215,12 +225,13 @@ class ThalabusGraph:
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 ) -> tuple[list[Fragment], Evaluator]:
+                 document_details: bool = False) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
-        evaluator, which holds the executed plan tree when ``profile`` is set."""
+        evaluator, which holds the executed plan tree when ``profile`` is set
+        (``document_details``: see ``executor``)."""
         node = parse(query) if isinstance(query, str) else query
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           profile=profile)
+                           profile=profile, document_details=document_details)
         branch = self._rerank_branch if automatically_rerank else None
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
@@ -245,14 +256,15 @@ class ThalabusGraph:
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
                                              automatically_rerank=automatically_rerank,
-                                             profile=profile)
+                                             profile=profile, document_details=return_documents)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=serialize(node)))
         _log_sources(fragments)
-        documents = self.documents_of(fragments) if return_documents else None
+        documents = (self.documents_of(fragments, known=evaluator.executor.details)
+                     if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
             plan = {"query": serialize(node), "ms": round(elapsed, 3),
@@ -288,31 +300,40 @@ class ThalabusGraph:
                 "plan": tree.to_dict(measured=False),
                 "warnings": [w.to_dict() for w in warnings]}
 
-    def documents_of(self, fragments: Sequence[Fragment]) -> list[DocumentHit]:
-        """Aggregate fragments to documents: best score each, details fetched, best first."""
+    def documents_of(self, fragments: Sequence[Fragment], *,
+                     known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
+        """Aggregate fragments to documents: best score each, details attached, best first.
+
+        ``known``: details the searches already read (documentid -> [documentid, properties,
+        ontologyid, categories], as ``document_details`` returns them; ``query`` passes its
+        executor's); only the documents missing there are read, in one statement.
+        """
         ranked = aggregate_documents(fragments)
         if not ranked:
             return []
-        ids = [d for d, _ in ranked]
-        statement = cypher_library.load("document_details")
-        rows = self.db.read_tx(lambda tx: plain_records(tx.run(statement, documentids=ids)),
-                               what="document_details")
-        details = {d[0]: {"properties": d[1], "ontology": d[2], "categories": d[3]}
-                   for d in (rows[0]["documents"] if rows else [])}
+        details: dict[str, Sequence[Any]] = dict(known or {})
+        missing = [d for d, _ in ranked if d not in details]
+        if missing:
+            statement = cypher_library.load("document_details")
+            rows = self.db.read_tx(
+                lambda tx: plain_records(tx.run(statement, documentids=missing)),
+                what="document_details")
+            details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
         by_doc: dict[str, list[Fragment]] = {}
         for f in fragments:
             by_doc.setdefault(f.documentid, []).append(f)
         out: list[DocumentHit] = []
-        for docid, score in ranked:
-            row = details.get(docid, {})
-            props = dict(row.get("properties") or {})
+        for documentid, score in ranked:
+            _, props, ontology, categories = (details.get(documentid)
+                                              or (documentid, None, None, None))
             cats: dict[str, list[str]] = {}
-            for c in row.get("categories") or []:
+            for c in categories or ():
                 if c.get("name") is not None:
                     cats.setdefault(c["name"], []).append(c["value"])
-            out.append(DocumentHit(docid, score, props.get("title"), row.get("ontology"),
-                                   props, {k: sorted(set(v)) for k, v in cats.items()},
-                                   by_doc.get(docid, [])))
+            props = dict(props or {})
+            out.append(DocumentHit(documentid, score, props.get("title"), ontology, props,
+                                   {k: sorted(set(v)) for k, v in cats.items()},
+                                   by_doc.get(documentid, [])))
         return out
 
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
@@ -390,7 +411,7 @@ class ThalabusGraph:
             ConfigurationError: raised by the reranker (never written as a degraded dataset).
         """
         info = self.datasets.get(dataset_id)
-        text = info.get("query") or "" if query_text is None else query_text
+        text = info.query or "" if query_text is None else query_text
         rerank_text = rerank_query(parse(text))
         no_reranker = isinstance(self.reranker, NoReranking)
         s = self.settings
@@ -399,7 +420,7 @@ class ThalabusGraph:
         def rounds() -> Iterator[list[tuple[str, str, float]]]:
             for page in self.datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
                 stubs.update(m.fragmentid for m in page if m.source == "category")
-                yield [(m.fragmentid, m.rerank_text or m.text or "", m.weight) for m in page]
+                yield [(m.fragmentid, m.rerank_text or m.text or "", m.score) for m in page]
 
         chosen = policy or ThresholdWithTiers.from_settings(s)
         cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
@@ -421,15 +442,15 @@ class ThalabusGraph:
         flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
                  "failures": len(result.failures), "weight_scale": scale,
                  "unscored": len(unscored) if result.reranked else 0, "capped": result.capped}
-        new_id = self.datasets.create(members, session=session or info["session"],
+        new_id = self.datasets.create(members, session=session or info.session,
                                       query=rerank_text, kind="rerank",
                                       derived_from=dataset_id, flags=flags)
         log = logger.info if result.reranked and reason is None else logger.warning
         log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
-            "scale=%s", dataset_id, new_id, len(members), info["members"], result.reranked,
+            "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
             reason, len(result.failures), scale)
-        return RerankResult(new_id, dataset_id, rerank_text, result.to_dicts(), result.reranked,
-                            reason, result.rounds, len(result.failures), scale,
+        return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
+                            result.reranked, reason, result.rounds, len(result.failures), scale,
                             int(flags["unscored"]), result.capped)
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:

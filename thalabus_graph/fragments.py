@@ -78,7 +78,7 @@ def sort_fragments(fragments: Iterable[Fragment]) -> list[Fragment]:
     return sorted(fragments, key=lambda f: (-f.score, f.fragmentid))
 
 
-def is_pure_filter(fragments: Sequence[Fragment]) -> bool:
+def all_stubs(fragments: Sequence[Fragment]) -> bool:
     """A side that holds only stubs: a filter, never judged by its scores."""
     return all(f.is_stub for f in fragments)
 
@@ -121,7 +121,7 @@ def combine_and(left: Sequence[Fragment], right: Sequence[Fragment]) -> list[Fra
     common = left_docs.keys() & right_docs.keys()
     if not common:
         return []
-    left_filter, right_filter = is_pure_filter(left), is_pure_filter(right)
+    left_filter, right_filter = all_stubs(left), all_stubs(right)
     if left_filter and right_filter:
         return _dedupe(
             f.with_score(f.score, _contributions_of(right_docs[f.documentid]))
@@ -182,11 +182,11 @@ __all__ = [
     "CATEGORY_SOURCE",
     "Fragment",
     "aggregate_documents",
+    "all_stubs",
     "combine_and",
     "combine_not",
     "combine_or",
     "document_id_of",
-    "is_pure_filter",
     "merge_contributions",
     "rag_select",
     "sort_fragments",

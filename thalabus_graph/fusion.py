@@ -69,19 +69,29 @@ def shared_words(query_words: frozenset[str], text: str | None) -> frozenset[str
     if not text:
         return frozenset()
     low = text.lower()
-    return frozenset(w for w in query_words if w in low)
+    return frozenset(filter(low.__contains__, query_words))
 
 
 def _merged(lists: Iterable[Sequence[Fragment]]
             ) -> tuple[dict[str, Fragment], dict[str, tuple[str, ...]]]:
-    """The first fragment seen per id and every contribution it gathered."""
+    """The first fragment seen per id and every contribution it gathered (sorted, distinct).
+
+    One dict pass: a fragment found once keeps its own contributions tuple (a set is built
+    only for an id seen twice), as this runs on every fused phrase's ~400 candidates.
+    """
     first: dict[str, Fragment] = {}
-    contributions: dict[str, set[str]] = {}
+    gathered: dict[str, tuple[str, ...] | set[str]] = {}
     for fragments in lists:
         for f in fragments:
-            first.setdefault(f.fragmentid, f)
-            contributions.setdefault(f.fragmentid, set()).update(f.contributions)
-    return first, {fid: tuple(sorted(c)) for fid, c in contributions.items()}
+            fid = f.fragmentid
+            seen = gathered.get(fid)
+            if seen is None:
+                first[fid] = f
+                gathered[fid] = f.contributions
+            else:
+                gathered[fid] = {*seen, *f.contributions}
+    return first, {fid: c if isinstance(c, tuple) and len(c) <= 1 else tuple(sorted(set(c)))
+                   for fid, c in gathered.items()}
 
 
 def _best(fragments: Sequence[Fragment]) -> dict[str, float]:
@@ -190,6 +200,23 @@ def slot_scores(semantic: Mapping[str, float], fused: Mapping[str, float],
     return out
 
 
+def _highest(scores: Mapping[str, float]) -> float:
+    """The largest score (0.0 for none)."""
+    return max(scores.values(), default=0.0)
+
+
+def _rarity(query_words: frozenset[str], text: Sequence[Fragment], semantic: Mapping[str, float]
+            ) -> tuple[dict[str, frozenset[str]], dict[str, float]]:
+    """The query words each text hit contains (by fragment id), and each query word's rarity
+    among the candidates: ``ln(1 + candidates / (1 + text hits containing it))``, candidates
+    being the semantic hits and text hits together (distinct fragment ids)."""
+    hit_found = {f.fragmentid: shared_words(query_words, f.text) for f in text}
+    candidates = len(semantic.keys() | hit_found.keys())
+    return hit_found, {w: math.log(1 + candidates / (1 + sum(w in found
+                                                              for found in hit_found.values())))
+                       for w in query_words}
+
+
 @dataclass(frozen=True)
 class LanguageSlots:
     """The ``language-slots`` rule fitted on one phrase's unrestricted candidates.
@@ -234,30 +261,61 @@ class LanguageSlots:
         """
         sem = _best(semantic)
         lo = min(sem.values(), default=0.0)
-        hi = max(sem.values(), default=0.0)
-        query_words = words(query)
-        hit_words = {f.fragmentid: shared_words(query_words, f.text) for f in text}
-        candidates = len(sem.keys() | hit_words.keys())
-        idf = {w: math.log(1 + candidates / (1 + sum(w in found for found in hit_words.values())))
-               for w in query_words}
-        model = cls((lo, hi), text_weight, full_coverage, lo if sem else 1.0, idf)
-        evidence = model.evidence(text)
-        fused = model.fused(semantic, evidence)
+        hit_found, idf = _rarity(words(query), text, sem)
+        model = cls((lo, _highest(sem)), text_weight, full_coverage, lo if sem else 1.0, idf)
+        evidence = model._evidence_scores(text, hit_found)
+        fused = model._convex(sem, evidence)
         query_language = None
         if evidence:
-            strongest = min(evidence, key=lambda f: (-f.score, f.fragmentid))
+            strongest = min(text, key=lambda f: (-evidence[f.fragmentid], f.fragmentid))
             query_language = languages.get(strongest.documentid)
         doc_sem: dict[str, float] = {}
         for f in semantic:
-            doc_sem[f.documentid] = max(doc_sem.get(f.documentid, f.score), f.score)
+            best = doc_sem.get(f.documentid)
+            if best is None or f.score > best:
+                doc_sem[f.documentid] = f.score
         best_fused: dict[str, float] = {}
         for f in (*semantic, *text):
-            best_fused[f.documentid] = max(best_fused.get(f.documentid, 0.0),
-                                           fused[f.fragmentid])
+            score = fused[f.fragmentid]
+            if score > best_fused.get(f.documentid, 0.0) or f.documentid not in best_fused:
+                best_fused[f.documentid] = max(best_fused.get(f.documentid, 0.0), score)
         groups = {d: languages.get(d) for d in best_fused}
         slots = slot_scores(doc_sem, best_fused, groups, (query_language,))
         return dataclasses.replace(model, query_language=query_language, slots=slots,
                                    best_fused=best_fused, fitted=fused)
+
+    def _evidence_scores(self, text: Sequence[Fragment],
+                         found: Mapping[str, frozenset[str]]) -> dict[str, float]:
+        """Fragment id -> its best text evidence (``evidence``), from the query words each
+        hit was found to contain (``found``, by fragment id)."""
+        total = sum(self.idf.values())
+        weights = tuple(self.idf.items())
+        out: dict[str, float] = {}
+        for f in text:
+            score = f.score
+            if self.full_coverage > 0:
+                words_in = found[f.fragmentid]
+                covered = (sum(weight for w, weight in weights if w in words_in) / total
+                           if total > 0 else 0.0)
+                score *= min(1.0, covered / self.full_coverage)
+            if score > out.get(f.fragmentid, -math.inf):
+                out[f.fragmentid] = score
+        return out
+
+    def _convex(self, semantic: Mapping[str, float], evidence: Mapping[str, float]
+                ) -> dict[str, float]:
+        """``convex_scores`` on best-score maps (semantic raw, evidence weighted)."""
+        lo, hi = self.semantic_range
+        w = self.text_weight
+        span = hi - lo
+        out: dict[str, float] = {}
+        for fid, s in semantic.items():
+            norm = min(max((s - lo) / span, 0.0), 1.0) if span > 0 else 1.0
+            out[fid] = (1 - w) * norm + w * evidence.get(fid, 0.0)
+        for fid, e in evidence.items():
+            if fid not in out:
+                out[fid] = w * e
+        return out
 
     def coverage(self, text: str | None) -> float:
         """Share of the query's rarity weight that ``text`` contains (0 without query words).

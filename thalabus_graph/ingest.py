@@ -234,18 +234,19 @@ class Ingestor:
                 else:
                     wanted[frag.fragmentid] = frag
         supplied = len(out)
-        hashes = {fid: text_hash(model, f.text) for fid, f in wanted.items()}
+        hashes = {fragmentid: text_hash(model, f.text) for fragmentid, f in wanted.items()}
         rows = self.db.read("ingest_existing_embeddings", fragments=[
-            {"fragmentid": fid, "hash": h} for fid, h in hashes.items()]) if wanted else []
+            {"fragmentid": fragmentid, "hash": h}
+            for fragmentid, h in hashes.items()]) if wanted else []
         for row in rows:
             out[row["fragmentid"]] = (row["embedding"], hashes[row["fragmentid"]])
-        missing = [fid for fid in wanted if fid not in out]
+        missing = [fragmentid for fragmentid in wanted if fragmentid not in out]
         if missing and self.embedder is None:
-            raise UnembeddedDocuments({wanted[fid].documentid for fid in missing})
+            raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
-            vectors = self.embedder.embed_passages([wanted[fid].text for fid in missing])
-            for fid, vec in zip(missing, vectors, strict=True):
-                out[fid] = ([float(x) for x in vec], hashes[fid])
+            vectors = self.embedder.embed_passages([wanted[f].text for f in missing])
+            for fragmentid, vec in zip(missing, vectors, strict=True):
+                out[fragmentid] = ([float(x) for x in vec], hashes[fragmentid])
         report.embeddings_supplied += supplied
         report.embeddings_reused += len(rows)
         report.embeddings_computed += len(missing)

@@ -175,7 +175,7 @@ class SearchExecutor:
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
                  scope: DocSet | None = None, *, ontologyid: str | None = None,
-                 profile: bool = False) -> None:
+                 profile: bool = False, document_details: bool = False) -> None:
         self.db = db
         self.profile = profile
         self.settings = settings
@@ -197,6 +197,12 @@ class SearchExecutor:
         self._unrestricted_hits: dict[str, tuple[list[Fragment], list[Fragment]]] = {}
         self._text_best_cache: dict[tuple[str, str, str | None], float] = {}
         self._vectors: dict[str, list[float]] = {}
+        # With ``document_details`` (the caller returns documents), the unfiltered searches
+        # also read their hits' documents: documentid -> [documentid, properties,
+        # ontologyid, categories] as ``document_details`` rows are (``ThalabusGraph
+        # .documents_of`` reads only the documents missing here).
+        self.document_details = document_details
+        self.details: dict[str, list[Any]] = {}
 
     # --- helpers ---------------------------------------------------------------------
     def restriction(self, restrict: DocSet | None) -> DocSet | None:
@@ -451,7 +457,8 @@ class SearchExecutor:
         rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
                           vector_searches=vector_searches, text_searches=text_searches,
                           rescore=self.settings.vector_quantization,
-                          ontologyid=self.ontologyid if probing else None)
+                          ontologyid=self.ontologyid if probing else None,
+                          details=self.document_details)
         self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
@@ -459,6 +466,7 @@ class SearchExecutor:
             columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
             self._languages.update(zip(row["documentids"],
                                        map(_stored_language, row["languages"]), strict=True))
+            self.details.update((entry[0], entry) for entry in row["details"])
             if row["kind"] == "size":
                 sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
                 ontology_size = sizes.pop("ontology", 0)

@@ -92,7 +92,7 @@ class Settings:
     """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
     hybrid_all_queries: bool = True
     """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
-    0.729 fused; see README "Retrieval quality")."""
+    0.732 fused; see README "Retrieval quality")."""
     fusion: Fusion = "language-slots"
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
@@ -100,7 +100,7 @@ class Settings:
     fusion_text_weight: float = 0.5
     """Weight of the text evidence in convex and language-slots fusion (semantic min-max
     normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
-    fusion_full_coverage: float = 0.25
+    fusion_full_coverage: float = 0.5
     """language-slots: share of the query's words (weighted by rarity among the candidates) a
     text hit must contain to count whole; one with less counts in proportion, so a hit sharing
     only a common word stays weak. 0 counts every hit whole."""

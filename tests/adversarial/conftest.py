@@ -8,15 +8,14 @@ longer concurrency, a SIGKILL of a launcher-started Neo4j) are left out unless
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from tests.integration.conftest import clean_db, db, db_settings
-from thalabus_graph.embeddings.base import Vectors
+from tests.support.embedders import SeededEmbedder, text_seed
 
 __all__ = ["HashEmbedder", "clean_db", "db", "db_settings", "stress_enabled"]
 
@@ -44,34 +43,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item.get_closest_marker("stress") is None]
 
 
-class HashEmbedder:
+class HashEmbedder(SeededEmbedder):
     """A deterministic embedder for load tests: a vector seeded by the text's hash.
 
     The vectors carry no meaning; these tests check what is stored, not what is found, and
     must not spend the shared CPU on a model.
     """
 
-    def __init__(self, dimensions: int) -> None:
-        self._dimensions = dimensions
+    name = "test-hash"
 
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
-
-    @property
-    def model_id(self) -> str:
-        return "test-hash"
-
-    def _vectors(self, texts: Sequence[str]) -> Vectors:
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
-            row = np.random.default_rng(seed).random(self._dimensions) + 0.01
-            rows.append(row / np.linalg.norm(row))
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self._dimensions)
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        return self._vectors(texts)
-
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        return self._vectors(texts)
+    def vector(self, text: str) -> npt.NDArray[np.float32]:
+        """Uniform draws shifted off zero, normalised."""
+        row = np.random.default_rng(text_seed(text, "big")).random(self.dimensions) + 0.01
+        out: npt.NDArray[np.float32] = (row / np.linalg.norm(row)).astype(np.float32)
+        return out

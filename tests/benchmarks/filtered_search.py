@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import math
 import os
 import platform
@@ -54,11 +53,12 @@ from tests.benchmarks.ingest_throughput import (
     bench_settings,
     category_members,
     delete_prefix,
-    doc_id,
+    documentid_for,
     documents,
     neo4j_uri,
 )
 from tests.benchmarks.report import write_json
+from tests.support.embedders import SeededEmbedder, text_seed
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database, Record
@@ -72,34 +72,20 @@ SWEEP_FACTORS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 CHAPTER_INDEX = "typical_rag"
 
 
-class RandomQueryEmbedder:
+class RandomQueryEmbedder(SeededEmbedder):
     """An Embedder whose query vector is a fixed random unit vector per phrase."""
 
+    name = "benchmark-random-query"
+
     def __init__(self, dimensions: int = DIMENSIONS) -> None:
-        self._dimensions = dimensions
-
-    @property
-    def dimensions(self) -> int:
-        """Vector length."""
-        return self._dimensions
-
-    @property
-    def model_id(self) -> str:
-        """Names the stub."""
-        return "benchmark-random-query"
+        super().__init__(dimensions)
 
     def vector(self, text: str) -> npt.NDArray[np.float32]:
         """The phrase's unit vector (seeded by its sha256)."""
-        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-        vec = np.random.default_rng(seed).standard_normal(self._dimensions).astype(np.float32)
+        vec = np.random.default_rng(text_seed(text, "little")).standard_normal(
+            self.dimensions).astype(np.float32)
         out: npt.NDArray[np.float32] = vec / np.linalg.norm(vec)
         return out
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        """One fixed random unit vector per phrase."""
-        if not texts:
-            return np.zeros((0, self._dimensions), np.float32)
-        return np.stack([self.vector(t) for t in texts])
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Not used by the benchmark (the corpus brings its own vectors)."""
@@ -126,10 +112,10 @@ def corpus_present(db: Database, docs: int, chapters_per_doc: int) -> bool:
         stored = {r["f"]: r["e"] for r in session.run(
             "UNWIND $ids AS id MATCH (c:Chapter {fragmentid: id}) "
             "RETURN c.fragmentid AS f, c.embedding AS e",
-            ids=[f"{doc_id(i)}-c1" for i in sample])}
+            ids=[f"{documentid_for(i)}-c1" for i in sample])}
     expected = all_vectors(docs, chapters_per_doc)
     for i in sample:
-        vec = stored.get(f"{doc_id(i)}-c1")
+        vec = stored.get(f"{documentid_for(i)}-c1")
         if vec is None or not np.allclose(np.asarray(vec), expected[i * chapters_per_doc],
                                            atol=1e-6):
             return False
@@ -150,7 +136,8 @@ def load_corpus(graph: ThalabusGraph, docs: int, chapters_per_doc: int) -> dict[
 # --- measuring -----------------------------------------------------------------------------
 def fragment_ids(rows: Sequence[int], chapters_per_doc: int) -> list[str]:
     """Fragment ids of corpus rows (row = doc * chapters_per_doc + chapter - 1)."""
-    return [f"{doc_id(r // chapters_per_doc)}-c{r % chapters_per_doc + 1}" for r in rows]
+    return [f"{documentid_for(r // chapters_per_doc)}-c{r % chapters_per_doc + 1}"
+            for r in rows]
 
 
 def ground_truth(vectors: npt.NDArray[np.float32], rows: npt.NDArray[np.int64],
@@ -267,7 +254,7 @@ class Bench:
         """Measure every method for one category; ``name=None``: a document set of that
         fraction given to the executor directly (no category, so no whole-query timing)."""
         members = category_members(self.docs, fraction)
-        expected = frozenset(doc_id(int(i)) for i in members)
+        expected = frozenset(documentid_for(int(i)) for i in members)
         restrict = expected
         if name is not None:
             restrict = frozenset(self.db.read("search_category", name=name,

@@ -62,7 +62,7 @@ _PERMUTE = 1_000_003
 Matrix = npt.NDArray[np.float32]
 
 
-def doc_id(i: int) -> str:
+def documentid_for(i: int) -> str:
     """Id of the i-th benchmark document."""
     return f"{DOC_PREFIX}{i}"
 
@@ -117,7 +117,7 @@ def documents(count: int, chapters_per_doc: int = 1, seed: int = SEED,
                 on_document(i)
             rows = vectors[j * chapters_per_doc:(j + 1) * chapters_per_doc]
             yield {
-                "documentid": doc_id(i),
+                "documentid": documentid_for(i),
                 "categories": {name: ["yes"] for name, fraction in
                                SELECTIVITY_CATEGORIES.items()
                                if in_category(i, count, fraction)},

@@ -91,9 +91,9 @@ def sample(queries: list[dict[str, Any]], per_language: int) -> list[dict[str, A
     return out
 
 
-def doc_language(docid: str) -> str:
+def doc_language(documentid: str) -> str:
     """``a03p2-de`` -> ``de``."""
-    return docid.rsplit("-", 1)[1]
+    return documentid.rsplit("-", 1)[1]
 
 
 def policies(threshold: float) -> dict[str, SelectionPolicy]:

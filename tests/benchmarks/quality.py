@@ -66,7 +66,7 @@ import numpy as np
 import numpy.typing as npt
 from ir_measures import RR, R, nDCG
 
-from tests.benchmarks.report import write_json
+from tests.benchmarks.report import finish
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import aggregate_documents
@@ -711,10 +711,7 @@ def main(argv: list[str] | None = None) -> int:
     result = benchmark(args.uri, corpus, modes, analyzers,
                        reference_weights=args.reference_weights,
                        log=lambda msg: print(msg, file=sys.stderr, flush=True))
-    result.update(data=str(args.data), split=args.split)
-    print(table(result))
-    write_json(args.json, result)
-    return 0
+    return finish(result, table, data=args.data, split=args.split, json_path=args.json)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,3 +14,13 @@ def write_json(path: str | Path, result: Any) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {target}")
+
+
+def finish(result: dict[str, Any], table: Callable[[dict[str, Any]], str], *,
+           data: str | Path, split: str, json_path: str | Path) -> int:
+    """The end of a corpus benchmark's ``main``: label the result with the corpus and split it
+    ran on, print its table, write its JSON; returns the exit status (0)."""
+    result.update(data=str(data), split=split)
+    print(table(result))
+    write_json(json_path, result)
+    return 0

@@ -205,7 +205,7 @@ class Synthesizer:
         """The ingestion input of row ``j`` of ``block``."""
         i, b = int(block.idx[j]), int(block.base[j])
         return {
-            "documentid": doc_id(i), "ontology": ONTOLOGY,
+            "documentid": documentid_for(i), "ontology": ONTOLOGY,
             "title": self.real.titles[b] or f"document {i}",
             "categories": {"SKEW": [skew_value(int(block.skew[j]))],
                            "REGION": [region_value(int(block.region[j]))]},
@@ -214,7 +214,7 @@ class Synthesizer:
         }
 
 
-def doc_id(i: int) -> str:
+def documentid_for(i: int) -> str:
     """Id of chapter i's document."""
     return f"{DOC_PREFIX}{i}"
 

@@ -6,7 +6,7 @@ engine's settings, e.g. ``top_n_chapters=100``, to measure what a setting costs)
 
 ``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``tests.benchmarks.quality``,
 whose loader is used: one chapter per document, the database wiped first unless ``--reuse``
-finds exactly this corpus already loaded). Five systems answer every query, in an order that
+finds exactly this corpus already loaded). Seven systems answer every query, in an order that
 rotates from query to query (interleaved, so load on the machine hits all alike):
 
 - ``engine-default``: ``ThalabusGraph.query('"<query>"')`` with the shipped settings (documents
@@ -17,7 +17,11 @@ rotates from query to query (interleaved, so load on the machine hits all alike)
   ``short_query_max_words=0``);
 - ``graphrag-hybrid``: neo4j-graphrag's ``HybridRetriever`` (naive ranker) on the engine's own
   ``typical_rag`` vector and ``chapters_fulltext`` full-text indexes, ``top_k`` results;
-- ``graphrag-vector``: its ``VectorRetriever`` on ``typical_rag``.
+- ``graphrag-vector``: its ``VectorRetriever`` on ``typical_rag``;
+- ``graphrag-hybrid-pool``, ``graphrag-vector-pool``: the same retrievers with ``top_k`` =
+  the engine's ``top_n_chapters`` (200): graphrag asked for the candidate pool the engine's
+  fusion works on, which shows what fetching that many candidates costs on this server (the
+  floor under the engine's default query, which the seeds fix at 200 per source).
 
 All of them get their query vector from the same lookup of the precomputed vectors (no model
 runs), so the times compare the retrieval paths only; graphrag's full-text side gets the query
@@ -55,7 +59,7 @@ from tests.benchmarks.quality import (
     load_corpus,
     semantic_phrase,
 )
-from tests.benchmarks.report import write_json
+from tests.benchmarks.report import finish
 from thalabus_graph import Settings, ThalabusGraph, lucene
 from thalabus_graph.fragments import aggregate_documents
 from thalabus_graph.settings import ENV_PREFIX
@@ -63,7 +67,7 @@ from thalabus_graph.settings import ENV_PREFIX
 DEFAULT_OUT = Path(".thalabus/benchmarks/vs_graphrag.json")
 BASELINE = "graphrag-hybrid"
 SYSTEMS = ("engine-default", "engine-fragments", "engine-semantic", "graphrag-hybrid",
-           "graphrag-vector")
+           "graphrag-vector", "graphrag-hybrid-pool", "graphrag-vector-pool")
 WARMUP = 20
 Search = Callable[[str], list[str]]
 """One system: query text -> document ids (corpus ``_id``s), best first."""
@@ -200,6 +204,8 @@ def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
             "engine-semantic": engine_search(semantic),
             "graphrag-hybrid": graphrag_search(hybrid, embedder, top_k),
             "graphrag-vector": graphrag_search(vector, embedder, top_k),
+            "graphrag-hybrid-pool": graphrag_search(hybrid, embedder, settings.top_n_chapters),
+            "graphrag-vector-pool": graphrag_search(vector, embedder, settings.top_n_chapters),
         }
         rankings, times = run(systems, corpus.queries, say)
     base_p50 = statistics.median(times[BASELINE])
@@ -229,10 +235,10 @@ def _version(package: str) -> str:
 
 def table(result: Mapping[str, Any]) -> str:
     """The results as a fixed-width text table."""
-    lines = [f"{'system':<18} {'nDCG@10':>8} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8} "
+    lines = [f"{'system':<20} {'nDCG@10':>8} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8} "
              f"{'p50 x hybrid':>12} {'p95 x hybrid':>12}"]
     for r in result["results"]:
-        lines.append(f"{r['system']:<18} {r['ndcg@10']:>8.4f} {r['mrr@10']:>7.4f} "
+        lines.append(f"{r['system']:<20} {r['ndcg@10']:>8.4f} {r['mrr@10']:>7.4f} "
                      f"{r['p50_ms']:>8.1f} {r['p95_ms']:>8.1f} "
                      f"{r['p50_vs_graphrag_hybrid']:>12.2f} {r['p95_vs_graphrag_hybrid']:>12.2f}")
     lines.append(f"{result['documents']} documents, {result['queries']} queries interleaved, "
@@ -273,10 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     result = benchmark(args.uri, corpus, top_k=args.top_k, reuse=args.reuse,
                        overrides=overrides,
                        say=lambda msg: print(msg, file=sys.stderr, flush=True))
-    result.update(data=str(args.data), split=args.split)
-    print(table(result))
-    write_json(args.json, result)
-    return 0
+    return finish(result, table, data=args.data, split=args.split, json_path=args.json)
 
 
 if __name__ == "__main__":

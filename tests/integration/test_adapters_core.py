@@ -45,7 +45,7 @@ class Asked:
 
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
         self.queries.append(query)
-        return RerankReply({p.id: 1.0 for p in passages})
+        return RerankReply({p.fragmentid: 1.0 for p in passages})
 
 
 def test_scope_k_and_phrase_mode_reach_the_retriever() -> None:

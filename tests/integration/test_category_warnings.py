@@ -32,9 +32,9 @@ RECIPES = [
 @pytest.fixture()
 def graph(clean_db: Database) -> ThalabusGraph:
     g = ThalabusGraph(clean_db, embedder=shared_embedder())
-    g.ingest([{"documentid": docid, "ontology": "recipes", "chapters": [text],
+    g.ingest([{"documentid": documentid, "ontology": "recipes", "chapters": [text],
                "categories": {"DIFFICULTY": [level], "COURSE": ["Main"]}}
-              for docid, level, text in RECIPES], progress=False, strict=True)
+              for documentid, level, text in RECIPES], progress=False, strict=True)
     return g
 
 

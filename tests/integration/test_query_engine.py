@@ -130,7 +130,7 @@ def test_dataset_holds_the_raw_fragments_and_stubs_point_at_documents(
     members = graph.datasets.members(datasetid)
     assert len(members) == len(result.fragments)
     assert {m.fragmentid for m in members} == {f.fragmentid for f in result.fragments}
-    weights = {m.fragmentid: m.weight for m in members}
+    weights = {m.fragmentid: m.score for m in members}
     assert all(math.isclose(weights[f.fragmentid], f.score) for f in result.fragments)
     rows = graph.db.driver.execute_query(
         "MATCH (:Dataset {datasetid: $id})-[:AGGREGATES]->(d:Document) RETURN d.documentid AS d",

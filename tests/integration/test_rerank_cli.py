@@ -68,7 +68,7 @@ def test_rerank_policy_flags_select_like_the_policy_objects(
     expected = graph.rerank_dataset(parent, session="policy-api", policy=policy)
     assert out["reranked"] and out["weight_scale"] == "reranker"
     assert [f["fragmentid"] for f in out["fragments"]] == \
-        [f["fragmentid"] for f in expected.fragments]
+        [f.fragmentid for f in expected.fragments]
     if flags[1] == "topk":
         assert len(out["fragments"]) == 3
 

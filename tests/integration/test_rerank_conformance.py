@@ -58,7 +58,7 @@ def test_a_complete_rerank_is_flagged_reranker_scale(graph: ThalabusGraph, db: D
     props = node(db, result.dataset_id)
     assert (props["reranked"], props["weight_scale"], props["failures"]) == (True, "reranker", 0)
     assert "reason" not in props  # a complete rerank has no reason
-    assert graph.datasets.get(parent)["weight_scale"] == "retrieval"
+    assert graph.datasets.get(parent).weight_scale == "retrieval"
     assert result.to_dict()["weight_scale"] == "reranker"
 
 
@@ -68,7 +68,7 @@ def test_merged_rounds_are_capped_at_max_reranking_output_frag(
         everyone = with_reranker(graph, ScoreApiReranker(server.url, protocol="vllm-score"),
                                  max_reranking_output_frag=6, min_reranking_output_doc=3)
         parent = make_dataset(everyone, '"asylum decision"', "cap")
-        size = everyone.datasets.get(parent)["members"]
+        size = everyone.datasets.get(parent).members
         assert size > 6  # every member passes the threshold: only the cap can cut
         result = everyone.rerank_dataset(parent, session="cap")
     members = everyone.datasets.members(result.dataset_id)
@@ -92,14 +92,14 @@ def test_a_failed_rerank_is_flagged_and_goal_context_keeps_its_scale(
     assert props["reranked"] is False and props["reason"] == "failed"
     assert props["weight_scale"] == "retrieval" and int(props["failures"]) >= 1  # type: ignore[call-overload]
     shown = broken.datasets.get(result.dataset_id)
-    assert (shown["reranked"], shown["reason"], shown["weight_scale"]) == \
+    assert (shown.reranked, shown.reason, shown.weight_scale) == \
         (False, "failed", "retrieval")
     # A reranker-scale threshold of 2.0 passes nothing; the retrieval weights of the degraded
     # dataset are held to the retrieval threshold (MIN_RERANKING_SCORE_DOC) instead.
     broken.datasets.use_for_goal("g-failed", result.dataset_id)
     ctx = broken.goal_context("g-failed", char_budget=10_000_000)
     expected = [m.fragmentid for m in broken.datasets.members(result.dataset_id)
-                if m.weight >= broken.settings.min_reranking_score_doc]
+                if m.score >= broken.settings.min_reranking_score_doc]
     assert not ctx.fill_up_used and ctx.weight_scales == {result.dataset_id: "retrieval"}
     assert sorted(m.fragmentid for m in ctx.fragments) == sorted(expected)
     assert len(expected) > broken.settings.max_reranking_output_doc
@@ -122,7 +122,7 @@ def test_no_reranker_configured_is_flagged_not_reranked(graph: ThalabusGraph,
     assert (props["reranked"], props["reason"], props["weight_scale"]) == \
         (False, "no-reranker", "retrieval")
     parent_ids = [m.fragmentid for m in plain.datasets.members(parent)]
-    assert [f["fragmentid"] for f in result.fragments] == parent_ids
+    assert [f.fragmentid for f in result.fragments] == parent_ids
 
 
 def test_a_partial_failure_keeps_unscored_members_after_the_scored_ones(
@@ -159,8 +159,8 @@ def test_a_partial_failure_keeps_unscored_members_after_the_scored_ones(
     order = [m.fragmentid for m in parent_members]
     assert [m.fragmentid for m in unscored] == [i for i in order
                                                 if i in {m.fragmentid for m in unscored}]
-    weights = {m.fragmentid: m.weight for m in parent_members}
-    assert all(m.weight == weights[m.fragmentid] for m in unscored)
+    weights = {m.fragmentid: m.score for m in parent_members}
+    assert all(m.score == weights[m.fragmentid] for m in unscored)
     assert len(members) == len(scored) + result.unscored
 
 
@@ -199,7 +199,7 @@ def test_rag_fragments_stores_what_the_fast_path_returned(graph: ThalabusGraph) 
     result = small.rag_fragments('"asylum"', create_dataset=True, session="rag")
     assert len(raw) > 4 and len(result.fragments) == 4
     members = small.datasets.members(result.dataset_ids[0])
-    assert [(m.fragmentid, m.weight) for m in members] == \
+    assert [(m.fragmentid, m.score) for m in members] == \
         [(f.fragmentid, f.score) for f in result.fragments]
 
 
@@ -219,7 +219,7 @@ def test_the_stage_over_thalabus_retriever_reranks_the_clauses_only(
 
         async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
             self.queries.append(query)
-            return RerankReply({p.id: float(len(p.text)) for p in passages})
+            return RerankReply({p.fragmentid: float(len(p.text)) for p in passages})
 
     reranker = Recording()
     stage = RerankingRetriever(ThalabusRetriever(graph), reranker, candidates=20, top_n=5)

@@ -37,12 +37,12 @@ def test_rounds_scores_and_lineage(graph: ThalabusGraph, db: Database) -> None:
     assert result.rounds == math.ceil(len(members) / ROUND)
     assert result.dataset_id == "rounds#rerank_1"
     new = graph.datasets.members(result.dataset_id)
-    assert [m.fragmentid for m in new] == [f["fragmentid"] for f in result.fragments]
-    originals = {m.fragmentid: m.weight for m in members}
+    assert [m.fragmentid for m in new] == [f.fragmentid for f in result.fragments]
+    originals = {m.fragmentid: m.score for m in members}
     for m in new:
         words = set(["bob", "the", "cat", "climbs", "a", "tree"])
         text = next(x.text for x in members if x.fragmentid == m.fragmentid) or ""
-        assert math.isclose(m.weight, len(words & set(text.lower().split())) / len(words))
+        assert math.isclose(m.score, len(words & set(text.lower().split())) / len(words))
         assert math.isclose(m.original_score or 0.0, originals[m.fragmentid])
     rows = db.driver.execute_query(
         "MATCH (:Dataset {datasetid: $id})-[:DERIVED_FROM]->(p:Dataset) RETURN p.datasetid AS p",
@@ -57,9 +57,9 @@ def test_nothing_passes_the_threshold_still_covers_five_documents(
                             reranker=ScoreApiReranker(server.url, protocol="vllm-score"))
         parent = make_dataset(low, '"asylum decision"', "tiers")
         result = low.rerank_dataset(parent, session="tiers")
-    docs = {f["documentid"] for f in result.fragments}
+    docs = {f.documentid for f in result.fragments}
     assert result.reranked and len(docs) >= graph.settings.min_reranking_output_doc
-    assert all(f["score"] < graph.settings.min_reranking_score_frag for f in result.fragments)
+    assert all(f.score < graph.settings.min_reranking_score_frag for f in result.fragments)
 
 
 def test_hidden_members_are_skipped_by_readers_and_reranking(graph: ThalabusGraph) -> None:
@@ -71,7 +71,7 @@ def test_hidden_members_are_skipped_by_readers_and_reranking(graph: ThalabusGrap
     assert hidden[0] not in {m.fragmentid for m in visible}
     assert len(graph.datasets.members(parent, include_hidden=True)) == len(before)
     result = graph.rerank_dataset(parent, '"kitchen floor"', session="hidden")
-    assert hidden[0] not in {f["fragmentid"] for f in result.fragments}
+    assert hidden[0] not in {f.fragmentid for f in result.fragments}
     other = make_dataset(graph, "CHARACTER=Jane OR '\"kitchen floor\"'", "hidden")
     assert len(graph.datasets.members(other)) == len(before)  # hidden only in that dataset
 
@@ -81,7 +81,7 @@ def test_query_without_semantic_clause_keeps_the_order(graph: ThalabusGraph) -> 
     result = graph.rerank_dataset(parent, session="plain")
     assert not result.reranked and result.reason == "no-semantic-query"
     ids = [m.fragmentid for m in graph.datasets.members(parent)]
-    assert [f["fragmentid"] for f in result.fragments] == ids
+    assert [f.fragmentid for f in result.fragments] == ids
 
 
 def test_a_failing_reranker_degrades_and_says_so(db: Database, graph: ThalabusGraph) -> None:
@@ -96,7 +96,7 @@ def test_a_failing_reranker_degrades_and_says_so(db: Database, graph: ThalabusGr
         result = broken.rerank_dataset(parent, session="broken")
     assert not result.reranked and result.reason == "failed" and result.failures >= 1
     ids = [m.fragmentid for m in broken.datasets.members(parent)]
-    assert [f["fragmentid"] for f in result.fragments] == ids
+    assert [f.fragmentid for f in result.fragments] == ids
 
 
 def test_goal_context_fill_up_under_a_tight_budget(graph: ThalabusGraph) -> None:
@@ -108,7 +108,7 @@ def test_goal_context_fill_up_under_a_tight_budget(graph: ThalabusGraph) -> None
     graph.datasets.use_for_goal("g-fill", reranked.dataset_id)
     roomy = graph.goal_context("g-fill", char_budget=1_000_000)
     assert roomy.fill_up_used and len(roomy.fragments) == graph.settings.max_reranking_output_doc
-    weights = [m.weight for m in roomy.fragments]
+    weights = [m.score for m in roomy.fragments]
     assert weights == sorted(weights, reverse=True)
     tight = graph.goal_context("g-fill", char_budget=600)
     assert tight.characters <= 600 and tight.truncated
@@ -149,7 +149,7 @@ def test_datasets_read_back_through_the_neomodel_models(graph: ThalabusGraph) ->
     parent = make_dataset(graph, '"kitchen floor" OR CHARACTER=Sammy', "neomodel")
     models.bind(graph.db.driver, graph.db.database)
     node = models.Dataset.nodes.get(datasetid=parent)
-    expected = [(m.fragmentid, m.weight, m.hidden) for m in graph.datasets.members(parent)]
+    expected = [(m.fragmentid, m.score, m.hidden) for m in graph.datasets.members(parent)]
     assert node.weighted_members() == expected
     assert any(isinstance(f, models.Chapter) for f in node.fragments.all())
     assert [d.documentid for d in node.documents.all()] == ["docid-2002"]

@@ -92,8 +92,8 @@ def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(corpus: Any) 
     expected = {f"{d}-c1": (1 + float(v @ query)) / 2 for d, v in vectors.items()}
     got = {f.fragmentid: f.score for f in result.fragments}
     assert got.keys() == {k for k, s in expected.items() if s >= graph.settings.min_score}
-    for fid, score in got.items():
-        assert score == pytest.approx(expected[fid], abs=1e-6)
+    for fragmentid, score in got.items():
+        assert score == pytest.approx(expected[fragmentid], abs=1e-6)
     steps = {s["source"]: s for s in _steps(result.plan)}
     assert steps["chapters"]["path"] == "index" and steps["chapters"]["rows"] == 3
     s = graph.settings
@@ -114,7 +114,7 @@ def test_fused_phrase_adds_text_in_the_same_round_trip(corpus: Any) -> None:
     assert all("search_phrase" in s["round_trip"] for s in _steps(result.plan)
                if s.get("path") != "skipped" and s["kind"] in ("semantic", "text"))
     hits = {f.fragmentid: f for f in result.fragments}
-    assert {"rt-1-c1", "rt-3-c1"} <= {fid for fid, f in hits.items()
+    assert {"rt-1-c1", "rt-3-c1"} <= {fragmentid for fragmentid, f in hits.items()
                                       if "text:chapters" in f.contributions}
 
 
@@ -140,3 +140,32 @@ def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) 
     for a, b in zip(fragments, reference, strict=True):
         assert a.score == pytest.approx(b.score, abs=1e-6)
     assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
+
+
+def test_documents_come_with_the_search_round_trip(corpus: Any) -> None:
+    db, _ = corpus
+    graph, counting = _graph(db, _unit(np.random.default_rng(13)), hybrid_all_queries=True)
+    result = graph.query('"kitchen"')
+    # the searches read their documents' details too: no document_details call
+    assert counting.reads == 1
+    assert result.documents is not None
+    # the same documents, details and categories as the separate statement reads them
+    separate = graph.documents_of(result.fragments)
+    assert counting.reads == 2
+    assert [d.to_dict() for d in result.documents] == [d.to_dict() for d in separate]
+    assert {d.documentid: d.categories for d in separate} == {
+        "rt-1": {"TAG": ["odd"]}, "rt-2": {"TAG": ["even"]}, "rt-3": {"TAG": ["odd"]}}
+    # fragments only: the searches read no details
+    fragments_only = graph.query('"kitchen"', return_documents=False)
+    assert counting.reads == 3 and fragments_only.documents is None
+
+
+def test_documents_of_a_filtered_query_are_read_in_one_statement(corpus: Any) -> None:
+    db, _ = corpus
+    graph, _ = _graph(db, _unit(np.random.default_rng(17)), hybrid_all_queries=False,
+                      short_query_max_words=0)
+    result = graph.query('"kitchen" AND TAG=odd')
+    assert result.documents is not None
+    assert {d.documentid: d.categories for d in result.documents} == {
+        "rt-1": {"TAG": ["odd"]}, "rt-3": {"TAG": ["odd"]}}
+    assert all(d.properties["documentid"] == d.documentid for d in result.documents)

@@ -24,19 +24,19 @@ DOCUMENTS = [
 @pytest.fixture()
 def graph(clean_db: Database) -> ThalabusGraph:
     g = ThalabusGraph(clean_db, embedder=shared_embedder())
-    g.ingest([{"documentid": docid, "ontology": "literals", "chapters": [text]}
-              for docid, text in DOCUMENTS], progress=False, strict=True)
+    g.ingest([{"documentid": documentid, "ontology": "literals", "chapters": [text]}
+              for documentid, text in DOCUMENTS], progress=False, strict=True)
     return g
 
 
-@pytest.mark.parametrize(("literal", "docid"), [
+@pytest.mark.parametrize(("literal", "documentid"), [
     ("3.5", "lit-version"), ("example.org", "lit-domain"), ("info@example.org", "lit-mail"),
     ("U.S.A.", "lit-country"), ("a:b", "lit-ratio"),
 ])
 def test_text_search_finds_literal_tokens(graph: ThalabusGraph, literal: str,
-                                          docid: str) -> None:
+                                          documentid: str) -> None:
     found = {d.documentid for d in graph.query(f"'{literal}'").documents or []}
-    expected = {docid, "lit-mail"} if literal == "example.org" else {docid}
+    expected = {documentid, "lit-mail"} if literal == "example.org" else {documentid}
     assert found == expected
     exact = {d.documentid for d in graph.query(f"@'{literal}'").documents or []}
     assert exact == expected

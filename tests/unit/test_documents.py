@@ -14,14 +14,14 @@ from thalabus_graph.documents import (
     LineError,
     SourceDocument,
     document_from_dict,
-    document_id_of,
-    fragment_id,
+    fragmentid_for,
     iter_documents,
     parse_document,
     read_documents,
     split_paragraphs,
 )
 from thalabus_graph.errors import IngestError
+from thalabus_graph.fragments import document_id_of
 
 
 def line(obj: Any) -> str:
@@ -40,8 +40,8 @@ def only_error(lines: list[str]) -> LineError:
 
 
 def test_fragment_ids_and_their_document() -> None:
-    assert fragment_id("docid-3894", "chapter", 1) == "docid-3894-c1"
-    assert fragment_id("a-b-c", "paragraph", 12) == "a-b-c-p12"
+    assert fragmentid_for("docid-3894", "chapter", 1) == "docid-3894-c1"
+    assert fragmentid_for("a-b-c", "paragraph", 12) == "a-b-c-p12"
     assert document_id_of("a-b-c-p12") == "a-b-c"
     assert document_id_of("docid-3894-k3") == "docid-3894"
 

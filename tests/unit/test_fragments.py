@@ -19,8 +19,10 @@ from thalabus_graph.fragments import (
 )
 
 
-def frag(fid: str, score: float, source: str = "chapters", text: str | None = "t") -> Fragment:
-    return Fragment(fid, document_id_of(fid), text, score, source, (f"semantic:{source}",))
+def frag(fragmentid: str, score: float, source: str = "chapters",
+         text: str | None = "t") -> Fragment:
+    return Fragment(fragmentid, document_id_of(fragmentid), text, score, source,
+                    (f"semantic:{source}",))
 
 
 def ids(fragments: list[Fragment]) -> list[str]:

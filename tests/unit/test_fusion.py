@@ -194,7 +194,7 @@ def test_a_restricted_search_scores_like_the_unrestricted_one(
     restricted = model.fuse([f for f in semantic if f.documentid in keep],
                             [f for f in text if f.documentid in keep])
     assert {f.fragmentid: f.score for f in restricted} == \
-        {fid: s for fid, s in full.items() if fid.removesuffix("-c1") in keep}
+        {fragmentid: s for fragmentid, s in full.items() if fragmentid.removesuffix("-c1") in keep}
 
 
 # --- the other rules and the settings -------------------------------------------------------

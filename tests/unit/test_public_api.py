@@ -54,12 +54,12 @@ PINNED: dict[str, set[str]] = {
     "thalabus_graph.retriever": {"ThalabusRetriever"},
     "thalabus_graph.rerank.otel": {"INSTRUMENTATION_NAME", "OpenTelemetryTracer"},
     "thalabus_graph.graph.models": {
-        "Aggregates", "Category", "Chapter", "Dataset", "Document", "Fragment", "Goal",
+        "Aggregates", "CategoryNode", "Chapter", "Dataset", "DocumentNode", "FragmentNode", "Goal",
         "Keyword", "Ontology", "Paragraph", "Summary", "UsesDataset", "bind",
     },
     "thalabus_graph.fragments": {
         "CATEGORY_SOURCE", "Fragment", "aggregate_documents", "combine_and", "combine_not",
-        "combine_or", "document_id_of", "is_pure_filter", "merge_contributions", "rag_select",
+        "combine_or", "document_id_of", "all_stubs", "merge_contributions", "rag_select",
         "sort_fragments", "stub",
     },
     "thalabus_graph.integrations.langchain": {"ThalabusRetriever"},

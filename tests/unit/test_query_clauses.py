@@ -13,7 +13,7 @@ from thalabus_graph.query import (
     parse,
     rerank_query,
     semantic_clauses,
-    text_terms,
+    text_clauses,
     walk_with_polarity,
 )
 
@@ -50,12 +50,12 @@ def test_polarity() -> None:
                      ("Semantic", True)]
 
 
-def test_category_predicates_and_text_terms() -> None:
+def test_category_predicates_and_text_clauses() -> None:
     node = parse("X=1 AND NOT (Y=2,3 OR 'a') AND @'B' OR X=1")
     assert category_predicates(node) == [
         Category("X", ("1",)), Category("Y", ("2", "3")), Category("X", ("1",)),
     ]
-    assert text_terms(node) == [Text("a"), Text("B", case_sensitive=True)]
+    assert text_clauses(node) == [Text("a"), Text("B", case_sensitive=True)]
 
 
 @pytest.mark.parametrize(

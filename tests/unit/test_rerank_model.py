@@ -84,7 +84,7 @@ def test_request_keeps_passages_as_json_data_under_a_system_instruction(
     assert user["role"] == "user"
     payload = json.loads(user["content"])  # the whole user message is one JSON document
     assert payload == {"query": QUERY,
-                       "passages": [{"id": p.id, "text": p.text} for p in PASSAGES]}
+                       "passages": [{"id": p.fragmentid, "text": p.text} for p in PASSAGES]}
     assert INJECTION not in system["content"]
 
 
@@ -92,7 +92,7 @@ def test_injection_shaped_passage_is_scored_like_any_other(chat: LoopbackServer)
     reply = asyncio.run(model(chat).score(QUERY, PASSAGES))
     assert reply.ok
     assert dict(reply.scores) == pytest.approx(
-        {p.id: overlap_score(QUERY, p.text) for p in PASSAGES}
+        {p.fragmentid: overlap_score(QUERY, p.text) for p in PASSAGES}
     )
     assert reply.usage == {"requests": 1, "prompt_tokens": 50, "completion_tokens": 20,
                            "total_tokens": 70}
@@ -101,7 +101,7 @@ def test_injection_shaped_passage_is_scored_like_any_other(chat: LoopbackServer)
 def test_injection_through_the_stage_does_not_reach_the_top(chat: LoopbackServer) -> None:
     class Inner:
         async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
-            return RetrievalResult(tuple(Hit(p.id, text=p.text, score=p.score or 0.0)
+            return RetrievalResult(tuple(Hit(p.fragmentid, text=p.text, score=p.score or 0.0)
                                          for p in sorted(PASSAGES, key=lambda p: -(p.score or 0))))
 
     tracer = RecordingTracer()
@@ -238,7 +238,7 @@ def test_cross_encoder_runs_off_the_event_loop() -> None:
         return dict(reply.scores), threading.get_ident()
 
     scores, loop_thread = asyncio.run(go())
-    assert scores == pytest.approx({p.id: overlap_score(QUERY, p.text) for p in PASSAGES})
+    assert scores == pytest.approx({p.fragmentid: overlap_score(QUERY, p.text) for p in PASSAGES})
     assert encoder.calls == [2, 1]
     assert loop_thread not in encoder.threads
 
@@ -269,4 +269,4 @@ def test_cross_encoder_cuts_long_passages_and_drops_non_finite_scores() -> None:
 def test_no_reranking_is_a_free_passthrough() -> None:
     reply = asyncio.run(NoReranking().score(QUERY, PASSAGES))
     assert reply.passthrough and reply.ok
-    assert dict(reply.scores) == {p.id: p.score for p in PASSAGES}
+    assert dict(reply.scores) == {p.fragmentid: p.score for p in PASSAGES}

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.fragments import document_id_of
 from thalabus_graph.rerank import (
     Percentile,
     PerQueryNormalised,
@@ -25,12 +26,11 @@ from thalabus_graph.rerank.policies import (
     order_key,
     weighted_minimum,
 )
-from thalabus_graph.rerank.protocol import document_id
 from thalabus_graph.settings import Settings
 
 
-def frag(fid: str, score: float) -> ScoredFragment:
-    return ScoredFragment(fid, f"text of {fid}", score, original_score=0.5)
+def frag(fragmentid: str, score: float) -> ScoredFragment:
+    return ScoredFragment(fragmentid, f"text of {fragmentid}", score, original_score=0.5)
 
 
 def ids(fragments: list[ScoredFragment]) -> list[str]:
@@ -42,9 +42,9 @@ def docs(fragments: list[ScoredFragment]) -> set[str]:
 
 
 def test_document_id_is_everything_before_the_last_hyphen() -> None:
-    assert document_id("docid-3894-c12") == "docid-3894"
-    assert document_id("a-b-c-p1") == "a-b-c"
-    assert document_id("plain") == "plain"
+    assert document_id_of("docid-3894-c12") == "docid-3894"
+    assert document_id_of("a-b-c-p1") == "a-b-c"
+    assert document_id_of("plain") == "plain"
     assert frag("docid-7-s1", 0.1).documentid == "docid-7"
     assert ScoredFragment("x-1", "", 0.1, documentid="other").documentid == "other"
 

@@ -40,10 +40,10 @@ class TableReranker:
         return True
 
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        self.calls.append((query, [p.id for p in passages]))
-        scores = {p.id: self.table[p.id] for p in passages
-                  if p.id in self.table and p.id not in self.missing}
-        failed = tuple(p.id for p in passages if p.id in self.missing)
+        self.calls.append((query, [p.fragmentid for p in passages]))
+        scores = {p.fragmentid: self.table[p.fragmentid] for p in passages
+                  if p.fragmentid in self.table and p.fragmentid not in self.missing}
+        failed = tuple(p.fragmentid for p in passages if p.fragmentid in self.missing)
         failures = (RerankFailure(failed, ServiceReplyError("bad batch")),) if failed else ()
         return RerankReply(scores=scores, failures=failures)
 
@@ -53,7 +53,7 @@ def candidates(n: int) -> list[tuple[str, str, float]]:
 
 
 def table_for(cands: list[tuple[str, str, float]]) -> dict[str, float]:
-    return {fid: ((i * 37) % 23) / 100 for i, (fid, _, _) in enumerate(cands)}
+    return {fragmentid: ((i * 37) % 23) / 100 for i, (fragmentid, _, _) in enumerate(cands)}
 
 
 def test_rounds_of_seven() -> None:
@@ -88,7 +88,7 @@ def test_merge_by_fragment_id_keeps_the_higher_score() -> None:
 
         async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
             self.round += 1
-            return RerankReply({p.id: 0.1 * self.round for p in passages})
+            return RerankReply({p.fragmentid: 0.1 * self.round for p in passages})
 
     rounds = [[("a-1", "x", 0.5), ("b-1", "y", 0.4)], [("a-1", "x", 0.5)]]
     result = rerank_in_rounds_sync(rounds, "q", PerRound(), TopK(5))
@@ -140,8 +140,8 @@ def test_the_merged_rounds_are_capped_keeping_the_tier_documents() -> None:
     """MAX_RERANKING_OUTPUT_FRAG caps the merged result; the best fragment of each of the
     min_output_doc best documents survives the cap even when it ranks below it."""
     cands = [(f"docid-{d}-c{i}", "t", 0.5) for d in range(6) for i in range(50)]
-    table = {fid: 0.9 - 0.1 * int(fid.split("-")[1]) - 0.0001 * int(fid.split("c")[-1])
-             for fid, _, _ in cands}
+    table = {f: 0.9 - 0.1 * int(f.split("-")[1]) - 0.0001 * int(f.split("c")[-1])
+             for f, _, _ in cands}
     everything = rerank_in_rounds_sync(rounds_of(cands, 100), "q", TableReranker(table),
                                        TopK(300))
     assert len(everything.fragments) == 300 and everything.capped == 0
@@ -188,7 +188,7 @@ def test_a_reranker_exception_degrades_one_round() -> None:
             self.n += 1
             if self.n == 1:
                 raise RuntimeError("model crashed")
-            return RerankReply({p.id: 0.5 for p in passages})
+            return RerankReply({p.fragmentid: 0.5 for p in passages})
 
     cands = candidates(10)
     result = rerank_in_rounds_sync(rounds_of(cands, 5), "q", Flaky(), TopK(10))
@@ -211,7 +211,7 @@ def test_nothing_scored_keeps_the_input_order_and_says_so() -> None:
 
 def test_threshold_tiers_run_per_round() -> None:
     cands = [(f"docid-{d}-c{i}", "t", 0.5) for d in range(8) for i in range(3)]
-    table = {fid: 0.001 * (int(fid.split("-")[1]) + 1) for fid, _, _ in cands}
+    table = {fragmentid: 0.001 * (int(fragmentid.split("-")[1]) + 1) for fragmentid, _, _ in cands}
     policy = ThresholdWithTiers(min_score=0.2, min_output_frag=2, max_output_frag=4,
                                 min_output_doc=3)
     result = rerank_in_rounds_sync(rounds_of(cands, 12), "q", TableReranker(table), policy)
@@ -276,7 +276,7 @@ def test_rounds_output_is_sorted_and_drawn_from_the_input(
     rows: list[tuple[int, int, float]], size: int
 ) -> None:
     cands = [(f"docid-{d}-c{c}", "t", s) for d, c, s in rows]
-    table = {fid: s for fid, _, s in cands}
+    table = {fragmentid: s for fragmentid, _, s in cands}
     result = rerank_fragments(cands, "q", TableReranker(table), ThresholdWithTiers(0.5, 3, 6, 2),
                               round_size=size)
     out = list(result.fragments)

@@ -45,7 +45,7 @@ PASSAGES = [
     Passage("docid-3-c1", "bob", 0.8),
     Passage("docid-4-c1", "nothing here", 0.9),
 ]
-EXPECTED = {p.id: overlap_score(QUERY, p.text) for p in PASSAGES}
+EXPECTED = {p.fragmentid: overlap_score(QUERY, p.text) for p in PASSAGES}
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def test_persistent_500_is_reported_not_raised(server: LoopbackServer) -> None:
     assert reply.scores == {}
     assert len(server.requests) == 3  # one try + two retries
     assert isinstance(reply.failures[0].error, RetryableServiceError)
-    assert reply.failures[0].passage_ids == tuple(p.id for p in PASSAGES)
+    assert reply.failures[0].passage_ids == tuple(p.fragmentid for p in PASSAGES)
 
 
 def test_429_honours_retry_after(server: LoopbackServer) -> None:
@@ -267,7 +267,7 @@ def test_one_bad_batch_does_not_spoil_the_others(server: LoopbackServer) -> None
 
     server.handler = handle
     reply = asyncio.run(make(server, "tei", batch_size=2).score(QUERY, PASSAGES))
-    assert set(reply.scores) == {p.id for p in PASSAGES[:4]}
+    assert set(reply.scores) == {p.fragmentid for p in PASSAGES[:4]}
     assert [f.passage_ids for f in reply.failures] == [("docid-4-c1",)]
 
 

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from thalabus_graph.cli import common, output
+from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError, IngestError
 from thalabus_graph.rerank import (
@@ -286,7 +287,7 @@ def _rerank(args: argparse.Namespace) -> int:
           f"{state}, {result.rounds} rounds, {result.failures} failures, "
           f"{result.capped} capped, weights on the {result.weight_scale} scale")
     for f in result.fragments[: args.limit]:
-        print(f"  {f['score']:9.5f}  {f['fragmentid']:<20} {_short(f['text'], 50)}")
+        print(f"  {f.score:9.5f}  {f.fragmentid:<20} {_short(f.text, 50)}")
     return common.EXIT_OK
 
 
@@ -311,37 +312,37 @@ def _datasets_show(args: argparse.Namespace) -> int:
         if args.histogram:
             _histogram(g, info, args.histogram)
     if args.json:
-        output.emit_json({"dataset": info, "members": [m.to_dict() for m in members]})
+        output.emit_json({"dataset": info.to_dict(), "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
-    print(f"{info['datasetid']}: {info['members']} members ({info['hidden']} hidden), "
-          f"query {info['query']!r}, derived from {info['derived_from'] or '-'}")
-    if info.get("reranked") is not None:
-        state = "reranked" if info["reranked"] else "NOT reranked (order kept)"
-        reason = f", reason {info['reason']}" if info.get("reason") else ""
-        print(f"  {state}{reason}, {info.get('failures') or 0} failed batches, "
-              f"{info.get('unscored') or 0} unscored members")
-    print(f"  weights on the {info['weight_scale']} scale")
+    print(f"{info.datasetid}: {info.members} members ({info.hidden} hidden), "
+          f"query {info.query!r}, derived from {info.derived_from or '-'}")
+    if info.reranked is not None:
+        state = "reranked" if info.reranked else "NOT reranked (order kept)"
+        reason = f", reason {info.reason}" if info.reason else ""
+        print(f"  {state}{reason}, {info.failures or 0} failed batches, "
+              f"{info.unscored or 0} unscored members")
+    print(f"  weights on the {info.weight_scale} scale")
     for m in members:
         mark = " (unscored)" if m.unscored else ""
-        print(f"  {m.weight:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
+        print(f"  {m.score:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
     if args.histogram:
         print(f"histogram: {args.histogram}")
     return common.EXIT_OK
 
 
-def _histogram(graph: ThalabusGraph, info: dict[str, Any], path: str) -> None:
+def _histogram(graph: ThalabusGraph, info: DatasetInfo, path: str) -> None:
     """Plot retrieval against reranker weight of every member (hidden ones too)."""
     from thalabus_graph.rerank.plots import WeightPoint, render_weight_histogram
 
-    members = graph.datasets.members(info["datasetid"], include_hidden=True)
-    points = [WeightPoint(m.fragmentid, float(m.original_score), m.weight, m.unscored)
+    members = graph.datasets.members(info.datasetid, include_hidden=True)
+    points = [WeightPoint(m.fragmentid, float(m.original_score), m.score, m.unscored)
               for m in members if m.original_score is not None]
     s = graph.settings
-    retrieval = info["weight_scale"] == "retrieval"
+    retrieval = info.weight_scale == "retrieval"
     threshold = s.min_reranking_score_doc if retrieval else s.min_reranking_score_frag
     render_weight_histogram(points, path, threshold=threshold,
-                            title=f"{info['datasetid']} ({len(points)} members)",
-                            weight_label=f"weight ({info['weight_scale']} scale)")
+                            title=f"{info.datasetid} ({len(points)} members)",
+                            weight_label=f"weight ({info.weight_scale} scale)")
 
 
 def _datasets_hide(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
-from thalabus_graph._http import Endpoint, RetryPolicy, post_json
+from thalabus_graph._http import Endpoint, RetryPolicy, bearer_headers, post_json
 from thalabus_graph.embeddings.base import Vectors, empty_vectors, normalize_rows
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 
@@ -88,20 +88,19 @@ class OpenAIEmbedder:
             raise ConfigurationError(
                 f"encoding_format must be 'float' or 'base64', not {encoding_format!r}")
         root = base_url.rstrip("/")
-        self.url = (root if root.endswith("/v1") else root + "/v1") + "/embeddings"
-        self.model = model
-        self._dimensions = dimensions
-        self._model_id = model_id or model
-        self.api_key = api_key
-        self.batch_size = batch_size
-        self.max_concurrency = max_concurrency
-        self.timeout = timeout
-        self.max_retries = max_retries
+        retry = RetryPolicy(max_retries=max_retries, backoff_seconds=backoff_base,
+                            max_backoff_seconds=_MAX_BACKOFF_SECONDS, jitter=True,
+                            max_retry_after_seconds=_MAX_RETRY_AFTER_SECONDS)
+        self.endpoint = Endpoint(
+            (root if root.endswith("/v1") else root + "/v1") + "/embeddings", "embeddings server",
+            bearer_headers(api_key), timeout, retry)
+        """Where every batch goes, with the headers, timeout and retry policy (built once)."""
+        self._body: dict[str, Any] = {"model": model, "encoding_format": encoding_format}
+        """The fields every request body carries besides ``input`` (and ``input_type``)."""
+        self._prefixes = {"query": query_prefix, "passage": passage_prefix}
+        self._dimensions, self._model_id = dimensions, model_id or model
+        self.batch_size, self.max_concurrency = batch_size, max_concurrency
         self.input_type = input_type
-        self.encoding_format: EncodingFormat = encoding_format
-        self.query_prefix = query_prefix
-        self.passage_prefix = passage_prefix
-        self.backoff_base = backoff_base
         self._sleep = sleep
         self._client = client
         self._owns_client = client is None
@@ -116,17 +115,22 @@ class OpenAIEmbedder:
         return self._dimensions
 
     @property
+    def url(self) -> str:
+        """The embeddings URL batches are posted to."""
+        return self.endpoint.url
+
+    @property
     def model_id(self) -> str:
         """The id used in text hashes."""
         return self._model_id
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         """Embed search queries."""
-        return self._embed(texts, "query", self.query_prefix)
+        return self._embed(texts, "query")
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Embed passages."""
-        return self._embed(texts, "passage", self.passage_prefix)
+        return self._embed(texts, "passage")
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -151,15 +155,16 @@ class OpenAIEmbedder:
                 limits = httpx.Limits(max_connections=self.max_concurrency,
                                       max_keepalive_connections=self.max_concurrency)
                 self._client = httpx.Client(
-                    timeout=httpx.Timeout(self.timeout), transport=self._transport,
+                    timeout=httpx.Timeout(self.endpoint.timeout_seconds), transport=self._transport,
                     limits=limits)
             return self._client
 
-    def _embed(self, texts: Sequence[str], kind: str, prefix: str) -> Vectors:
+    def _embed(self, texts: Sequence[str], kind: Literal["query", "passage"]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("pass a sequence of texts, not a single string")
         if not texts:
             return empty_vectors(self.dimensions)
+        prefix = self._prefixes[kind]
         items = [prefix + t for t in texts] if prefix else list(texts)
         batches = [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         if len(batches) == 1 or self.max_concurrency == 1:
@@ -171,24 +176,14 @@ class OpenAIEmbedder:
         return np.concatenate(parts, axis=0)
 
     def _embed_batch(self, batch: list[str], kind: str) -> Vectors:
-        body: dict[str, Any] = {
-            "input": batch, "model": self.model, "encoding_format": self.encoding_format,
-        }
+        body: dict[str, Any] = {"input": batch, **self._body}
         if self.input_type:
             body["input_type"] = kind
-        payload = post_json(self._http(), self._endpoint(), body, sleep=self._sleep)
+        payload = post_json(self._http(), self.endpoint, body, sleep=self._sleep)
         return self._parse(payload, len(batch))
 
-    def _endpoint(self) -> Endpoint:
-        """Where batches go, with this client's headers, timeout and retry policy."""
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        retry = RetryPolicy(max_retries=self.max_retries, backoff_seconds=self.backoff_base,
-                            max_backoff_seconds=_MAX_BACKOFF_SECONDS, jitter=True,
-                            max_retry_after_seconds=_MAX_RETRY_AFTER_SECONDS)
-        return Endpoint(self.url, "embeddings server", headers, self.timeout, retry)
-
     def _parse(self, payload: Any, count: int) -> Vectors:
-        where = f"embeddings reply from {self.url}"
+        where = f"embeddings reply from {self.endpoint.url}"
         if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
             raise ServiceReplyError(f"{where} has no 'data' list")
         data: list[Any] = payload["data"]

@@ -192,7 +192,7 @@ def _ends_line(text: str, i: int) -> bool:
     return i >= n or text[i] == "\n" or text.startswith("//", i) or text.startswith("/*", i)
 
 
-def normalise(text: str) -> str:
+def normalise_statement(text: str) -> str:
     """Unify line endings, strip trailing spaces, leading indentation and blank lines."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(ln.rstrip() for ln in lines if ln.strip()).lstrip()
@@ -200,7 +200,7 @@ def normalise(text: str) -> str:
 
 def checksum(statements: Sequence[Statement]) -> str:
     """CRC32 (unsigned, decimal text) over the normalised statements joined by ``;\\n``."""
-    joined = ";\n".join(normalise(s.text) for s in statements)
+    joined = ";\n".join(normalise_statement(s.text) for s in statements)
     return str(zlib.crc32(joined.encode("utf-8")) & 0xFFFFFFFF)
 
 

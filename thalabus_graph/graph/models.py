@@ -3,6 +3,10 @@
 The engine itself writes with named Cypher; these models are a read-side convenience for
 applications that already use neomodel. ``bind(driver)`` points neomodel at a driver.
 
+``FragmentNode``, ``DocumentNode`` and ``CategoryNode`` carry a ``Node`` suffix so they do not
+clash with the engine's ``Fragment`` and friends; ``__label__`` keeps their node labels
+``Fragment``, ``Document`` and ``Category``.
+
 Example:
     >>> from thalabus_graph.graph import models
     >>> models.bind(graph.db.driver)                                   # doctest: +SKIP
@@ -56,26 +60,32 @@ class Ontology(StructuredNode):
     ontologyid = StringProperty(unique_index=True, required=True)
 
 
-class Category(StructuredNode):
-    """One category value of one ontology ('' when the document has none)."""
+class CategoryNode(StructuredNode):
+    """One category value of one ontology ('' when the document has none): ``:Category``."""
+
+    __label__ = "Category"
 
     ontologyid = StringProperty()
     name = StringProperty()
     value = StringProperty()
 
 
-class Document(StructuredNode):
-    """A document; its fragments point at it."""
+class DocumentNode(StructuredNode):
+    """A document; its fragments point at it: ``:Document``."""
+
+    __label__ = "Document"
 
     documentid = StringProperty(unique_index=True, required=True)
     title = StringProperty()
     language = StringProperty()
     ontology = RelationshipTo(Ontology, "IN_ONTOLOGY")
-    categories = RelationshipTo(Category, "HAS_CATEGORY")
+    categories = RelationshipTo(CategoryNode, "HAS_CATEGORY")
 
 
-class Fragment(StructuredNode):
-    """Any retrievable piece of a document (every fragment node carries this label)."""
+class FragmentNode(StructuredNode):
+    """Any retrievable piece of a document: ``:Fragment`` (every fragment node carries it)."""
+
+    __label__ = "Fragment"
 
     fragmentid = StringProperty(unique_index=True, required=True)
     documentid = StringProperty(index=True)
@@ -83,28 +93,28 @@ class Fragment(StructuredNode):
     text = StringProperty()
 
 
-class Chapter(Fragment):
+class Chapter(FragmentNode):
     """A chapter (``docid-N-cK``)."""
 
-    document = RelationshipTo(Document, "IN_DOCUMENT")
+    document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
 
 
-class Paragraph(Fragment):
+class Paragraph(FragmentNode):
     """A paragraph (``docid-N-pK``, numbered through the document)."""
 
     chapter = RelationshipTo(Chapter, "IN_CHAPTER")
 
 
-class Summary(Fragment):
+class Summary(FragmentNode):
     """A summary (``docid-N-sK``)."""
 
-    document = RelationshipTo(Document, "IN_DOCUMENT")
+    document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
 
 
-class Keyword(Fragment):
+class Keyword(FragmentNode):
     """A keyword (``docid-N-kK``), searched as text only."""
 
-    document = RelationshipTo(Document, "IN_DOCUMENT")
+    document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
 
 
 class Dataset(StructuredNode):
@@ -116,8 +126,8 @@ class Dataset(StructuredNode):
     query = StringProperty()
     session = StringProperty(index=True)
     created_at = DateTimeNeo4jFormatProperty()
-    fragments = RelationshipTo(Fragment, "AGGREGATES", model=Aggregates)
-    documents = RelationshipTo(Document, "AGGREGATES", model=Aggregates)
+    fragments = RelationshipTo(FragmentNode, "AGGREGATES", model=Aggregates)
+    documents = RelationshipTo(DocumentNode, "AGGREGATES", model=Aggregates)
     derived_from = RelationshipTo("Dataset", "DERIVED_FROM")
 
     def weighted_members(self) -> list[tuple[str, float, bool]]:
@@ -141,11 +151,11 @@ class Goal(StructuredNode):
 
 __all__ = [
     "Aggregates",
-    "Category",
+    "CategoryNode",
     "Chapter",
     "Dataset",
-    "Document",
-    "Fragment",
+    "DocumentNode",
+    "FragmentNode",
     "Goal",
     "Keyword",
     "Ontology",

@@ -7,15 +7,14 @@ hit's fields the same way in every framework.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.query.serialize import quote_double
+from thalabus_graph.rerank._sync import run_sync
 from thalabus_graph.rerank.budget import BudgetPolicy
 from thalabus_graph.rerank.protocol import Reranker
 from thalabus_graph.rerank.stage import Hit, RerankingRetriever, RetrievalResult, Retriever
@@ -25,7 +24,6 @@ from thalabus_graph.retriever import ThalabusRetriever
 __all__ = ["RetrievalResult", "Source", "hit_metadata", "ranking_score",
            "run_sync"]
 
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -99,21 +97,6 @@ class Source:
     def retrieve_sync(self, text: str) -> RetrievalResult:
         """`retrieve` for synchronous callers, also inside a thread that runs an event loop."""
         return run_sync(self.retrieve(text))
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to completion from synchronous code.
-
-    With no event loop in this thread, ``asyncio.run``; inside a running loop (a notebook, an
-    async framework calling a sync method) a fresh loop in a worker thread, since the running
-    loop cannot be blocked on.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from thalabus_graph.query.clauses import (
     is_pure_filter,
     rerank_query,
     semantic_clauses,
-    text_terms,
+    text_clauses,
     walk_with_polarity,
 )
 from thalabus_graph.query.parser import parse
@@ -66,7 +66,7 @@ __all__ = [
     "rerank_query",
     "semantic_clauses",
     "serialize",
-    "text_terms",
+    "text_clauses",
     "to_dict",
     "to_json",
     "walk",

@@ -23,7 +23,7 @@ from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
 T = TypeVar("T")
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-"""A category name: an ASCII identifier."""
+"""A category name (and a document property name, `documents.py`): an ASCII identifier."""
 
 
 class _NodeBase:

@@ -47,7 +47,7 @@ def rerank_query(node: Node) -> str:
     return " AND ".join(semantic_clauses(node))
 
 
-def text_terms(node: Node) -> list[Text]:
+def text_clauses(node: Node) -> list[Text]:
     """Every TEXT term in reading order (with duplicates), whatever its polarity."""
     return [current for current in walk(node) if isinstance(current, Text)]
 
@@ -92,6 +92,6 @@ __all__ = [
     "is_pure_filter",
     "rerank_query",
     "semantic_clauses",
-    "text_terms",
+    "text_clauses",
     "walk_with_polarity",
 ]

@@ -17,7 +17,13 @@ from typing import Any
 
 import httpx
 
-from thalabus_graph._http import Endpoint, RetryPolicy, as_service_error, post_json_async
+from thalabus_graph._http import (
+    Endpoint,
+    RetryPolicy,
+    as_service_error,
+    bearer_headers,
+    post_json_async,
+)
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.rerank.protocol import Passage, RerankFailure, RerankReply
 
@@ -36,7 +42,7 @@ class HttpPoster:
         self,
         url: str,
         *,
-        headers: Mapping[str, str] | None = None,
+        api_key: str = "",
         timeout_seconds: float = 30.0,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
@@ -49,7 +55,7 @@ class HttpPoster:
             raise ConfigurationError("timeout_seconds must be positive")
         if client is not None and transport is not None:
             raise ConfigurationError("pass either client or transport, not both")
-        self.endpoint = Endpoint(url, "", dict(headers or {}), timeout_seconds,
+        self.endpoint = Endpoint(url, "", bearer_headers(api_key), timeout_seconds,
                                  retry or RetryPolicy())
         self.timeout_seconds = timeout_seconds
         self._client = client
@@ -119,7 +125,8 @@ def merge_batches(batches: Sequence[Sequence[Passage]], outcomes: Sequence[Batch
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, Exception):
                 raise outcome
-            failures.append(RerankFailure(tuple(p.id for p in batch), as_service_error(outcome)))
+            ids = tuple(p.fragmentid for p in batch)
+            failures.append(RerankFailure(ids, as_service_error(outcome)))
             logger.warning("a scoring batch of %d passages failed: %s", len(batch), outcome)
             continue
         batch_scores, batch_usage = outcome
@@ -127,3 +134,72 @@ def merge_batches(batches: Sequence[Sequence[Passage]], outcomes: Sequence[Batch
         for key, value in batch_usage.items():
             total[key] = total.get(key, 0) + value
     return RerankReply(scores=scores, failures=tuple(failures), usage=total)
+
+
+class HttpReranker:
+    """What the HTTP rerankers share: the poster, the per-loop bound on requests in flight,
+    ``available``, and `score` splitting passages into batches that run concurrently.
+
+    A subclass builds the request of one batch and reads its reply in `_score_batch`.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        model: str,
+        api_key: str,
+        max_chars: int,
+        batch_size: int | None,
+        max_parallelism: int,
+        timeout_seconds: float,
+        retry: RetryPolicy,
+        client: httpx.AsyncClient | None,
+        transport: httpx.AsyncBaseTransport | None,
+        available: bool,
+    ) -> None:
+        self.endpoint = endpoint
+        self.model = model
+        self.max_chars = max_chars
+        self.batch_size = batch_size
+        self._available = available
+        self._poster = HttpPoster(endpoint, api_key=api_key, timeout_seconds=timeout_seconds,
+                                  retry=retry, client=client, transport=transport,
+                                  max_connections=max_parallelism)
+        self._semaphores = LoopSemaphores(max_parallelism)
+
+    @property
+    def available(self) -> bool:
+        """Whether this backend is declared usable (``available=`` at construction)."""
+        return self._available
+
+    @property
+    def max_parallelism(self) -> int:
+        """The bound on requests in flight per event loop."""
+        return self._semaphores.bound
+
+    def _usage_base(self, batches: int) -> dict[str, int]:
+        """Usage counted for the whole call before any batch reports its own."""
+        return {}
+
+    async def _score_batch(self, client: httpx.AsyncClient, query: str,
+                           batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
+        """Scores by fragment id and usage counters of one batch; raises on failure."""
+        raise NotImplementedError
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+        """Score ``passages``, ``batch_size`` per request (all in one when None); failed
+        batches are reported, not raised."""
+        if not passages:
+            return RerankReply()
+        size = self.batch_size or len(passages)
+        batches = [list(passages[i : i + size]) for i in range(0, len(passages), size)]
+        semaphore = self._semaphores.get()
+        async with self._poster.session() as client:
+
+            async def run(batch: list[Passage]) -> BatchOutcome:
+                async with semaphore:
+                    return await self._score_batch(client, query, batch)
+
+            outcomes = await asyncio.gather(*(run(b) for b in batches), return_exceptions=True)
+        return merge_batches(batches, outcomes, self._usage_base(len(batches)))

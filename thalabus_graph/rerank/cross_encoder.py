@@ -80,5 +80,5 @@ class CrossEncoderReranker:
                 )
             for passage, value in zip(passages[start : start + size], values, strict=True):
                 if is_score(value):
-                    scores[passage.id] = float(value)
+                    scores[passage.fragmentid] = float(value)
         return RerankReply(scores=scores, usage={"model_calls": -(-len(pairs) // size)})

@@ -6,6 +6,8 @@ An empty ``reranker_url`` means `NoReranking`; ``reranker_protocol`` picks the w
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import httpx
 
 from thalabus_graph.errors import ConfigurationError
@@ -13,6 +15,18 @@ from thalabus_graph.rerank.model import ModelReranker
 from thalabus_graph.rerank.protocol import NoReranking, Reranker
 from thalabus_graph.rerank.score_api import PROTOCOLS, ScoreApiReranker
 from thalabus_graph.settings import Settings
+
+
+class _HttpOptions(TypedDict):
+    """What every HTTP backend takes from `Settings` (and the caller's client or transport)."""
+
+    model: str
+    api_key: str
+    max_chars: int
+    timeout_seconds: float
+    max_retries: int
+    client: httpx.AsyncClient | None
+    transport: httpx.AsyncBaseTransport | None
 
 
 def reranker_from_settings(
@@ -39,32 +53,21 @@ def reranker_from_settings(
     protocol = settings.reranker_protocol
     if not url or protocol == "none":
         return NoReranking()
-    if protocol == "chat":
-        return ModelReranker(
-            url,
-            model=settings.reranker_model,
-            api_key=settings.reranker_api_key,
-            max_chars=settings.max_rerank_chars,
-            timeout_seconds=settings.reranker_timeout_seconds,
-            max_retries=settings.reranker_max_retries,
-            client=client,
-            transport=transport,
-        )
-    if protocol not in PROTOCOLS:
-        raise ConfigurationError(
-            f"reranker_protocol must be one of {', '.join((*PROTOCOLS, 'chat', 'none'))}, "
-            f"not {protocol!r}"
-        )
-    return ScoreApiReranker(
-        url,
-        protocol=protocol,
+    options = _HttpOptions(
         model=settings.reranker_model,
         api_key=settings.reranker_api_key,
-        batch_size=settings.reranker_batch_size,
-        max_parallelism=settings.max_parallelism,
         max_chars=settings.max_rerank_chars,
         timeout_seconds=settings.reranker_timeout_seconds,
         max_retries=settings.reranker_max_retries,
         client=client,
         transport=transport,
     )
+    if protocol == "chat":
+        return ModelReranker(url, **options)
+    if protocol not in PROTOCOLS:
+        raise ConfigurationError(
+            f"reranker_protocol must be one of {', '.join((*PROTOCOLS, 'chat', 'none'))}, "
+            f"not {protocol!r}"
+        )
+    return ScoreApiReranker(url, protocol=protocol, batch_size=settings.reranker_batch_size,
+                            max_parallelism=settings.max_parallelism, **options)

@@ -6,7 +6,6 @@ never instructions; the reply must be JSON ``[{"id": ..., "score": ...}]`` or it
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -16,8 +15,8 @@ import httpx
 
 from thalabus_graph._http import RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, merge_batches
-from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
+from thalabus_graph.rerank._http import HttpReranker
+from thalabus_graph.rerank.protocol import Passage, clip, is_score
 
 SYSTEM_PROMPT: Final = (
     "You are a relevance scorer. The user message is one JSON object with a \"query\" and a "
@@ -91,7 +90,7 @@ def parse_scores(content: str, known_ids: Sequence[str]) -> dict[str, float]:
     return scores
 
 
-class ModelReranker:
+class ModelReranker(HttpReranker):
     """Reranks with a chat model behind ``POST /v1/chat/completions`` (OpenAI, vLLM, Ollama).
 
     Passages go as JSON data in the user message, all in one request by default or
@@ -125,36 +124,21 @@ class ModelReranker:
     ) -> None:
         if not model:
             raise ConfigurationError("ModelReranker needs a model name")
-        self.endpoint = chat_url(url)
-        self.model = model
-        self.max_chars = max_chars
-        self.temperature = temperature
         if batch_size is not None and batch_size < 1:
             raise ConfigurationError("batch_size must be at least 1")
-        self.batch_size = batch_size
-        self._semaphores = LoopSemaphores(max_parallelism)
-        self._available = available
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._poster = HttpPoster(
-            self.endpoint,
-            headers=headers,
-            timeout_seconds=timeout_seconds,
-            retry=RetryPolicy(max_retries, backoff_seconds),
-            client=client,
-            transport=transport,
-            max_connections=max_parallelism,
-        )
-
-    @property
-    def available(self) -> bool:
-        """Whether this backend is declared usable (``available=`` at construction)."""
-        return self._available
+        super().__init__(chat_url(url), model=model, api_key=api_key, max_chars=max_chars,
+                         batch_size=batch_size, max_parallelism=max_parallelism,
+                         timeout_seconds=timeout_seconds,
+                         retry=RetryPolicy(max_retries, backoff_seconds), client=client,
+                         transport=transport, available=available)
+        self.temperature = temperature
 
     def request_body(self, query: str, passages: Sequence[Passage]) -> dict[str, Any]:
         """The chat request: system instruction, then the passages as a JSON user message."""
         payload = {
             "query": query,
-            "passages": [{"id": p.id, "text": clip(p.text, self.max_chars)} for p in passages],
+            "passages": [{"id": p.fragmentid, "text": clip(p.text, self.max_chars)}
+                         for p in passages],
         }
         return {
             "model": self.model,
@@ -165,22 +149,15 @@ class ModelReranker:
             ],
         }
 
-    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        """Score ``passages``, ``batch_size`` per chat call; failures are reported, not raised."""
-        if not passages:
-            return RerankReply()
-        size = self.batch_size or len(passages)
-        batches = [list(passages[i : i + size]) for i in range(0, len(passages), size)]
-        semaphore = self._semaphores.get()
-        async with self._poster.session() as client:
+    def _usage_base(self, batches: int) -> dict[str, int]:
+        """Every chat call counts as a request, failed ones too."""
+        return {"requests": batches}
 
-            async def run(batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
-                async with semaphore:
-                    reply = await self._poster.post_json(client, self.request_body(query, batch))
-                return parse_scores(_content_of(reply), [p.id for p in batch]), _usage_of(reply)
-
-            outcomes = await asyncio.gather(*(run(b) for b in batches), return_exceptions=True)
-        return merge_batches(batches, outcomes, {"requests": len(batches)})
+    async def _score_batch(self, client: httpx.AsyncClient, query: str,
+                           batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
+        reply = await self._poster.post_json(client, self.request_body(query, batch))
+        ids = [p.fragmentid for p in batch]
+        return parse_scores(_content_of(reply), ids), _usage_of(reply)
 
 
 def _content_of(reply: Any) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.rerank.protocol import document_id
+from thalabus_graph.fragments import document_id_of
 from thalabus_graph.settings import Settings
 
 
@@ -21,12 +21,12 @@ class ScoredFragment:
     """A fragment with its reranker score; ``documentid`` defaults to the fragment id's head.
 
     Attributes:
-        score: the reranker's score (also exposed as ``ranking``).
+        score: the reranker's score.
         original_score: the retrieval score it arrived with, kept for inspection only.
 
     Example:
         >>> f = ScoredFragment("docid-7-c2", "text", 0.04, original_score=0.71)
-        >>> f.documentid, f.ranking
+        >>> f.documentid, f.score
         ('docid-7', 0.04)
     """
 
@@ -38,15 +38,14 @@ class ScoredFragment:
 
     def __post_init__(self) -> None:
         if not self.documentid:
-            object.__setattr__(self, "documentid", document_id(self.fragmentid))
-
-    @property
-    def ranking(self) -> float:
-        """The reranker score, under the name the reranking service stores it as."""
-        return self.score
+            object.__setattr__(self, "documentid", document_id_of(self.fragmentid))
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict: fragmentid, documentid, text, score, ranking, original_score."""
+        """A plain dict: fragmentid, documentid, text, score, ranking, original_score.
+
+        ``ranking`` repeats ``score`` under the name the reranking service's JSON carries; it
+        exists only in this JSON form, so the CLI's output keeps its shape.
+        """
         return {
             "fragmentid": self.fragmentid,
             "documentid": self.documentid,

@@ -16,14 +16,14 @@ from thalabus_graph.errors import ServiceError, ServiceReplyError, ServiceTimeou
 
 
 class Passage(NamedTuple):
-    """One passage to score: its id, its text and the score retrieval gave it.
+    """One passage to score: its fragment id, its text and the score retrieval gave it.
 
     Example:
-        >>> Passage("docid-1-c1", "Bob the cat sleeps.", 0.71).id
+        >>> Passage("docid-1-c1", "Bob the cat sleeps.", 0.71).fragmentid
         'docid-1-c1'
     """
 
-    id: str
+    fragmentid: str
     text: str
     score: float | None = None
 
@@ -138,22 +138,11 @@ class NoReranking:
     async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
         """Return the passages' own scores, marked as a passthrough."""
         scores = {
-            p.id: float(p.score)
+            p.fragmentid: float(p.score)
             for p in passages
             if p.score is not None and math.isfinite(p.score)
         }
         return RerankReply(scores=scores, passthrough=True)
-
-
-def document_id(fragment_id: str) -> str:
-    """The document id of a fragment id: everything before the last hyphen.
-
-    Example:
-        >>> document_id("docid-3894-c12")
-        'docid-3894'
-    """
-    head, sep, _ = fragment_id.rpartition("-")
-    return head if sep else fragment_id
 
 
 def clip(text: str, max_chars: int) -> str:

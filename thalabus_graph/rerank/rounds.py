@@ -6,8 +6,6 @@ relevance limit. `rerank_in_rounds_sync` serves callers without an event loop.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import logging
 import math
 from collections.abc import AsyncIterable, Iterable, Iterator, Sequence
@@ -16,6 +14,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from thalabus_graph._http import as_service_error
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.rerank._sync import blocking
 from thalabus_graph.rerank.policies import (
     ScoredFragment,
     SelectionPolicy,
@@ -100,8 +99,8 @@ def as_passage(candidate: CandidateLike) -> Passage:
             raise ConfigurationError(
                 f"a candidate tuple is (fragmentid, text, score): {candidate!r}"
             )
-        fid, text, score = candidate
-        return Passage(str(fid), str(text), None if score is None else float(score))
+        fragmentid, text, score = candidate
+        return Passage(str(fragmentid), str(text), None if score is None else float(score))
     return Passage(candidate.fragmentid, candidate.text, candidate.score)
 
 
@@ -184,7 +183,7 @@ async def rerank_in_rounds(
         count += 1
         passages = _dedupe(as_passage(c) for c in members)
         for p in passages:
-            inputs.setdefault(p.id, p)
+            inputs.setdefault(p.fragmentid, p)
         if not passages:
             tiers.append(None)
             continue
@@ -193,18 +192,20 @@ async def rerank_in_rounds(
         except ConfigurationError:  # misconfiguration: fix the call, do not degrade
             raise
         except Exception as exc:  # one failing round degrades, it does not end the run
-            failures.append(RerankFailure(tuple(p.id for p in passages), as_service_error(exc)))
-            unscored.update(dict.fromkeys(p.id for p in passages))
+            ids = tuple(p.fragmentid for p in passages)
+            failures.append(RerankFailure(ids, as_service_error(exc)))
+            unscored.update(dict.fromkeys(ids))
             tiers.append(None)
             continue
         failures.extend(reply.failures)
         scored: list[ScoredFragment] = []
         for p in passages:
-            value = reply.scores.get(p.id)
+            value = reply.scores.get(p.fragmentid)
             if value is None or not is_score(value):
-                unscored[p.id] = None
+                unscored[p.fragmentid] = None
                 continue
-            scored.append(ScoredFragment(p.id, p.text, float(value), original_score=p.score))
+            scored.append(ScoredFragment(p.fragmentid, p.text, float(value),
+                                         original_score=p.score))
         any_scored = any_scored or bool(scored)
         explain = getattr(chosen_policy, "select_explained", None)
         if explain is not None:
@@ -284,7 +285,7 @@ async def _keep_order(
         count += 1
         for c in members:
             p = as_passage(c)
-            seen.setdefault(p.id, p)
+            seen.setdefault(p.fragmentid, p)
     return RoundsResult(
         tuple(_original(p) for p in seen.values()), reranked=False, rounds=count, reason=reason
     )
@@ -292,45 +293,28 @@ async def _keep_order(
 
 def _original(p: Passage) -> ScoredFragment:
     score = p.score if p.score is not None and math.isfinite(p.score) else 0.0
-    return ScoredFragment(p.id, p.text, score, original_score=p.score)
+    return ScoredFragment(p.fragmentid, p.text, score, original_score=p.score)
 
 
 def _dedupe(passages: Iterable[Passage]) -> list[Passage]:
     out: dict[str, Passage] = {}
     for p in passages:
-        out.setdefault(p.id, p)
+        out.setdefault(p.fragmentid, p)
     return list(out.values())
 
 
-def rerank_in_rounds_sync(
-    rounds: Iterable[Sequence[CandidateLike]],
-    query: str,
-    reranker: Reranker,
-    policy: SelectionPolicy | None = None,
-    *,
-    max_output: int | None = None,
-    min_output_doc: int = 0,
-) -> RoundsResult:
-    """`rerank_in_rounds` for synchronous callers.
+rerank_in_rounds_sync = blocking(rerank_in_rounds, """`rerank_in_rounds` for synchronous callers.
 
-    Runs its own event loop; called from a thread that already runs one, it uses a worker
-    thread instead of failing.
+Runs its own event loop; called from a thread that already runs one, it uses a worker
+thread instead of failing.
 
-    Example:
-        >>> from thalabus_graph.rerank import NoReranking, TopK
-        >>> result = rerank_in_rounds_sync([[("d-1-c1", "text", 0.4)]], "cat", NoReranking(),
-        ...                                TopK(5))
-        >>> [(f.fragmentid, f.score) for f in result.fragments]
-        [('d-1-c1', 0.4)]
-    """
-    coro = rerank_in_rounds(rounds, query, reranker, policy, max_output=max_output,
-                            min_output_doc=min_output_doc)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+Example:
+    >>> from thalabus_graph.rerank import NoReranking, TopK
+    >>> result = rerank_in_rounds_sync([[("d-1-c1", "text", 0.4)]], "cat", NoReranking(),
+    ...                                TopK(5))
+    >>> [(f.fragmentid, f.score) for f in result.fragments]
+    [('d-1-c1', 0.4)]
+""")
 
 
 def rerank_fragments(

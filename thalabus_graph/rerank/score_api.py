@@ -7,16 +7,15 @@ batches instead of guessing.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final, Literal, get_args
 
 import httpx
 
 from thalabus_graph._http import RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
-from thalabus_graph.rerank._http import HttpPoster, LoopSemaphores, merge_batches
-from thalabus_graph.rerank.protocol import Passage, RerankReply, clip, is_score
+from thalabus_graph.rerank._http import HttpReranker
+from thalabus_graph.rerank.protocol import Passage, clip, is_score
 
 ScoreProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina"]
 """A wire format `ScoreApiReranker` speaks."""
@@ -58,7 +57,7 @@ def endpoint_url(base_url: str, protocol: str) -> str:
     return str(url.copy_with(path=path + tail))
 
 
-class ScoreApiReranker:
+class ScoreApiReranker(HttpReranker):
     """A reranker over a scoring HTTP server (vLLM, TEI, Cohere, Jina).
 
     Passages are cut at ``max_chars``, sent ``batch_size`` per request (``batch_size=1`` is one
@@ -98,55 +97,15 @@ class ScoreApiReranker:
             raise ConfigurationError("batch_size must be at least 1")
         if max_retries < 0:
             raise ConfigurationError("max_retries must not be negative")
-        self.protocol = protocol
-        self.endpoint = endpoint_url(url, protocol)
+        endpoint = endpoint_url(url, protocol)
         if protocol in ("cohere", "jina") and not model:
             raise ConfigurationError(f"the {protocol} rerank API needs a model name")
-        self.model = model
-        self.batch_size = batch_size
-        self.max_chars = max_chars
-        self._available = available
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._poster = HttpPoster(
-            self.endpoint,
-            headers=headers,
-            timeout_seconds=timeout_seconds,
-            retry=RetryPolicy(max_retries, backoff_seconds, max_backoff_seconds),
-            client=client,
-            transport=transport,
-            max_connections=max_parallelism,
-        )
-        self._semaphores = LoopSemaphores(max_parallelism)
-
-    @property
-    def available(self) -> bool:
-        """Whether this backend is declared usable (``available=`` at construction)."""
-        return self._available
-
-    @property
-    def max_parallelism(self) -> int:
-        """The bound on requests in flight per event loop."""
-        return self._semaphores.bound
-
-    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
-        """Score ``passages`` against ``query``; failed batches are reported, not raised."""
-        if not passages:
-            return RerankReply()
-        batches = [
-            list(passages[i : i + self.batch_size])
-            for i in range(0, len(passages), self.batch_size)
-        ]
-        semaphore = self._semaphores.get()
-        async with self._poster.session() as client:
-
-            async def run(batch: list[Passage]) -> tuple[dict[str, float], dict[str, int]]:
-                async with semaphore:
-                    return await self._score_batch(client, query, batch)
-
-            outcomes = await asyncio.gather(
-                *(run(b) for b in batches), return_exceptions=True
-            )
-        return merge_batches(batches, outcomes)
+        super().__init__(endpoint, model=model, api_key=api_key, max_chars=max_chars,
+                         batch_size=batch_size, max_parallelism=max_parallelism,
+                         timeout_seconds=timeout_seconds,
+                         retry=RetryPolicy(max_retries, backoff_seconds, max_backoff_seconds),
+                         client=client, transport=transport, available=available)
+        self.protocol = protocol
 
     async def _score_batch(
         self, client: httpx.AsyncClient, query: str, batch: list[Passage]
@@ -156,7 +115,7 @@ class ScoreApiReranker:
         reply = await self._poster.post_json(client, body)
         by_index = self.parse_reply(reply, len(batch))
         usage = {"requests": 1, **_usage_of(reply)}
-        return {batch[i].id: s for i, s in by_index.items()}, usage
+        return {batch[i].fragmentid: s for i, s in by_index.items()}, usage
 
     def request_body(self, query: str, texts: list[str]) -> dict[str, Any]:
         """The JSON body of one request in this reranker's wire format."""

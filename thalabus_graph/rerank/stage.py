@@ -10,12 +10,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from thalabus_graph.errors import CapabilityError, ConfigurationError
+from thalabus_graph.fragments import document_id_of
 from thalabus_graph.rerank.budget import BudgetPolicy
-from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, document_id, is_score
+from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, is_score
 from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
 DegradeReason = Literal["budget", "timeout", "failed", "empty", "no-semantic-query"]
@@ -30,6 +31,10 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Hit:
     """One retrieved chunk.
+
+    ``chunk_id`` / ``document_id`` are the reranking stage's public names (its behavioural
+    spec fixes them); everywhere else the same ids are ``fragmentid`` / ``documentid``
+    (docs/architecture.md, "Vocabulary"). The names change only at this boundary.
 
     Attributes:
         score: what retrieval (fusion) said; never overwritten.
@@ -50,7 +55,7 @@ class Hit:
 
     def __post_init__(self) -> None:
         if not self.document_id:
-            object.__setattr__(self, "document_id", document_id(self.chunk_id))
+            object.__setattr__(self, "document_id", document_id_of(self.chunk_id))
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ class RerankQueryRetriever(Retriever, Protocol):
         ...
 
 
+@dataclass(eq=False, repr=False)
 class RerankingRetriever:
     """A `Retriever` that asks ``inner`` for ``candidates`` hits and reranks them to ``top_n``.
 
@@ -131,32 +137,25 @@ class RerankingRetriever:
         CapabilityError: the reranker declares itself unavailable.
     """
 
-    def __init__(
-        self,
-        inner: Retriever,
-        reranker: Reranker,
-        *,
-        candidates: int = 50,
-        top_n: int = 8,
-        timeout_seconds: float = 5.0,
-        budget: BudgetPolicy | None = None,
-        tracer: Tracer | None = None,
-    ) -> None:
-        if not candidates >= top_n >= 1:
+    inner: Retriever
+    reranker: Reranker
+    _: KW_ONLY
+    candidates: int = 50
+    top_n: int = 8
+    timeout_seconds: float = 5.0
+    budget: BudgetPolicy | None = None
+    tracer: Tracer | None = None
+
+    def __post_init__(self) -> None:
+        if not self.candidates >= self.top_n >= 1:
             raise ConfigurationError(
-                f"need candidates >= top_n >= 1, got candidates={candidates}, top_n={top_n}"
+                f"need candidates >= top_n >= 1, got candidates={self.candidates}, "
+                f"top_n={self.top_n}"
             )
-        if not timeout_seconds > 0:
+        if not self.timeout_seconds > 0:
             raise ConfigurationError("timeout_seconds must be positive")
-        if not reranker.available:
-            raise CapabilityError(f"reranker {type(reranker).__name__} is not available")
-        self.inner = inner
-        self.reranker = reranker
-        self.candidates = candidates
-        self.top_n = top_n
-        self.timeout_seconds = timeout_seconds
-        self.budget = budget
-        self.tracer = tracer
+        if not self.reranker.available:
+            raise CapabilityError(f"reranker {type(self.reranker).__name__} is not available")
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``min(k, top_n)`` hits, reranked when possible.
