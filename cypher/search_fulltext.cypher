@@ -2,6 +2,11 @@
 // Restrictions (each null for none), checked on the hit's document as patterns: $documentids,
 // $ontologyid (document IN_ONTOLOGY it), $name / $values (document has one of the values of
 // that category, exact match as search_category; with $negated: none of them).
+// $filter (or null): a filter of several categories in disjunctive normal form, a list of
+// conjunctions of {name, values, negated} literals; the document must satisfy one conjunction
+// (every literal: has one of the values, or with negated none of them), checked on the
+// document's category keys (name + U+001F + value, read once per candidate that reaches the
+// check) against the literal's precomputed keys.
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -10,4 +15,10 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d:Document {documentid: node.documentid})
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score

@@ -1,7 +1,11 @@
 // How many documents a restriction pattern keeps, for the selectivity estimate of a search
 // restricted by a pattern instead of an id list (no id is returned). $ontologyid (or null):
 // documents IN_ONTOLOGY it; $name / $values (or null): documents having one of the values of
-// that category (exact match, as search_category). Both null: every document.
+// that category (exact match, as search_category); $filter (or null): documents satisfying a
+// filter of several categories in disjunctive normal form (the documents of $seeds, one
+// positive literal per conjunction, else every document, checked on their category keys). All
+// null: every document. The node counts of search_counts come along (count store, cheap):
+// the path choice needs them too.
 CALL () {
   MATCH (c:Category)
   WHERE $name IS NOT NULL AND c.name = $name AND c.value IN coalesce($values, [])
@@ -10,10 +14,31 @@ CALL () {
   RETURN count(DISTINCT d) AS documents
   UNION ALL
   MATCH (o:Ontology {ontologyid: $ontologyid})
-  WHERE $name IS NULL
+  WHERE $name IS NULL AND $filter IS NULL
   RETURN COUNT { (o)<-[:IN_ONTOLOGY]-() } AS documents
   UNION ALL
-  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL
+  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL
   RETURN COUNT { (:Document) } AS documents
+  UNION ALL
+  CALL () {
+    UNWIND coalesce($seeds, []) AS seed
+    MATCH (c:Category {name: seed[0], value: seed[1]})
+    MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+    RETURN DISTINCT d
+    UNION
+    MATCH (d:Document)
+    WHERE $filter IS NOT NULL AND $seeds IS NULL
+    RETURN d
+  }
+  WITH d WHERE $filter IS NOT NULL
+    AND ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  WITH d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                    RETURN c.name + '\u001f' + c.value } AS keys
+  WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+          any(key IN lit.keys WHERE key IN keys) <> lit.negated))
+  RETURN count(d) AS documents
 }
-RETURN sum(documents) AS documents
+WITH sum(documents) AS having
+RETURN having AS documents_having, COUNT { (:Document) } AS documents,
+       COUNT { (:Chapter) } AS chapters, COUNT { (:Paragraph) } AS paragraphs,
+       COUNT { (:Summary) } AS summaries, COUNT { (:Keyword) } AS keywords

@@ -7,6 +7,11 @@
 // document is IN_ONTOLOGY that ontology; $name / $values only those whose document has one
 // of the values of that category (exact match, as search_category); with $negated, only those
 // whose document has none of them (a NOT pushed as a pattern).
+// $filter (or null): a filter of several categories in disjunctive normal form, a list of
+// conjunctions of {name, values, negated} literals; the document must satisfy one conjunction
+// (every literal: has one of the values, or with negated none of them), checked on the
+// document's category keys (name + U+001F + value, read once per candidate that reaches the
+// check) against the literal's precomputed keys.
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -15,6 +20,12 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d:Document {documentid: node.documentid})
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,

@@ -3,7 +3,10 @@
 // list, else the category's documents, else the ontology's), then every restriction is checked:
 // $documentids (a list or null), $ontologyid (document IN_ONTOLOGY it, or null), $name /
 // $values (document has one of the values of that category, exact match, or null; with
-// $negated: none of them, and the documents are then found from the ontology or all documents).
+// $negated: none of them, and the documents are then found from the ontology or all documents);
+// $filter (or null): a filter of several categories in disjunctive normal form (conjunctions
+// of {name, values, negated} literals, one must hold), its documents found from $seeds (the
+// [name, value] pairs of one positive literal per conjunction) or, null, the ontology's or all.
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -15,12 +18,19 @@ CALL () {
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
   RETURN d
   UNION
+  UNWIND coalesce($seeds, []) AS seed
+  MATCH (c:Category {name: seed[0], value: seed[1]})
+  WHERE $documentids IS NULL
+  MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+  RETURN d
+  UNION
   MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
-  WHERE $documentids IS NULL AND ($name IS NULL OR $negated)
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
   RETURN d
   UNION
   MATCH (d:Document)
-  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $name IS NOT NULL AND $negated
+  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $seeds IS NULL
+    AND (($name IS NOT NULL AND $negated) OR $filter IS NOT NULL)
   RETURN d
 }
 WITH d
@@ -28,6 +38,12 @@ WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyi
   AND ($name IS NULL OR EXISTS {
         MATCH (d)-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d)
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
 MATCH (node:Fragment {documentid: d.documentid})
 WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score

@@ -269,7 +269,8 @@ class ThalabusGraph:
         if profile and evaluator.plan is not None:
             plan = {"query": serialize(node), "ms": round(elapsed, 3),
                     "embed_ms": round(evaluator.executor.embed_ms, 3),
-                    "fragments": len(fragments), "tree": evaluator.plan.to_dict()}
+                    "fragments": len(fragments),
+                    "tree": evaluator.plan.to_dict(measured=True)}
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
 
     def _check_categories(self, node: Node, ontology_id: str | None,
@@ -295,7 +296,8 @@ class ThalabusGraph:
                             scope=self._scope(ontology_id, subset_of_datasetids),
                             ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids))
         tree = Explainer(ex).explain(node)
-        return {"query": serialize(node), "ast": node.to_dict(), "plan": tree.to_dict(),
+        return {"query": serialize(node), "ast": node.to_dict(),
+                "plan": tree.to_dict(measured=False),
                 "warnings": [w.to_dict() for w in warnings]}
 
     def documents_of(self, fragments: Sequence[Fragment], *,

@@ -49,6 +49,50 @@ class CategoryPattern:
         return out
 
 
+CATEGORY_KEY_SEPARATOR = "\u001f"
+"""Joins a category's name and value into one key (the unit separator: in neither)."""
+
+
+def category_key(name: str, value: str) -> str:
+    """One (name, value) pair as the string the statements build from a Category node."""
+    return f"{name}{CATEGORY_KEY_SEPARATOR}{value}"
+
+
+@dataclass(frozen=True)
+class FilterPattern(CategoryPattern):
+    """A filter of several categories (AND / OR / NOT of category terms) pushed into a
+    search as one Cypher predicate: ``conjunctions`` is its disjunctive normal form, each
+    conjunction a tuple of category literals (``negated``: the document has none of the
+    values). The statements get it as the ``$filter`` list parameter and check it with list
+    predicates over EXISTS subqueries, so no Cypher is built from it and no id is listed.
+    ``name`` / ``values`` are unused (empty)."""
+
+    conjunctions: tuple[tuple[CategoryPattern, ...], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the conjunctions of literals."""
+        return {"any_of": [[lit.to_dict() for lit in conj] for conj in self.conjunctions]}
+
+    def param(self) -> list[list[dict[str, Any]]]:
+        """The ``$filter`` parameter: a list of conjunctions of {name, values, negated, keys}
+        (``keys``: ``category_key`` of each value, matched against a document's keys)."""
+        return [[{"name": lit.name, "values": list(lit.values), "negated": lit.negated,
+                  "keys": [category_key(lit.name, v) for v in lit.values]}
+                 for lit in conj] for conj in self.conjunctions]
+
+    def seeds(self) -> list[list[str]] | None:
+        """[name, value] pairs whose documents cover every match (the first positive
+        literal of each conjunction), where exact search starts; None when a conjunction
+        has no positive literal (then every document of the scope is a candidate)."""
+        out: list[list[str]] = []
+        for conj in self.conjunctions:
+            positive = next((lit for lit in conj if not lit.negated), None)
+            if positive is None:
+                return None
+            out += [[positive.name, value] for value in positive.values]
+        return out
+
+
 @dataclass(frozen=True)
 class VectorSource:
     """One embedded fragment kind: its label, vector index and tunables' names."""
@@ -66,6 +110,8 @@ VECTOR_SOURCES = (
 _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
+_COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
+"""The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 
 
 StepKind = Literal["semantic", "text", "fusion", "category", "category_count", "universe"]
@@ -202,10 +248,7 @@ class SearchExecutor:
         """The restriction parameters of the search statements: the id list (or null), the
         ontology pattern and the category pattern (or nulls)."""
         return {"documentids": None if docs is None else sorted(docs),
-                "ontologyid": self.ontology_pattern(),
-                "name": None if category is None else category.name,
-                "values": None if category is None else list(category.values),
-                "negated": category is not None and category.negated}
+                "ontologyid": self.ontology_pattern(), **_pattern_params(category)}
 
     def category_count(self, category: CategoryPattern) -> int:
         """Documents of the scope's ontology having the category pattern (or, negated, not
@@ -216,10 +259,12 @@ class SearchExecutor:
                                                      "pushed_as": "pattern"})
             rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
                               **_pattern_params(category))
-            having = int(rows[0]["documents"])
+            having = int(rows[0]["documents_having"])
+            if self._counts is None:  # the node counts come with the pattern's count
+                self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
-            if category.negated:
+            if category.negated and not isinstance(category, FilterPattern):
                 having = (self.scope_documents() if self.scope is not None
                           else max(self.scope_documents() - having, 0))
             self._pattern_counts[category] = having
@@ -590,15 +635,8 @@ class SearchExecutor:
                   exact: str | None, category: CategoryPattern | None = None) -> list[Record]:
         """Full-text rows best first, restricted to ``docs`` and the patterns with over-fetch,
         optionally kept only where the text contains ``exact``."""
-        k = self.settings.top_n_text
         patterns = self._patterns(docs, category)
-        if docs is not None or patterns["ontologyid"] is not None or category is not None:
-            n_docs = self.restricted_documents(docs, category)
-            documents = max(self.counts()["documents"], 1)
-            selectivity = max(n_docs / documents, 1e-9)
-            k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
-        if exact is not None:
-            k = min(k * 5, self.settings.index_max_k)
+        k = self.text_k(docs, category, case_sensitive=exact is not None)
         params: dict[str, Any] = {"index": index, "query": query, "k": k, **patterns}
         if step is None:
             rows = self.db.read("search_fulltext", **params)
@@ -611,6 +649,22 @@ class SearchExecutor:
         if exact is not None:
             rows = [r for r in rows if exact in (r["text"] or "")]
         return rows
+
+    def text_k(self, docs: DocSet | None, category: CategoryPattern | None = None, *,
+               case_sensitive: bool = False) -> int:
+        """Hits asked of a full-text index: ``top_n_text``, over-fetched by the restriction's
+        estimated selectivity (``docs``, the ontology pattern, ``category``) and five times
+        for a case-sensitive term (hits without the exact text are dropped afterwards);
+        capped at ``index_max_k``. The compiled plan shows this same ``k``."""
+        k = self.settings.top_n_text
+        if docs is not None or self.ontology_pattern() is not None or category is not None:
+            n_docs = self.restricted_documents(docs, category)
+            documents = max(self.counts()["documents"], 1)
+            selectivity = max(n_docs / documents, 1e-9)
+            k = min(max(math.ceil(k * 2 / selectivity), k), self.settings.index_max_k)
+        if case_sensitive:
+            k = min(k * 5, self.settings.index_max_k)
+        return k
 
     def _text_best(self, index: str, query: str, exact: str | None) -> float:
         """The best score of the unrestricted (scoped) search: the normalisation divisor."""
@@ -699,6 +753,33 @@ class SearchExecutor:
         step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
 
+    def pair_documents(self, pairs: Sequence[tuple[str, str]]
+                       ) -> dict[tuple[str, str], DocSet]:
+        """The documents of many category (name, value) pairs in one round trip, within the
+        ontology pattern (not the id scope): a query's categories are read once, however many
+        it has. Pairs no document has map to the empty set."""
+        out: dict[tuple[str, str], DocSet] = {pair: frozenset() for pair in pairs}
+        if pairs:
+            step = self._new_step("category", {"pairs": len(pairs)})
+            rows = self._read(step, "explain_category_documents",
+                              pairs=[list(p) for p in pairs], ontologyid=self.ontology_pattern())
+            for row in rows:
+                out[(row["name"], row["value"])] = frozenset(row["documentids"])
+        return out
+
+    def document_categories(self, documentids: Iterable[str]
+                            ) -> dict[tuple[str, str], set[str]]:
+        """(name, value) -> which of ``documentids`` have it: one read for a few documents
+        (the hits of a phrase whose filter was pushed as a pattern)."""
+        step = self._new_step("category", {"hits": 0, "pushed_as": "pattern"})
+        ids = sorted(documentids)
+        step.detail["hits"] = len(ids)
+        having: dict[tuple[str, str], set[str]] = {}
+        for row in self._read(step, "document_category_keys", documentids=ids):
+            for name, value in row["categories"]:
+                having.setdefault((name, value), set()).add(row["documentid"])
+        return having
+
     def universe(self) -> DocSet:
         """Every document of the scope (all documents when there is no scope), read once per
         evaluation: only NOT and TRUE need the scope as a set."""
@@ -727,9 +808,16 @@ def plain_records(result: Result) -> list[Record]:
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
-def _pattern_params(category: CategoryPattern) -> dict[str, Any]:
-    """The ``$name`` / ``$values`` parameters of a category pattern."""
-    return {"name": category.name, "values": list(category.values)}
+def _pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
+    """The pattern parameters of the search statements: ``$name`` / ``$values`` /
+    ``$negated`` for one category, ``$filter`` / ``$seeds`` for a filter pattern (the others
+    null)."""
+    single = category is not None and not isinstance(category, FilterPattern)
+    return {"name": category.name if single and category else None,
+            "values": list(category.values) if single and category else None,
+            "negated": bool(single and category and category.negated),
+            "filter": category.param() if isinstance(category, FilterPattern) else None,
+            "seeds": category.seeds() if isinstance(category, FilterPattern) else None}
 
 
 def _stored_language(value: Any) -> str | None:

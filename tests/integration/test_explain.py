@@ -56,9 +56,14 @@ def tuned(graph: ThalabusGraph, **changes: Any) -> ThalabusGraph:
 def test_the_filter_is_pushed_into_the_semantic_search(graph: ThalabusGraph) -> None:
     plan = tuned(graph).explain('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')
     semantic = find(plan["plan"], "SEMANTIC")
-    assert semantic["pushed_restriction"] == "6 documents"
-    chapters = semantic["steps"][0]
+    # As the run does it: the category is a pattern, counted (6 documents), never listed.
+    assert semantic["pushed_restriction"] == "category pattern COUNTRY_OF_ORIGIN in ['IQ']"
+    (count,) = [s for s in semantic["steps"] if s["kind"] == "category_count"]
+    assert count["documents"] == 6
+    chapters = next(s for s in semantic["steps"]
+                    if s["kind"] == "semantic" and "filtered_documents" in s)
     assert chapters["source"] == "chapters" and chapters["path"] == "exact"
+    assert chapters["filtered_documents"] == 6
     assert "<384 floats elided>" in str(chapters["params"])
     assert plan["ast"]["type"] == "AND"
 
@@ -67,17 +72,24 @@ def test_selective_filters_run_exact_and_broad_ones_use_the_index(
         graph: ThalabusGraph) -> None:
     g = tuned(graph, exact_search_max_candidates=5, index_max_k=100000,
               vector_overfetch_factor=2.0, vector_min_k=1, top_n_chapters=10)
-    narrow = find(g.explain("\"cat\" AND TAG='x}y'")["plan"], "SEMANTIC")["steps"][0]
+    narrow = _filtered(find(g.explain("\"cat\" AND TAG='x}y'")["plan"], "SEMANTIC"))
     assert narrow["path"] == "exact" and narrow["selectivity"] < 0.05
-    broad = find(g.explain('"cat" AND NOT CHARACTER=Sammy')["plan"], "SEMANTIC")["steps"][0]
+    broad = _filtered(find(g.explain('"cat" AND NOT CHARACTER=Sammy')["plan"], "SEMANTIC"))
     chapters = graph.db.driver.execute_query("MATCH (c:Chapter) RETURN count(c) AS n",
                                              database_="neo4j").records[0]["n"]
     total = len(graph.datasets.db.read("universe_all_documents")[0]["documentids"])
     assert broad["path"] == "index" and "over-fetch" in broad["reason"]
     assert broad["overfetch_k"] == min(math.ceil(10 * 2 * total / (total - 1)), chapters) < chapters
-    everything = find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
-                      "SEMANTIC")["steps"][0]
-    assert everything["path"] == "index" and everything["reason"] == "no filter"
+    # NOT of a value no document has keeps every document: the pattern is still checked (as
+    # the run does), on the index path at selectivity 1.
+    everything = _filtered(find(g.explain('"cat" AND NOT COUNTRY_OF_ORIGIN=XX')["plan"],
+                                "SEMANTIC"))
+    assert everything["path"] == "index" and everything["selectivity"] == 1.0
+
+
+def _filtered(node: dict[str, Any]) -> dict[str, Any]:
+    """The first filtered vector search of a plan node (the chapters')."""
+    return next(s for s in node["steps"] if s["kind"] == "semantic" and "selectivity" in s)
 
 
 def test_explain_reads_only_and_changes_nothing(graph: ThalabusGraph) -> None:
@@ -100,7 +112,10 @@ def test_profile_rows_and_times_add_up(graph: ThalabusGraph) -> None:
     assert tree["rows"] == len(result.fragments)
     assert result.plan["embed_ms"] >= 0
     and_node = find(tree, "AND")
-    assert and_node["rows"] <= sum(c["rows"] for c in and_node["children"])
+    # The category side is pushed into the phrase: it never runs (no rows).
+    assert [c["steps"][0].get("reason") for c in and_node["children"]] == [
+        None, "pushed into the phrase as a pattern"]
+    assert and_node["rows"] <= sum(c["rows"] or 0 for c in and_node["children"])
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -192,5 +207,5 @@ def test_explain_reads_all_category_filters_in_one_round_trip(graph: ThalabusGra
     assert db.names.count("explain_category_documents") == 1
     assert len(db.names) <= 5, db.names
     last = find(plan["plan"], "NOT")["children"][0]["children"][1]
-    assert last["steps"][0]["documents"] == len(
+    assert last["steps"][-1]["documents"] == len(
         graph.query("CHARACTER=Sammy,Bob", return_documents=False).fragments) > 1

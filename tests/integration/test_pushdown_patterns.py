@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.sample import docs_where, has, load_sample
-from tests.integration.test_query_engine import queries
+from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
 from thalabus_graph import ThalabusGraph, serialize
 from thalabus_graph.graph.database import Database
-from thalabus_graph.query import Node
+from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
 
 ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
 STORIES = docs_where(lambda d: d.get("ontology") == "stories")
@@ -64,10 +64,10 @@ def test_the_ontology_scope_is_a_pattern_not_a_list(graph: ThalabusGraph) -> Non
     assert result.plan is not None
     steps = _steps(result.plan["tree"])
     assert {f.documentid for f in result.fragments} <= STORIES and result.fragments
-    # The first call learns the ontology's size (it holds part of the corpus: no search ran).
-    probe = [s for s in steps if s.get("cypher") == "search_phrase"]
-    assert probe and all(s["path"] == "skipped" and "pattern" in s["reason"] for s in probe)
-    semantic = [s for s in steps if s["kind"] == "semantic" and s not in probe]
+    # The compiler read the ontology's size first (it holds part of the corpus), so every
+    # search checks its pattern and none ran unscoped.
+    assert not [s for s in steps if s.get("cypher") == "search_phrase"]
+    semantic = [s for s in steps if s["kind"] == "semantic"]
     assert semantic and all(s["ontology_pattern"] == "stories" for s in semantic)
     assert all(s["filtered_documents"] == len(STORIES) for s in semantic)
     assert not any(s["kind"] == "universe" for s in steps)
@@ -115,3 +115,53 @@ def test_a_not_category_under_an_and_is_a_not_exists_pattern(graph: ThalabusGrap
         [(f.fragmentid, f.contributions) for f in reference]
     scoped = graph.query(query, ontology_id="asylum", return_documents=False)
     assert {f.documentid for f in scoped.fragments} <= ASYLUM - IQ
+
+
+# --- nested filters pushed as one pattern -----------------------------------------------------
+filter_leaves = st.sampled_from(CATEGORIES).map(lambda c: Category(c[0], c[1]))
+filters = st.recursive(filter_leaves, lambda kids: st.one_of(
+    st.tuples(kids, kids).map(lambda p: And(*p)),
+    st.tuples(kids, kids).map(lambda p: Or(*p)),
+    kids.map(Not),
+), max_leaves=5)
+phrases = st.one_of(st.sampled_from(PHRASES).map(Semantic),
+                    st.sampled_from(TERMS).map(lambda t: Text(t, False)))
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(phrases, filters, st.booleans(), st.sampled_from([None, "asylum", "stories"]))
+def test_a_nested_filter_pushed_as_one_pattern_matches_the_reference(
+        graph: ThalabusGraph, phrase: Node, condition: Node, phrase_first: bool,
+        ontology: str | None) -> None:
+    node = And(phrase, condition) if phrase_first else And(condition, phrase)
+    result = graph.query(serialize(node), ontology_id=ontology, profile=True,
+                         return_documents=False)
+    reference, _ = graph.evaluate(node, ontology_id=ontology, reference=True)
+    where = f"{serialize(node)} in {ontology}"
+    assert [f.fragmentid for f in result.fragments] == [f.fragmentid for f in reference], where
+    for a, b in zip(result.fragments, reference, strict=True):
+        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert a.contributions == b.contributions, where
+    assert result.plan is not None
+    # Pushed as a pattern: no category's documents and no NOT universe are listed.
+    steps = _steps(result.plan["tree"])
+    assert not any(s["kind"] == "universe" or s.get("cypher") in (
+        "explain_category_documents", "search_category") for s in steps), where
+
+
+def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
+    query = '"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY))'
+    result = graph.query(query, return_documents=False, profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    pushed = [s for s in steps if "category_pattern" in s]
+    assert pushed and all(s["category_pattern"] == {"any_of": [
+        [{"name": "COUNTRY_OF_ORIGIN", "values": ["IQ"]}],
+        [{"name": "DECISION", "values": ["granted"]},
+         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for s in pushed)
+    (count,) = [s for s in steps if s["kind"] == "category_count"]
+    expected = docs_where(lambda d: has("COUNTRY_OF_ORIGIN", "IQ")(d) or (
+        has("DECISION", "granted")(d) and not has("COUNTRY_OF_ORIGIN", "SY")(d)))
+    assert count["documents"] == len(expected)
+    assert result.fragments and {f.documentid for f in result.fragments} <= expected

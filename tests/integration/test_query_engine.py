@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.sample import docs_where, has, load_sample
+from tests.integration.sample_queries import FILTER_CASES, SPECIAL_TEXTS
 from thalabus_graph import ThalabusGraph, ThalabusSyntaxError, serialize
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
@@ -37,25 +38,7 @@ def docs(graph: ThalabusGraph, query: str, **kwargs: object) -> list[str]:
 
 
 # --- categories, boolean algebra of filters -----------------------------------------------
-@pytest.mark.parametrize(("query", "expected"), [
-    ("COUNTRY_OF_ORIGIN=IQ", IQ),
-    ("COUNTRY_OF_ORIGIN=IQ,SY", IQ | SY),
-    ("COUNTRY_OF_ORIGIN = IQ , SY", IQ | SY),
-    ("COUNTRY_OF_ORIGIN=IQ AND DECISION=granted", IQ & GRANTED),
-    ("COUNTRY_OF_ORIGIN=IQ and not DECISION=granted", IQ - GRANTED),
-    ("NOT NOT COUNTRY_OF_ORIGIN=IQ", IQ),
-    ("DECISION='granted asylum'", docs_where(has("DECISION", "granted asylum"))),
-    ("DECISION='temporary admission'", docs_where(has("DECISION", "temporary admission"))),
-    ("DECISION=rejected OR PROCEDURE=Dublin", REJECTED | docs_where(has("PROCEDURE", "Dublin"))),
-    ("COUNTRY_OF_ORIGIN=IQ OR COUNTRY_OF_ORIGIN=SY AND DECISION=rejected", IQ | (SY & REJECTED)),
-    ("(COUNTRY_OF_ORIGIN=IQ OR COUNTRY_OF_ORIGIN=SY) AND DECISION=granted", (IQ | SY) & GRANTED),
-    ("PROCEDURE=art$16", docs_where(has("PROCEDURE", "art$16"))),
-    ("TAG='x}y'", docs_where(has("TAG", "x}y"))),
-    ("TAG=treats$daily", docs_where(has("TAG", "treats$daily"))),
-    ("COUNTRY_OF_ORIGIN=XX", set()),
-    ("COUNTRY_OF_ORIGIN=IQ AND CHARACTER=Bob", set()),
-    ("", ALL),
-])
+@pytest.mark.parametrize(("query", "expected"), FILTER_CASES)
 def test_filters_return_exactly_the_matching_documents(graph: ThalabusGraph, query: str,
                                                        expected: set[str]) -> None:
     result = graph.query(query, return_documents=False)
@@ -105,11 +88,7 @@ def test_text_search_and_case_sensitive_text(graph: ThalabusGraph) -> None:
     assert top[0].score == 1.0
 
 
-@pytest.mark.parametrize("query", [
-    "'a:b (c) AND * ~ / \\\\ {x}'",
-    '"\\"quoted\\" \\\\ back (AND) OR *~/:"',
-    "'AND'", "'OR NOT'", "@'$x}'", "'\"'",
-])
+@pytest.mark.parametrize("query", SPECIAL_TEXTS)
 def test_special_characters_in_user_text_are_inert(graph: ThalabusGraph, query: str) -> None:
     graph.query(query)
 

@@ -1,0 +1,365 @@
+"""Compiles a parsed query once into the plan both readers use: the evaluator runs it, explain
+renders it.
+
+Each ``PlanNode`` holds what was decided for its query node before anything is searched:
+whether the subtree is a pure filter (decided once, bottom-up), for an AND which side runs
+first and whether its filter side is pushed into the phrase as a Cypher pattern, the
+restriction pushed into the node (a document set known now, the other AND side's documents
+known at run time, a category pattern, the ontology pattern), the documents of every pure
+filter, and for every phrase the searches it will run with their statements, paths, ``k``
+and the counts that chose them (``searches.phrase_steps``). The reads the decisions need
+(every category of the query in one round trip, the pattern counts, the universe of a NOT,
+the node counts) are made here and shown as the node's steps in both readers.
+
+Compiling and rendering are iterative (explicit stacks), so a 10,000-deep query neither
+recurses nor grows the Python stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from thalabus_graph.plan.filters import filter_pattern
+from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
+from thalabus_graph.plan.texts import QueryTexts
+from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
+from thalabus_graph.query import children as node_children
+from thalabus_graph.search import CategoryPattern, DocSet, FilterPattern, SearchExecutor, Step
+
+RUNTIME = "runtime"
+"""A document set known only at run time (it depends on a scored side's results)."""
+Docs: TypeAlias = DocSet | str | None
+"""What a subtree gives at compile time: its documents, None (TRUE) or ``RUNTIME``."""
+
+
+@dataclass(slots=True)
+class PlanNode:
+    """One query node of the compiled plan, and what its run measured.
+
+    Attributes:
+        node: the query node.
+        pure_filter: the subtree has no phrase (decided once, at compile time).
+        restriction: documents pushed into the node: a set, None (none) or ``RUNTIME``.
+        pattern: the category pattern pushed into this phrase by its parent AND.
+        swap: an AND whose right side runs first (the filter side of a scored AND).
+        pushed: an AND whose filter side is pushed into its phrase as ``pattern``.
+        pushed_pattern: the pattern a pushed AND passes to its phrase.
+        pushed_away: the node is inside a filter side pushed into a phrase as a pattern.
+        skipped: why the run does not evaluate this subtree (pushed as a pattern; the other
+            AND side is empty), else None.
+        documents: a pure filter's documents within its restriction (None: TRUE; RUNTIME).
+        category_documents: a category's documents within the scope.
+        reads: reads made at compile time for this node (categories, counts, universe).
+        planned: the searches planned (explain shows them; the run records ``steps``).
+        steps: the searches the run made; rows / ms / restricted_to: what it measured.
+    """
+
+    node: Node
+    pure_filter: bool
+    restriction: Docs = None
+    pattern: CategoryPattern | None = None
+    swap: bool = False
+    pushed: bool = False
+    pushed_pattern: CategoryPattern | None = None
+    pushed_away: bool = False
+    skipped: str | None = None
+    documents: Docs = None
+    category_documents: DocSet = frozenset()
+    reads: list[Step] = field(default_factory=list)
+    planned: list[PlannedStep] = field(default_factory=list)
+    children: list[PlanNode] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    rows: int | None = None
+    ms: float = 0.0
+    restricted_to: int | None = None
+
+    @property
+    def op(self) -> str:
+        """The operator's name (SEMANTIC, TEXT, CATEGORY, TRUE, NOT, OR, AND)."""
+        return type(self.node).__name__.upper().replace("NODE", "")
+
+    def restriction_text(self) -> str:
+        """The pushed restriction as explain and profile both show it."""
+        parts: list[str] = []
+        if isinstance(self.restriction, str):
+            parts.append("documents of the other AND side (known at run time)")
+        elif self.restriction is not None:
+            parts.append(f"{len(self.restriction)} documents")
+        if isinstance(self.pattern, FilterPattern):
+            parts.append("filter pattern " + " OR ".join(
+                "(" + " AND ".join(_literal(lit) for lit in conj) + ")"
+                for conj in self.pattern.conjunctions))
+        elif self.pattern is not None:
+            parts.append(f"category pattern {_literal(self.pattern)}")
+        return ", ".join(parts) or "none"
+
+    def decision(self) -> dict[str, Any] | None:
+        """An AND's decision: which side runs first and how it restricts the other."""
+        if not isinstance(self.node, And):
+            return None
+        first, second = (self.children[1], self.children[0]) if self.swap else (
+            self.children[0], self.children[1])
+        return {"evaluated_first": "right side" if self.swap else "left side",
+                "pushed_as": (("filter pattern ($filter: its normal form)"
+                               if isinstance(self.pushed_pattern, FilterPattern)
+                               else "category pattern ($name / $values)")
+                              + " in the phrase's searches: counted, never listed")
+                             if self.pushed else
+                             ("nothing (the first side is TRUE)" if first.documents is None
+                              and first.pure_filter else "document ids"),
+                "first_is_pure_filter": first.pure_filter,
+                "second_is_pure_filter": second.pure_filter}
+
+
+def _literal(lit: CategoryPattern) -> str:
+    return f"{lit.name} {'not in' if lit.negated else 'in'} {list(lit.values)}"
+
+
+@dataclass
+class CompiledPlan:
+    """The plan tree of one query, its labels and the executor it was compiled with."""
+
+    root: PlanNode
+    texts: QueryTexts | None = None
+
+    def to_dict(self, *, measured: bool) -> dict[str, Any]:
+        """JSON form (iterative: plans can be deep). ``measured``: the profile (executed
+        steps, rows, ms); else explain (planned steps)."""
+        if self.texts is None:
+            self.texts = QueryTexts(self.root.node)
+        out: dict[str, Any] = {}
+        work: list[tuple[PlanNode, dict[str, Any]]] = [(self.root, out)]
+        while work:
+            plan, into = work.pop()
+            into.update(op=plan.op, query=self.texts.label(plan.node),
+                        pushed_restriction=plan.restriction_text(),
+                        pure_filter=plan.pure_filter)
+            steps: list[dict[str, Any]] = []
+            decision = plan.decision()
+            if decision is not None:
+                steps.append({"kind": "and", **decision})
+            if plan.skipped is not None:
+                steps.append({"kind": "skipped", "reason": plan.skipped})
+            steps += [s.to_dict() for s in plan.reads]
+            if measured:
+                steps += [s.to_dict() for s in plan.steps]
+                if isinstance(plan.restriction, str) and plan.planned:
+                    into["planned_at_run_time"] = plan.planned
+                into.update(rows=plan.rows, ms=round(plan.ms, 3))
+                if plan.restricted_to is not None:
+                    into["restricted_to"] = plan.restricted_to
+            else:
+                steps += plan.planned
+            into["steps"] = steps
+            if plan.children:
+                kids: list[dict[str, Any]] = [{} for _ in plan.children]
+                into["children"] = kids
+                work.extend(zip(plan.children, kids, strict=True))
+        return out
+
+
+def pure_filters(root: Node) -> dict[int, bool]:
+    """id(node) -> whether the subtree is a pure filter, computed once, bottom-up."""
+    out: dict[int, bool] = {}
+
+    def step(node: Node, kids: tuple[bool, ...]) -> bool:
+        value = (False if isinstance(node, Semantic | Text)
+                 else True if isinstance(node, Not | Category | TrueNode) else all(kids))
+        out[id(node)] = value
+        return value
+
+    fold(root, step)
+    return out
+
+
+def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
+    """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
+    category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
+    (its normal form), else None (its documents are listed and shipped as ids)."""
+    if isinstance(node, Category):
+        return CategoryPattern(node.name, tuple(node.values))
+    if isinstance(node, Not) and isinstance(node.operand, Category):
+        return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
+    return filter_pattern(node) if pure else None
+
+
+def _intersect(a: Docs, b: Docs) -> Docs:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, str) or isinstance(b, str):
+        return RUNTIME
+    return a & b
+
+
+_Frame: TypeAlias = Generator[tuple[Node, Docs], Docs, Docs]
+"""One node being compiled: yields (child, restriction), gets the child's documents back,
+returns its own."""
+
+
+class Compiler:
+    """Compiles queries against one executor (its scope, counts and settings).
+
+    Args:
+        executor: the executor the plan will run on (it caches what compiling reads).
+        pushdown: False for the reference evaluator: nothing is restricted or pushed.
+    """
+
+    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True) -> None:
+        self.ex = executor
+        self.pushdown = pushdown
+        self._pure: dict[int, bool] = {}
+        self._plans: dict[int, PlanNode] = {}
+        self._pairs: dict[tuple[str, str], DocSet] = {}
+        self._state = PhraseState()
+
+    def compile(self, root: Node) -> CompiledPlan:
+        """The plan of ``root``: every node's decisions, restrictions and planned searches."""
+        self._pure = pure_filters(root)
+        self._plans = {}
+        plan_root = self._tree(root)
+        saved = self.ex.steps
+        try:
+            if self.ex.ontologyid is not None:
+                self.ex.ontology_pattern()  # the scope's size decides every path
+            self._prefetch(root)
+            self._walk(root)
+            if plan_root.documents is None:  # TRUE: the answer is the universe
+                self.ex.steps = plan_root.reads
+                self.ex.universe()
+        finally:
+            self.ex.steps = saved
+        return CompiledPlan(plan_root)
+
+    def _tree(self, root: Node) -> PlanNode:
+        """A PlanNode per query node (iteratively), with the AND decisions."""
+        for node in walk(root):
+            plan = PlanNode(node, self._pure[id(node)])
+            self._plans[id(node)] = plan
+            if isinstance(node, And):
+                plan.swap = self._pure[id(node.right)] and not self._pure[id(node.left)]
+                first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
+                if self.pushdown and isinstance(second, Semantic | Text):
+                    plan.pushed_pattern = _pattern_of(first, self._pure[id(first)])
+                    plan.pushed = plan.pushed_pattern is not None
+        for node in walk(root):
+            self._plans[id(node)].children = [self._plans[id(kid)]
+                                              for kid in node_children(node)]
+        return self._plans[id(root)]
+
+    def _prefetch(self, root: Node) -> None:
+        """The documents of every category value the run lists (not those pushed as
+        patterns), in one round trip."""
+        pushed: set[int] = set()
+        for node in walk(root):
+            plan = self._plans[id(node)]
+            if plan.pushed:
+                assert isinstance(node, And)
+                first = node.right if plan.swap else node.left
+                pushed.update(id(n) for n in walk(first))
+                for kid in walk(first):
+                    self._plans[id(kid)].pushed_away = True
+                    self._plans[id(kid)].documents = RUNTIME
+                self._plans[id(first)].skipped = (
+                    "pushed into the phrase as a pattern" if not isinstance(
+                        plan.pushed_pattern, FilterPattern) else
+                    "pushed into the phrase as a pattern; run on the hits' documents "
+                    "(their categories) for the contributions")
+        pairs = sorted({(c.name, v) for c in walk(root) if isinstance(c, Category)
+                        and id(c) not in pushed for v in c.values})
+        self.ex.steps = self._plans[id(root)].reads
+        self._pairs = self.ex.pair_documents(pairs)
+
+    def _walk(self, root: Node) -> None:
+        stack: list[_Frame] = [self._frame(root, None)]
+        reply: Docs = None
+        first = True
+        while stack:
+            try:
+                child, restrict = next(stack[-1]) if first else stack[-1].send(reply)
+            except StopIteration as done:
+                stack.pop()
+                reply, first = done.value, False
+                continue
+            stack.append(self._frame(child, restrict))
+            first = True
+
+    def _frame(self, node: Node, restrict: Docs) -> _Frame:
+        plan = self._plans[id(node)]
+        if not self.pushdown:
+            restrict = None
+        plan.restriction = restrict
+        self.ex.steps = plan.reads
+        docs = yield from self._node(node, plan, restrict)
+        plan.documents = docs if plan.pure_filter else RUNTIME
+        return docs
+
+    def _node(self, node: Node, plan: PlanNode, restrict: Docs) -> _Frame:
+        ex = self.ex
+        if isinstance(node, Semantic | Text):
+            if isinstance(restrict, str):
+                plan.planned = runtime_steps(ex, self._state, node)
+            else:
+                plan.planned = phrase_steps(ex, self._state, node, restrict, plan.pattern)
+            return RUNTIME
+        if isinstance(node, Category):
+            found: DocSet = frozenset().union(*(self._pairs[(node.name, v)]
+                                                for v in node.values))
+            plan.category_documents = found if ex.scope is None else found & ex.scope
+            plan.reads.append(Step("category", {
+                "name": node.name, "values": list(node.values),
+                "documents": len(plan.category_documents),
+                "read": "with every category of the query in one round trip"},
+                cypher="explain_category_documents"))
+            return _intersect(plan.category_documents, restrict)
+        if isinstance(node, TrueNode):
+            return None
+        if isinstance(node, Not):
+            universe: Docs
+            if isinstance(restrict, str):
+                universe = RUNTIME
+            else:
+                narrowed = None if restrict is None else ex.restriction(restrict)
+                universe = ex.universe() if narrowed is None else narrowed
+            excluded = yield (node.operand, universe)
+            if excluded is None:
+                return frozenset()
+            if isinstance(universe, str) or isinstance(excluded, str):
+                return RUNTIME
+            return universe - excluded
+        if isinstance(node, Or):
+            left = yield (node.left, restrict)
+            right = yield (node.right, restrict)
+            if left is None or right is None:
+                return None
+            if isinstance(left, str) or isinstance(right, str):
+                return RUNTIME
+            return left | right
+        assert isinstance(node, And)
+        return (yield from self._and(node, plan, restrict))
+
+    def _and(self, node: And, plan: PlanNode, restrict: Docs) -> _Frame:
+        first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
+        if plan.pushed:
+            pattern = plan.pushed_pattern
+            assert pattern is not None
+            if isinstance(pattern, FilterPattern):
+                plan.planned = [{"kind": "category", "cypher": "document_category_keys",
+                                 "when": "the phrase has hits",
+                                 "reason": "the filter side's contributions, from the "
+                                           "categories of the hits' documents"}]
+            self.ex.steps = self._plans[id(second)].reads  # the count sizes the phrase
+            self.ex.category_count(pattern)
+            self._plans[id(second)].pattern = pattern
+            yield (second, restrict)
+            return RUNTIME
+        first_docs = yield (first, restrict)
+        if first_docs is not None and not isinstance(first_docs, str) and not first_docs:
+            self._plans[id(second)].skipped = "the other AND side is empty"
+            return frozenset()
+        second_docs = yield (second, restrict if first_docs is None
+                             else _intersect(restrict, first_docs))
+        return _intersect(first_docs, second_docs)
