@@ -1,4 +1,4 @@
-"""Combination rules of ARCHITECTURE section 4, with property-based checks of their algebra."""
+"""Combination rules (docs/architecture.md, "Evaluation rules"), with property-based checks."""
 
 from __future__ import annotations
 
