@@ -89,7 +89,8 @@ class Settings:
     min_score: float = 0.10
     """Semantic fragments below this (index scale (1 + cos) / 2, after factor and cap) drop."""
     short_query_max_words: int = 4
-    """A SEMANTIC phrase of at most this many words also runs the text search (fused)."""
+    """With ``hybrid_all_queries`` off, a SEMANTIC phrase of at most this many words still runs the
+    text search (fused); with it on (the default) every phrase does."""
     hybrid_all_queries: bool = True
     """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
     0.732 fused; see README "Retrieval quality")."""
