@@ -12,11 +12,19 @@
 // (every literal: has one of the values, or with negated none of them), checked on the
 // document's category keys (name + U+001F + value, read once per candidate that reaches the
 // check) against the literal's precomputed keys.
+// $datasetids (or null): the parent datasets' scope, checked as a pattern: the document (or
+// one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($ontologyid IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($datasetids IS NULL OR EXISTS {
+        MATCH (:Document {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+      OR EXISTS {
+        MATCH (:Fragment {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)

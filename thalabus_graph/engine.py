@@ -36,7 +36,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
+from thalabus_graph.search import SearchExecutor, plain_records
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -199,28 +199,19 @@ class ThalabusGraph:
                  profile: bool = False, document_details: bool = False) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details)."""
-        return SearchExecutor(self.db, self.settings, self.embedder,
-                              scope=self._scope(ontology_id, subset_of_datasetids),
-                              ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids),
+        return SearchExecutor(self.db, self.settings, self.embedder, ontologyid=ontology_id,
+                              datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details)
 
-    def _scope(self, ontology_id: str | None,
-               subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
-        """The scope as a document-id set, only with ``subset_of_datasetids`` (intersected
-        with the ontology's documents); an ontology alone is checked as a Cypher pattern by
-        every search (``SearchExecutor.ontologyid``), never materialised here."""
+    def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
+        """The parent datasets of the scope, checked to exist (an unknown id is an error).
+        The scope is never materialised: every search checks the ontology (``$ontologyid``)
+        and the datasets' membership (``$datasetids``) as Cypher patterns on its hits."""
         if subset_of_datasetids is None:
             return None
-        scope: DocSet | None = None
-        if ontology_id is not None:
-            scope = id_set(self.db.read("universe_ontology_documents", ontologyid=ontology_id))
-        if subset_of_datasetids is not None:
-            for datasetid in subset_of_datasetids:
-                self.datasets.get(datasetid)
-            docs = id_set(self.db.read("universe_dataset_documents",
-                                       datasetids=list(subset_of_datasetids)))
-            scope = docs if scope is None else scope & docs
-        return scope
+        for datasetid in subset_of_datasetids:
+            self.datasets.get(datasetid)
+        return list(subset_of_datasetids)
 
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
@@ -292,9 +283,8 @@ class ThalabusGraph:
 
         node = parse(text)
         warnings = self._check_categories(node, ontology_id, strict_categories)
-        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER,
-                            scope=self._scope(ontology_id, subset_of_datasetids),
-                            ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids))
+        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
+                            datasetids=self._scope(subset_of_datasetids))
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(),
                 "plan": tree.to_dict(measured=False),
@@ -489,9 +479,3 @@ class _KeepAll:
     def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
         return ranked(scored)
 
-
-def _pattern_ontology(ontology_id: str | None,
-                      subset_of_datasetids: Sequence[str] | None) -> str | None:
-    """The ontology the searches check as a pattern: the scope's, unless parent datasets make
-    the scope an id set (which then already holds only the ontology's documents)."""
-    return ontology_id if subset_of_datasetids is None else None

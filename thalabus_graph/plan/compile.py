@@ -223,8 +223,8 @@ class Compiler:
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
-            if self.ex.ontologyid is not None:
-                self.ex.ontology_pattern()  # the scope's size decides every path
+            if self.ex.ontologyid is not None or self.ex.datasetids is not None:
+                self.ex.scoped()  # the scope's size decides every path
             self._prefetch(root)
             self._walk(root)
             if plan_root.documents is None:  # TRUE: the answer is the universe
