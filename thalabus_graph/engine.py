@@ -227,6 +227,16 @@ class ThalabusGraph:
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
 
+    def stream(self, text: str, *, ontology_id: str | None = None,
+               subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
+        """A query's raw fragments, best first, as an iterator. A pure filter query (only
+        categories under AND / OR / NOT) runs as one statement whose stubs come straight from
+        the driver's result, in constant memory however many documents match
+        (``datasets.create`` writes such an iterator in pages); any other query is evaluated
+        first, as ``evaluate``."""
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
+        return Evaluator(ex).stream(parse(text))
+
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
-from neo4j import Result
+from neo4j import READ_ACCESS, Result
 
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
 from thalabus_graph.graph import cypher_library
-from thalabus_graph.graph.database import Database, Record
+from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.settings import Settings
 
 DocSet = frozenset[str]
@@ -92,6 +92,11 @@ class FilterPattern(CategoryPattern):
                 return None
             out += [[positive.name, value] for value in positive.values]
         return out
+
+
+STREAM_FETCH_SIZE = 500
+"""Records the driver fetches at a time for a streamed result (``SearchExecutor.stream``): the
+most a stream holds in memory, whatever its length."""
 
 
 @dataclass(frozen=True)
@@ -332,6 +337,24 @@ class SearchExecutor:
         step.rows += len(rows)
         step.cypher = name
         return rows
+
+    def stream(self, step: Step, name: str, text: str, /,
+               **params: Any) -> Iterator[tuple[Any, ...]]:
+        """Run the read ``text`` (the statement ``name``, loaded by the caller) and yield its
+        records' values one by one as the driver fetches them (in batches of its fetch size),
+        so a result of any length is never held as a list; ``step`` gets the statement, rows
+        and time (including the consumer's)."""
+        step.cypher = name
+        start = time.perf_counter()
+        try:
+            with mapped_errors(name), self.db.driver.session(
+                    database=self.db.database, default_access_mode=READ_ACCESS,
+                    fetch_size=STREAM_FETCH_SIZE) as session:
+                for record in session.run(text, params):
+                    step.rows += 1
+                    yield tuple(record.values())
+        finally:
+            step.ms += (time.perf_counter() - start) * 1000
 
     # --- semantic ----------------------------------------------------------------------
     def uses_text(self, phrase: str) -> bool:

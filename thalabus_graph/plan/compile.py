@@ -21,6 +21,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from thalabus_graph.plan import pure
 from thalabus_graph.plan.filters import filter_pattern
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
 from thalabus_graph.plan.texts import QueryTexts
@@ -54,6 +55,8 @@ class PlanNode:
         reads: reads made at compile time for this node (categories, counts, universe).
         planned: the searches planned (explain shows them; the run records ``steps``).
         steps: the searches the run made; rows / ms / restricted_to: what it measured.
+        streamed: the root of a pure filter query run as one streamed statement: its normal
+            form (``plan.pure``); in_stream: a node checked inside that statement.
     """
 
     node: Node
@@ -74,6 +77,8 @@ class PlanNode:
     rows: int | None = None
     ms: float = 0.0
     restricted_to: int | None = None
+    streamed: FilterPattern | None = None
+    in_stream: bool = False
 
     @property
     def op(self) -> str:
@@ -97,7 +102,7 @@ class PlanNode:
 
     def decision(self) -> dict[str, Any] | None:
         """An AND's decision: which side runs first and how it restricts the other."""
-        if not isinstance(self.node, And):
+        if not isinstance(self.node, And) or self.streamed is not None or self.in_stream:
             return None
         first, second = (self.children[1], self.children[0]) if self.swap else (
             self.children[0], self.children[1])
@@ -225,6 +230,10 @@ class Compiler:
         try:
             if self.ex.ontologyid is not None or self.ex.datasetids is not None:
                 self.ex.scoped()  # the scope's size decides every path
+            pattern = filter_pattern(root) if self.pushdown and plan_root.pure_filter else None
+            if pattern is not None:
+                self._stream(plan_root, pattern)
+                return CompiledPlan(plan_root)
             self._prefetch(root)
             self._walk(root)
             if plan_root.documents is None:  # TRUE: the answer is the universe
@@ -233,6 +242,21 @@ class Compiler:
         finally:
             self.ex.steps = saved
         return CompiledPlan(plan_root)
+
+    def _stream(self, plan_root: PlanNode, pattern: FilterPattern) -> None:
+        """A pure filter query with a normal form: one statement streams its stubs; nothing
+        is read at compile time and no document set is built."""
+        plan_root.streamed = pattern
+        plan_root.documents = RUNTIME
+        plan_root.planned = [{"kind": "category", "cypher": pure.STATEMENT,
+                              **pure.stream_detail(self.ex, pattern)}]
+        stack = list(plan_root.children)
+        while stack:
+            plan = stack.pop()
+            plan.in_stream = True
+            plan.documents = RUNTIME
+            plan.skipped = "checked inside the streamed filter statement"
+            stack.extend(plan.children)
 
     def _tree(self, root: Node) -> PlanNode:
         """A PlanNode per query node (iteratively), with the AND decisions."""
