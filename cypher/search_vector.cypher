@@ -14,6 +14,9 @@
 // check) against the literal's precomputed keys.
 // $datasetids (or null): the parent datasets' scope, checked as a pattern: the document (or
 // one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
+// $details (a boolean): each row also carries its document's details as document_details
+// reads them ([documentid, properties, ontologyid, categories], else null), so a query
+// returning documents makes no round trip of its own for them.
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
@@ -37,4 +40,10 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,
-       vector.similarity.cosine(node.embedding, $vector) AS score
+       vector.similarity.cosine(node.embedding, $vector) AS score,
+       CASE WHEN $details THEN COLLECT {
+         MATCH (doc:Document {documentid: node.documentid})
+         RETURN [doc.documentid, properties(doc),
+                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
+       }[0] END AS details

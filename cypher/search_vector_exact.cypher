@@ -10,6 +10,9 @@
 // $datasetids (or null): the parent datasets' scope, checked as a pattern (its members
 // seed the candidates before the ontology's): the document (or
 // one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
+// $details (a boolean): each row also carries its document's details as document_details
+// reads them ([documentid, properties, ontologyid, categories], else null), so a query
+// returning documents makes no round trip of its own for them.
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -65,4 +68,10 @@ WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+       CASE WHEN $details THEN COLLECT {
+         MATCH (doc:Document {documentid: node.documentid})
+         RETURN [doc.documentid, properties(doc),
+                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
+       }[0] END AS details

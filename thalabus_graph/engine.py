@@ -23,7 +23,8 @@ from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
-from thalabus_graph.plan.categories import QueryWarning, check_categories
+from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
+from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
@@ -216,13 +217,17 @@ class ThalabusGraph:
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 document_details: bool = False) -> tuple[list[Fragment], Evaluator]:
+                 document_details: bool = False, reads: QueryReads | None = None
+                 ) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
         evaluator, which holds the executed plan tree when ``profile`` is set
-        (``document_details``: see ``executor``)."""
+        (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
+        pattern counts already read with the query's vocabulary, ``check_query``)."""
         node = parse(query) if isinstance(query, str) else query
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
+        if reads is not None:
+            ex.preload(reads.sizes, reads.counts)
         branch = self._rerank_branch if automatically_rerank else None
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
@@ -252,12 +257,14 @@ class ThalabusGraph:
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
         node = parse(text)
-        warnings = self._check_categories(node, ontology_id, strict_categories)
+        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
+                                                 subset_of_datasetids)
         start = time.perf_counter()
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
                                              automatically_rerank=automatically_rerank,
-                                             profile=profile, document_details=return_documents)
+                                             profile=profile, document_details=return_documents,
+                                             reads=reads)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
@@ -274,13 +281,18 @@ class ThalabusGraph:
                     "tree": evaluator.plan.to_dict(measured=True)}
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
 
-    def _check_categories(self, node: Node, ontology_id: str | None,
-                          strict: bool) -> list[QueryWarning]:
-        """The query's category and ontology warnings; raised as an error when ``strict``."""
-        warnings = check_categories(self.db, node, ontology_id)
+    def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
+                          subset_of_datasetids: Sequence[str] | None = None
+                          ) -> tuple[list[QueryWarning], QueryReads]:
+        """The query's category and ontology warnings (raised as an error when ``strict``),
+        and the node counts, scope size and the counts of the patterns the plan pushes, read
+        in the same round trip (``check_query``)."""
+        warnings, reads = check_query(self.db, node, ontology_id,
+                                      None if subset_of_datasetids is None
+                                      else list(subset_of_datasetids), pushed_patterns(node))
         if strict and warnings:
             raise UnknownCategoryError(warnings)
-        return warnings
+        return warnings, reads
 
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
@@ -292,9 +304,11 @@ class ThalabusGraph:
         from thalabus_graph.plan.explain import Explainer
 
         node = parse(text)
-        warnings = self._check_categories(node, ontology_id, strict_categories)
+        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
+                                                 subset_of_datasetids)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
                             datasetids=self._scope(subset_of_datasetids))
+        ex.preload(reads.sizes, reads.counts)
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(),
                 "plan": tree.to_dict(measured=False),

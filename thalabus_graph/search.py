@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
@@ -117,6 +117,8 @@ _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
 _COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
+_DETAILED = frozenset({"search_vector", "search_vector_exact", "search_fulltext"})
+"""Statements whose rows carry their document's details with ``$details`` (``details``)."""
 """The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 
 
@@ -192,6 +194,7 @@ class SearchExecutor:
         self.datasetids = None if datasetids is None else sorted(set(datasetids))
         self._ontology_documents: int | None = None  # documents the scope pattern keeps
         self._pattern_counts: dict[CategoryPattern, int] = {}
+        self._preloaded_counts: dict[CategoryPattern, int] = {}
         self._universe: DocSet | None = None
         self.steps: list[Step] = []
         self.embed_ms = 0.0
@@ -250,6 +253,22 @@ class SearchExecutor:
                 self._counts = {k: int(v) for k, v in row.items()}
         return self._ontology_documents < self.counts()["documents"]
 
+    def preload(self, sizes: dict[str, int] | None,
+                counts: Mapping[CategoryPattern, int] | None = None) -> None:
+        """Take the node counts, the scope's size and the pushed patterns' counts read with
+        the query's vocabulary (``plan.categories.check_query``), so the plan makes no round
+        trip for them."""
+        self._preloaded_counts.update(counts or {})
+        if sizes is None:
+            return
+        sizes = dict(sizes)
+        scope = sizes.pop("scope")
+        if self._counts is None:
+            self._counts = sizes
+        if self._ontology_documents is None and (self.ontologyid is not None
+                                                 or self.datasetids is not None):
+            self._ontology_documents = scope
+
     def scope_pattern(self) -> dict[str, Any]:
         """The scope parameters of every search statement (each null when not restricting)."""
         return {"ontologyid": self.ontology_pattern(), "datasetids": self.dataset_pattern()}
@@ -269,7 +288,8 @@ class SearchExecutor:
         """The restriction parameters of the search statements: the id list (or null), the
         ontology pattern and the category pattern (or nulls)."""
         return {"documentids": None if docs is None else sorted(docs),
-                **self.scope_pattern(), **_pattern_params(category)}
+                **self.scope_pattern(), **pattern_params(category),
+                "details": self.document_details}
 
     def category_count(self, category: CategoryPattern) -> int:
         """Documents of the scope's ontology having the category pattern (or, negated, not
@@ -278,11 +298,16 @@ class SearchExecutor:
         if category not in self._pattern_counts:
             step = self._new_step("category_count", {**category.to_dict(),
                                                      "pushed_as": "pattern"})
-            rows = self._read(step, "search_scope_count", **self.scope_pattern(),
-                              **_pattern_params(category))
-            having = int(rows[0]["documents_having"])
-            if self._counts is None:  # the node counts come with the pattern's count
-                self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
+            if category in self._preloaded_counts:  # read with the vocabulary
+                having = self._preloaded_counts[category]
+                step.cypher = "category_vocabulary"
+                step.detail["read"] = "with the query's vocabulary, in its round trip"
+            else:
+                rows = self._read(step, "search_scope_count", **self.scope_pattern(),
+                                  **pattern_params(category))
+                having = int(rows[0]["documents_having"])
+                if self._counts is None:  # the node counts come with the pattern's count
+                    self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
             if category.negated and not isinstance(category, FilterPattern):
@@ -336,6 +361,8 @@ class SearchExecutor:
         step.ms += (time.perf_counter() - start) * 1000
         step.rows += len(rows)
         step.cypher = name
+        if name in _DETAILED:
+            self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
 
     def stream(self, step: Step, name: str, text: str, /,
@@ -850,7 +877,7 @@ def plain_records(result: Result) -> list[Record]:
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
-def _pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
+def pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
     """The pattern parameters of the search statements: ``$name`` / ``$values`` /
     ``$negated`` for one category, ``$filter`` / ``$seeds`` for a filter pattern (the others
     null)."""

@@ -250,3 +250,34 @@ def test_compiled_plan_matches_the_reference_within_a_dataset(
         assert a.contributions == b.contributions, where
     inside = JANE if ontology is None else JANE & (STORIES if ontology == "stories" else ASYLUM)
     assert {f.documentid for f in compiled} <= inside, where
+
+
+# --- the fixed per-query overhead: round trips of a filtered query --------------------------
+def _spy_round_trips(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every read transaction the engine opens (they still run on the server)."""
+    seen: list[str] = []
+    real = graph.db.read_tx
+
+    def spy(work: Any, *, what: str = "read") -> Any:
+        seen.append(what)
+        return real(work, what=what)
+
+    monkeypatch.setattr(graph.db, "read_tx", spy)
+    return seen
+
+
+@pytest.mark.parametrize("ontology", [None, "stories"])
+def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, ontology: str | None) -> None:
+    seen = _spy_round_trips(graph, monkeypatch)
+    result = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
+    assert result.documents and {d.documentid for d in result.documents} <= JANE
+    assert all(d.title for d in result.documents)  # details came with the searches
+    # The vocabulary check also returned the node counts, the scope's size and the pushed
+    # pattern's count; the searches returned their documents' details.
+    assert seen.count("category_vocabulary") == 1
+    assert not {"search_scope_sizes", "search_scope_count", "search_counts",
+                "document_details"} & set(seen), seen
+    assert {name for name in seen if name != "category_vocabulary"} <= {
+        "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
+        "document_languages"}, seen

@@ -179,6 +179,29 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
+def push_decision(node: And, pure: dict[int, bool]) -> tuple[bool, CategoryPattern | None]:
+    """An AND's decision: whether its right side runs first (the filter side of a scored
+    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed)."""
+    swap = pure[id(node.right)] and not pure[id(node.left)]
+    first, second = (node.right, node.left) if swap else (node.left, node.right)
+    if not isinstance(second, Semantic | Text):
+        return swap, None
+    return swap, _pattern_of(first, pure[id(first)])
+
+
+def pushed_patterns(root: Node) -> list[CategoryPattern]:
+    """Every pattern the compiled plan will push into a phrase (each once): their counts can
+    be read before compiling, with the query's vocabulary (``check_query``)."""
+    pure = pure_filters(root)
+    out: list[CategoryPattern] = []
+    for node in walk(root):
+        if isinstance(node, And):
+            pattern = push_decision(node, pure)[1]
+            if pattern is not None and pattern not in out:
+                out.append(pattern)
+    return out
+
+
 def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
     """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
     category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
@@ -264,11 +287,10 @@ class Compiler:
             plan = PlanNode(node, self._pure[id(node)])
             self._plans[id(node)] = plan
             if isinstance(node, And):
-                plan.swap = self._pure[id(node.right)] and not self._pure[id(node.left)]
-                first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
-                if self.pushdown and isinstance(second, Semantic | Text):
-                    plan.pushed_pattern = _pattern_of(first, self._pure[id(first)])
-                    plan.pushed = plan.pushed_pattern is not None
+                plan.swap, pattern = push_decision(node, self._pure)
+                if self.pushdown:
+                    plan.pushed_pattern = pattern
+                    plan.pushed = pattern is not None
         for node in walk(root):
             self._plans[id(node)].children = [self._plans[id(kid)]
                                               for kid in node_children(node)]
