@@ -7,7 +7,9 @@
 // its fragments, is a visible member of one of those parent datasets. Each row carries the
 // document's category keys among $keys (the query's own, name + U+001F + value), from which
 // the caller derives each stub's contributions without another read. Ordered by document id,
-// the order of the stubs (all score 1.0).
+// the order of the stubs (all score 1.0). $details (a boolean): each row also carries the
+// document's details as document_details reads them (else null), so a query returning
+// documents makes no round trip of its own for them.
 CALL () {
   UNWIND coalesce($seeds, []) AS seed
   MATCH (c:Category {name: seed[0], value: seed[1]})
@@ -34,5 +36,9 @@ WITH d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                   RETURN c.name + '\u001f' + c.value } AS keys
 WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
         any(key IN lit.keys WHERE key IN keys) <> lit.negated))
-RETURN d.documentid AS documentid, [key IN keys WHERE key IN $keys] AS keys
+RETURN d.documentid AS documentid, [key IN keys WHERE key IN $keys] AS keys,
+       CASE WHEN $details THEN [d.documentid, properties(d),
+                                [(d)-[:IN_ONTOLOGY]->(o:Ontology) | o.ontologyid][0],
+                                [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
+       END AS details
 ORDER BY documentid

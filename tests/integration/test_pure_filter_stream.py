@@ -131,3 +131,23 @@ def test_a_dataset_is_written_from_the_stream_in_pages(
     assert graph.datasets.get(datasetid).members == DOCUMENTS
     assert sorted(m.documentid for m in graph.datasets.members(datasetid)) == \
         _ids(lambda i: True)
+
+
+def test_a_pure_filter_query_returns_documents_in_two_round_trips(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = graph.db.read_tx
+
+    def spy(work: Any, *, what: str = "read") -> Any:
+        seen.append(what)
+        return real(work, what=what)
+
+    monkeypatch.setattr(graph.db, "read_tx", spy)
+    result = graph.query("FEW=yes AND NOT PARITY=odd")
+    assert result.documents is not None
+    assert [d.documentid for d in result.documents] == _ids(lambda i: i < FEW and i % 2 == 1)
+    for document in result.documents:  # the details came with the streamed rows
+        assert document.ontology == "half"
+        assert document.categories == {"ALL": ["yes"], "FEW": ["yes"], "PARITY": ["even"]}
+    # The vocabulary check; the stream runs on its own session (not a read transaction).
+    assert seen == ["category_vocabulary"]

@@ -108,9 +108,12 @@ def stream_stubs(ex: SearchExecutor, root: Node, pattern: FilterPattern,
     id, streamed from one statement; ``step`` counts the rows."""
     program = DocumentFilter(root)
     text = cypher_library.load("search_filter_documents")
-    for documentid, keys in ex.stream(step, STATEMENT, text, filter=pattern.param(),
-                                      seeds=pattern.seeds(), keys=program.keys(),
-                                      **ex.scope_pattern()):
+    for documentid, keys, details in ex.stream(step, STATEMENT, text, filter=pattern.param(),
+                                               seeds=pattern.seeds(), keys=program.keys(),
+                                               details=ex.document_details,
+                                               **ex.scope_pattern()):
+        if details is not None:  # the caller returns documents: their details come along
+            ex.details[documentid] = details
         found = program.contributions(frozenset(keys))
         if found is not None:  # the statement checked the same filter: always true
             yield stub(documentid, found)
