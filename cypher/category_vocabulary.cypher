@@ -3,16 +3,89 @@
 // asked ontology or null. Returns the stored spellings only: the names that exist, the
 // [name, value] pairs among the asked values, and the ontology ids equal to the asked one.
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
-CALL {
+// The same round trip returns what the plan reads first (search_scope_sizes): the node
+// counts and how many documents the scope keeps, IN_ONTOLOGY $ontologyid and, with
+// $datasetids (or null), a visible member (or having a fragment that is one) of one of those
+// parent datasets: a scoped query then makes no round trip of its own for them.
+// $patterns: the category patterns the plan pushes into its phrases (search_scope_count's
+// parameters as maps: {name, values, negated} of one category, or {filter, seeds} of a
+// filter in normal form); counts[i] is how many documents of the scope have patterns[i]
+// (negated is applied by the caller), the selectivity its searches are planned with; a
+// scope holding every document is not checked (as the searches do not check it).
+CALL () {
   MATCH (c:Category)
   WHERE toLower(c.name) IN $names
   RETURN collect(DISTINCT c.name) AS names,
          collect(DISTINCT CASE WHEN toLower(c.value) IN $values THEN [c.name, c.value] END)
            AS pairs
 }
-CALL {
+CALL () {
   OPTIONAL MATCH (o:Ontology)
   WHERE $ontologyid IS NOT NULL AND toLower(o.ontologyid) = toLower($ontologyid)
   RETURN collect(o.ontologyid) AS ontologies
 }
-RETURN names, pairs, ontologies
+CALL () {
+  OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
+  CALL (o) {
+    MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
+    WHERE ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
+    WITH DISTINCT m.documentid AS documentid
+    MATCH (d:Document {documentid: documentid})
+    WHERE $ontologyid IS NULL OR (o IS NOT NULL AND EXISTS { (d)-[:IN_ONTOLOGY]->(o) })
+    RETURN count(d) AS in_datasets
+  }
+  RETURN {documents: COUNT { (:Document) }, chapters: COUNT { (:Chapter) },
+          paragraphs: COUNT { (:Paragraph) }, summaries: COUNT { (:Summary) },
+          keywords: COUNT { (:Keyword) },
+          scope: CASE WHEN $datasetids IS NOT NULL THEN in_datasets
+                      WHEN $ontologyid IS NULL THEN COUNT { (:Document) }
+                      WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END} AS sizes
+}
+CALL (sizes) {
+  WITH CASE WHEN sizes.scope < sizes.documents THEN $ontologyid END AS ontologyid,
+       CASE WHEN sizes.scope < sizes.documents THEN $datasetids END AS datasetids
+  UNWIND range(0, size($patterns) - 1) AS i
+  WITH i, $patterns[i] AS p, ontologyid, datasetids
+  CALL (p, ontologyid, datasetids) {
+    MATCH (c:Category)
+    WHERE p.filter IS NULL AND c.name = p.name AND c.value IN coalesce(p.values, [])
+    MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+    WHERE (ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: ontologyid}) })
+      AND (datasetids IS NULL OR EXISTS {
+            MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+            WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) }
+          OR EXISTS {
+            MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+            WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) })
+    RETURN count(DISTINCT d) AS n
+    UNION ALL
+    CALL (p) {
+      UNWIND coalesce(p.seeds, []) AS seed
+      MATCH (c:Category {name: seed[0], value: seed[1]})
+      MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+      WHERE p.filter IS NOT NULL
+      RETURN d
+      UNION
+      MATCH (d:Document)
+      WHERE p.filter IS NOT NULL AND p.seeds IS NULL
+      RETURN d
+    }
+    WITH p, d, ontologyid, datasetids
+    WHERE (ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: ontologyid}) })
+      AND (datasetids IS NULL OR EXISTS {
+            MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+            WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) }
+          OR EXISTS {
+            MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+            WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) })
+    WITH p, d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                         RETURN c.name + '\u001f' + c.value } AS keys
+    WHERE any(conj IN coalesce(p.filter, []) WHERE all(lit IN conj WHERE
+            any(key IN lit.keys WHERE key IN keys) <> lit.negated))
+    RETURN count(d) AS n
+  }
+  WITH i, sum(n) AS n
+  ORDER BY i
+  RETURN collect(n) AS counts
+}
+RETURN names, pairs, ontologies, sizes, counts

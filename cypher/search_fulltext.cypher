@@ -7,11 +7,22 @@
 // (every literal: has one of the values, or with negated none of them), checked on the
 // document's category keys (name + U+001F + value, read once per candidate that reaches the
 // check) against the literal's precomputed keys.
+// $datasetids (or null): the parent datasets' scope, checked as a pattern: the document (or
+// one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
+// $details (a boolean): each row also carries its document's details as document_details
+// reads them ([documentid, properties, ontologyid, categories], else null), so a query
+// returning documents makes no round trip of its own for them.
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($ontologyid IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($datasetids IS NULL OR EXISTS {
+        MATCH (:Document {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+      OR EXISTS {
+        MATCH (:Fragment {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
@@ -21,4 +32,10 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
                        RETURN c.name + '\u001f' + c.value } AS keys
         WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
                 any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+       CASE WHEN $details THEN COLLECT {
+         MATCH (doc:Document {documentid: node.documentid})
+         RETURN [doc.documentid, properties(doc),
+                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
+       }[0] END AS details

@@ -4,20 +4,36 @@
 // that category (exact match, as search_category); $filter (or null): documents satisfying a
 // filter of several categories in disjunctive normal form (the documents of $seeds, one
 // positive literal per conjunction, else every document, checked on their category keys). All
-// null: every document. The node counts of search_counts come along (count store, cheap):
+// null: every document. $datasetids (or null): only documents that are (or have a fragment
+// that is) a visible member of one of those datasets, the parent-dataset scope as a pattern. The node counts of search_counts come along (count store, cheap):
 // the path choice needs them too.
 CALL () {
   MATCH (c:Category)
   WHERE $name IS NOT NULL AND c.name = $name AND c.value IN coalesce($values, [])
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
-  WHERE $ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) }
+  WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+    AND ($datasetids IS NULL OR EXISTS {
+          MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+          WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+        OR EXISTS {
+          MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+          WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   RETURN count(DISTINCT d) AS documents
   UNION ALL
   MATCH (o:Ontology {ontologyid: $ontologyid})
-  WHERE $name IS NULL AND $filter IS NULL
+  WHERE $name IS NULL AND $filter IS NULL AND $datasetids IS NULL
   RETURN COUNT { (o)<-[:IN_ONTOLOGY]-() } AS documents
   UNION ALL
-  WITH 1 AS one WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL
+  MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
+  WHERE $name IS NULL AND $filter IS NULL AND ds.datasetid IN coalesce($datasetids, [])
+    AND NOT coalesce(a.hidden, false)
+  WITH DISTINCT m.documentid AS documentid
+  MATCH (d:Document {documentid: documentid})
+  WHERE $ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) }
+  RETURN count(d) AS documents
+  UNION ALL
+  WITH 1 AS one
+  WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL AND $datasetids IS NULL
   RETURN COUNT { (:Document) } AS documents
   UNION ALL
   CALL () {
@@ -32,6 +48,12 @@ CALL () {
   }
   WITH d WHERE $filter IS NOT NULL
     AND ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+    AND ($datasetids IS NULL OR EXISTS {
+          MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+          WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+        OR EXISTS {
+          MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+          WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   WITH d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                     RETURN c.name + '\u001f' + c.value } AS keys
   WHERE any(conj IN $filter WHERE all(lit IN conj WHERE

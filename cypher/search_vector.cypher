@@ -12,11 +12,22 @@
 // (every literal: has one of the values, or with negated none of them), checked on the
 // document's category keys (name + U+001F + value, read once per candidate that reaches the
 // check) against the literal's precomputed keys.
+// $datasetids (or null): the parent datasets' scope, checked as a pattern: the document (or
+// one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
+// $details (a boolean): each row also carries its document's details as document_details
+// reads them ([documentid, properties, ontologyid, categories], else null), so a query
+// returning documents makes no round trip of its own for them.
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($ontologyid IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($datasetids IS NULL OR EXISTS {
+        MATCH (:Document {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+      OR EXISTS {
+        MATCH (:Fragment {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   AND ($name IS NULL OR EXISTS {
         MATCH (:Document {documentid: node.documentid})-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
@@ -29,4 +40,10 @@ WHERE ($documentids IS NULL OR node.documentid IN $documentids)
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,
-       vector.similarity.cosine(node.embedding, $vector) AS score
+       vector.similarity.cosine(node.embedding, $vector) AS score,
+       CASE WHEN $details THEN COLLECT {
+         MATCH (doc:Document {documentid: node.documentid})
+         RETURN [doc.documentid, properties(doc),
+                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
+       }[0] END AS details

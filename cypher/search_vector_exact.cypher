@@ -7,6 +7,12 @@
 // $filter (or null): a filter of several categories in disjunctive normal form (conjunctions
 // of {name, values, negated} literals, one must hold), its documents found from $seeds (the
 // [name, value] pairs of one positive literal per conjunction) or, null, the ontology's or all.
+// $datasetids (or null): the parent datasets' scope, checked as a pattern (its members
+// seed the candidates before the ontology's): the document (or
+// one of its fragments) is a visible member (AGGREGATES, not hidden) of one of them.
+// $details (a boolean): each row also carries its document's details as document_details
+// reads them ([documentid, properties, ontologyid, categories], else null), so a query
+// returning documents makes no round trip of its own for them.
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -24,17 +30,30 @@ CALL () {
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
   RETURN d
   UNION
+  MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
+    AND ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
+  MATCH (d:Document {documentid: m.documentid})
+  RETURN d
+  UNION
   MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
   WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
+    AND $datasetids IS NULL
   RETURN d
   UNION
   MATCH (d:Document)
-  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $seeds IS NULL
+  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $seeds IS NULL AND $datasetids IS NULL
     AND (($name IS NOT NULL AND $negated) OR $filter IS NOT NULL)
   RETURN d
 }
 WITH d
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($datasetids IS NULL OR EXISTS {
+        MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+      OR EXISTS {
+        MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
   AND ($name IS NULL OR EXISTS {
         MATCH (d)-[:HAS_CATEGORY]->(c:Category)
         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
@@ -49,4 +68,10 @@ WHERE $label IN labels(node) AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+       CASE WHEN $details THEN COLLECT {
+         MATCH (doc:Document {documentid: node.documentid})
+         RETURN [doc.documentid, properties(doc),
+                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
+       }[0] END AS details

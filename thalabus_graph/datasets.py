@@ -13,7 +13,7 @@ retrieval weight and follow the scored ones). Thresholds are applied on the matc
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,7 +124,7 @@ class Datasets:
         self.db = db
         self.settings = settings
 
-    def create(self, fragments: Sequence[Fragment | Member], *, session: str, query: str = "",
+    def create(self, fragments: Iterable[Fragment | Member], *, session: str, query: str = "",
                kind: str = "dataset", name: str | None = None,
                derived_from: str | None = None,
                flags: Mapping[str, Any] | None = None) -> str:
@@ -136,6 +136,13 @@ class Datasets:
         ``flags`` are extra Dataset node properties written in the same transaction (a rerank
         records ``reranked``, ``reason``, ``failures`` and ``weight_scale`` this way);
         ``weight_scale`` defaults to ``retrieval``.
+
+        ``fragments`` may be an iterator (``ThalabusGraph.stream``): it is consumed and written
+        in pages of ``_WRITE_CHUNK`` members inside the one transaction, so a pure filter's
+        stubs are never held as one list; its members must be distinct by id (a stream is), a
+        sequence is deduplicated whole. An iterator cannot be replayed: when the driver would
+        retry the transaction after consuming part of it, ``DatasetError`` says so and nothing
+        is written.
         """
         node_flags = {"weight_scale": "retrieval", **(flags or {})}
         if node_flags["weight_scale"] not in WEIGHT_SCALES:
@@ -143,25 +150,36 @@ class Datasets:
         if not session or "#" in session:
             raise DatasetError("a session name must be non-empty and contain no '#'")
         _check_session(session)
-        fragment_rows, document_rows = _member_rows(fragments)
+        pages: Iterable[Sequence[Fragment | Member]] = (
+            [fragments] if isinstance(fragments, Sequence) else _pages(fragments))
+        started = False
 
         def work(tx: ManagedTransaction) -> str:
+            nonlocal started
+            if started and not isinstance(fragments, Sequence):
+                raise DatasetError("the transaction writing a streamed dataset must be retried, "
+                                   "but its stream is consumed: run the query again")
+            started = True
             number = int(run(tx, "dataset_next_number", session=session, kind=kind)[0]["number"])
             datasetid = f"{session}#{kind}_{number}"
             run(tx, "dataset_create", datasetid=datasetid, name=name or datasetid, kind=kind,
-                query=query, session=session, number=number, size=len(fragments))
-            added = 0
-            for statement, rows in (("dataset_add_fragments", fragment_rows),
-                                    ("dataset_add_documents", document_rows)):
-                for start in range(0, len(rows), _WRITE_CHUNK):
-                    chunk = rows[start:start + _WRITE_CHUNK]
-                    added += int(run(tx, statement, datasetid=datasetid, rows=chunk)[0]["added"])
-            if added != len(fragment_rows) + len(document_rows):
-                raise DatasetError(f"{datasetid}: {len(fragment_rows) + len(document_rows)} "
-                                   f"members given but only {added} exist in the graph")
+                query=query, session=session, number=number, size=0)
+            added = given = 0
+            for page in pages:
+                fragment_rows, document_rows = _member_rows(page)
+                given += len(fragment_rows) + len(document_rows)
+                for statement, rows in (("dataset_add_fragments", fragment_rows),
+                                        ("dataset_add_documents", document_rows)):
+                    for start in range(0, len(rows), _WRITE_CHUNK):
+                        chunk = rows[start:start + _WRITE_CHUNK]
+                        added += int(run(tx, statement, datasetid=datasetid,
+                                         rows=chunk)[0]["added"])
+            if added != given:
+                raise DatasetError(f"{datasetid}: {given} members given but only {added} "
+                                   "exist in the graph")
             if derived_from is not None:
                 run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)
-            run(tx, "dataset_flag", datasetid=datasetid, flags=node_flags)
+            run(tx, "dataset_flag", datasetid=datasetid, flags={**node_flags, "size": given})
             return datasetid
 
         if derived_from is not None:
@@ -320,6 +338,18 @@ def _member(row: Record) -> Member:
     return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
                   row["source"], bool(row["hidden"]), row["original_score"],
                   row["rerank_text"] or "", bool(row["unscored"]))
+
+
+def _pages(fragments: Iterable[Fragment | Member]) -> Iterator[list[Fragment | Member]]:
+    """An iterator's members in lists of ``_WRITE_CHUNK`` (the last one shorter)."""
+    page: list[Fragment | Member] = []
+    for fragment in fragments:
+        page.append(fragment)
+        if len(page) >= _WRITE_CHUNK:
+            yield page
+            page = []
+    if page:
+        yield page
 
 
 def _member_rows(fragments: Sequence[Fragment | Member]

@@ -23,7 +23,8 @@ from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
-from thalabus_graph.plan.categories import QueryWarning, check_categories
+from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
+from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
@@ -36,7 +37,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import DocSet, SearchExecutor, id_set, plain_records
+from thalabus_graph.search import SearchExecutor, plain_records
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -199,42 +200,47 @@ class ThalabusGraph:
                  profile: bool = False, document_details: bool = False) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details)."""
-        return SearchExecutor(self.db, self.settings, self.embedder,
-                              scope=self._scope(ontology_id, subset_of_datasetids),
-                              ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids),
+        return SearchExecutor(self.db, self.settings, self.embedder, ontologyid=ontology_id,
+                              datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details)
 
-    def _scope(self, ontology_id: str | None,
-               subset_of_datasetids: Sequence[str] | None) -> DocSet | None:
-        """The scope as a document-id set, only with ``subset_of_datasetids`` (intersected
-        with the ontology's documents); an ontology alone is checked as a Cypher pattern by
-        every search (``SearchExecutor.ontologyid``), never materialised here."""
+    def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
+        """The parent datasets of the scope, checked to exist (an unknown id is an error).
+        The scope is never materialised: every search checks the ontology (``$ontologyid``)
+        and the datasets' membership (``$datasetids``) as Cypher patterns on its hits."""
         if subset_of_datasetids is None:
             return None
-        scope: DocSet | None = None
-        if ontology_id is not None:
-            scope = id_set(self.db.read("universe_ontology_documents", ontologyid=ontology_id))
-        if subset_of_datasetids is not None:
-            for datasetid in subset_of_datasetids:
-                self.datasets.get(datasetid)
-            docs = id_set(self.db.read("universe_dataset_documents",
-                                       datasetids=list(subset_of_datasetids)))
-            scope = docs if scope is None else scope & docs
-        return scope
+        for datasetid in subset_of_datasetids:
+            self.datasets.get(datasetid)
+        return list(subset_of_datasetids)
 
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 document_details: bool = False) -> tuple[list[Fragment], Evaluator]:
+                 document_details: bool = False, reads: QueryReads | None = None
+                 ) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
         evaluator, which holds the executed plan tree when ``profile`` is set
-        (``document_details``: see ``executor``)."""
+        (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
+        pattern counts already read with the query's vocabulary, ``check_query``)."""
         node = parse(query) if isinstance(query, str) else query
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
+        if reads is not None:
+            ex.preload(reads.sizes, reads.counts)
         branch = self._rerank_branch if automatically_rerank else None
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
+
+    def stream(self, text: str, *, ontology_id: str | None = None,
+               subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
+        """A query's raw fragments, best first, as an iterator. A pure filter query (only
+        categories under AND / OR / NOT) runs as one statement whose stubs come straight from
+        the driver's result, in constant memory however many documents match
+        (``datasets.create`` writes such an iterator in pages); any other query is evaluated
+        first, as ``evaluate``."""
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
+        return Evaluator(ex).stream(parse(text))
 
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
@@ -251,12 +257,14 @@ class ThalabusGraph:
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
         node = parse(text)
-        warnings = self._check_categories(node, ontology_id, strict_categories)
+        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
+                                                 subset_of_datasetids)
         start = time.perf_counter()
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
                                              automatically_rerank=automatically_rerank,
-                                             profile=profile, document_details=return_documents)
+                                             profile=profile, document_details=return_documents,
+                                             reads=reads)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
@@ -273,13 +281,18 @@ class ThalabusGraph:
                     "tree": evaluator.plan.to_dict(measured=True)}
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
 
-    def _check_categories(self, node: Node, ontology_id: str | None,
-                          strict: bool) -> list[QueryWarning]:
-        """The query's category and ontology warnings; raised as an error when ``strict``."""
-        warnings = check_categories(self.db, node, ontology_id)
+    def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
+                          subset_of_datasetids: Sequence[str] | None = None
+                          ) -> tuple[list[QueryWarning], QueryReads]:
+        """The query's category and ontology warnings (raised as an error when ``strict``),
+        and the node counts, scope size and the counts of the patterns the plan pushes, read
+        in the same round trip (``check_query``)."""
+        warnings, reads = check_query(self.db, node, ontology_id,
+                                      None if subset_of_datasetids is None
+                                      else list(subset_of_datasetids), pushed_patterns(node))
         if strict and warnings:
             raise UnknownCategoryError(warnings)
-        return warnings
+        return warnings, reads
 
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
@@ -291,10 +304,11 @@ class ThalabusGraph:
         from thalabus_graph.plan.explain import Explainer
 
         node = parse(text)
-        warnings = self._check_categories(node, ontology_id, strict_categories)
-        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER,
-                            scope=self._scope(ontology_id, subset_of_datasetids),
-                            ontologyid=_pattern_ontology(ontology_id, subset_of_datasetids))
+        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
+                                                 subset_of_datasetids)
+        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
+                            datasetids=self._scope(subset_of_datasetids))
+        ex.preload(reads.sizes, reads.counts)
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(),
                 "plan": tree.to_dict(measured=False),
@@ -489,9 +503,3 @@ class _KeepAll:
     def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
         return ranked(scored)
 
-
-def _pattern_ontology(ontology_id: str | None,
-                      subset_of_datasetids: Sequence[str] | None) -> str | None:
-    """The ontology the searches check as a pattern: the scope's, unless parent datasets make
-    the scope an id set (which then already holds only the ontology's documents)."""
-    return ontology_id if subset_of_datasetids is None else None

@@ -1,9 +1,10 @@
 """Search executors over the graph: semantic, text and category searches, and the universe.
 
 Each search returns fragments on its own score scale (see ``settings``) and may be restricted
-to a set of document ids, which is how the compiled plan pushes filters down. The ontology scope
-is not a set: every statement checks it as a Cypher pattern on the hit's document
-(``$ontologyid``), and an ontology holding every document is no restriction at all. Filtered vector
+to a set of document ids, which is how the compiled plan pushes filters down. The scope is not
+a set: every statement checks it as a Cypher pattern on the hit's document (the ontology,
+``$ontologyid``, and the parent datasets, ``$datasetids``), and a scope holding every document
+is no restriction at all. Filtered vector
 search chooses between exact cosine over the filtered fragments and the vector index with
 over-fetch by the estimated selectivity; every choice is recorded as a ``Step`` for explain.
 """
@@ -12,18 +13,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
-from neo4j import Result
+from neo4j import READ_ACCESS, Result
 
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
 from thalabus_graph.graph import cypher_library
-from thalabus_graph.graph.database import Database, Record
+from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.settings import Settings
 
 DocSet = frozenset[str]
@@ -93,6 +94,11 @@ class FilterPattern(CategoryPattern):
         return out
 
 
+STREAM_FETCH_SIZE = 500
+"""Records the driver fetches at a time for a streamed result (``SearchExecutor.stream``): the
+most a stream holds in memory, whatever its length."""
+
+
 @dataclass(frozen=True)
 class VectorSource:
     """One embedded fragment kind: its label, vector index and tunables' names."""
@@ -111,6 +117,8 @@ _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
 _COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
+_DETAILED = frozenset({"search_vector", "search_vector_exact", "search_fulltext"})
+"""Statements whose rows carry their document's details with ``$details`` (``details``)."""
 """The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 
 
@@ -175,6 +183,7 @@ class SearchExecutor:
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
                  scope: DocSet | None = None, *, ontologyid: str | None = None,
+                 datasetids: Sequence[str] | None = None,
                  profile: bool = False, document_details: bool = False) -> None:
         self.db = db
         self.profile = profile
@@ -182,8 +191,10 @@ class SearchExecutor:
         self.embedder = embedder
         self.scope = scope
         self.ontologyid = ontologyid
-        self._ontology_documents: int | None = None
+        self.datasetids = None if datasetids is None else sorted(set(datasetids))
+        self._ontology_documents: int | None = None  # documents the scope pattern keeps
         self._pattern_counts: dict[CategoryPattern, int] = {}
+        self._preloaded_counts: dict[CategoryPattern, int] = {}
         self._universe: DocSet | None = None
         self.steps: list[Step] = []
         self.embed_ms = 0.0
@@ -219,26 +230,55 @@ class SearchExecutor:
 
     def ontology_pattern(self) -> str | None:
         """The ontology every search checks as a pattern (``$ontologyid``): None without an
-        ontology scope, and None when the ontology holds every document (checking it would
-        change nothing and cost a lookup per candidate). Its size comes with the node counts in
-        one call (``search_scope_sizes``)."""
-        if self.ontologyid is None:
-            return None
+        ontology scope, and None when the scope holds every document (checking it would
+        change nothing and cost a lookup per candidate). The scope's size comes with the node
+        counts in one call (``search_scope_sizes``)."""
+        return self.ontologyid if self.scoped() else None
+
+    def dataset_pattern(self) -> list[str] | None:
+        """The parent datasets every search checks as a pattern (``$datasetids``): None
+        without a dataset scope or when the scope holds every document."""
+        return self.datasetids if self.scoped() else None
+
+    def scoped(self) -> bool:
+        """Whether the scope patterns (ontology, parent datasets) restrict anything: false
+        without them and when they keep every document (read once, with the node counts)."""
+        if self.ontologyid is None and self.datasetids is None:
+            return False
         if self._ontology_documents is None:
-            row = self.db.read("search_scope_sizes", ontologyid=self.ontologyid)[0]
-            self._ontology_documents = int(row.pop("ontology"))
+            row = self.db.read("search_scope_sizes", ontologyid=self.ontologyid,
+                               datasetids=self.datasetids)[0]
+            self._ontology_documents = int(row.pop("scope"))
             if self._counts is None:
                 self._counts = {k: int(v) for k, v in row.items()}
-        if self._ontology_documents >= self.counts()["documents"]:
-            return None
-        return self.ontologyid
+        return self._ontology_documents < self.counts()["documents"]
+
+    def preload(self, sizes: dict[str, int] | None,
+                counts: Mapping[CategoryPattern, int] | None = None) -> None:
+        """Take the node counts, the scope's size and the pushed patterns' counts read with
+        the query's vocabulary (``plan.categories.check_query``), so the plan makes no round
+        trip for them."""
+        self._preloaded_counts.update(counts or {})
+        if sizes is None:
+            return
+        sizes = dict(sizes)
+        scope = sizes.pop("scope")
+        if self._counts is None:
+            self._counts = sizes
+        if self._ontology_documents is None and (self.ontologyid is not None
+                                                 or self.datasetids is not None):
+            self._ontology_documents = scope
+
+    def scope_pattern(self) -> dict[str, Any]:
+        """The scope parameters of every search statement (each null when not restricting)."""
+        return {"ontologyid": self.ontology_pattern(), "datasetids": self.dataset_pattern()}
 
     def scope_documents(self) -> int:
         """How many documents the scope keeps (the id set's size, else the ontology's, else
         every document): the denominator of a restriction's selectivity within the scope."""
         if self.scope is not None:
             return len(self.scope)
-        if self.ontology_pattern() is not None:
+        if self.scoped():
             assert self._ontology_documents is not None
             return self._ontology_documents
         return self.counts()["documents"]
@@ -248,7 +288,8 @@ class SearchExecutor:
         """The restriction parameters of the search statements: the id list (or null), the
         ontology pattern and the category pattern (or nulls)."""
         return {"documentids": None if docs is None else sorted(docs),
-                "ontologyid": self.ontology_pattern(), **_pattern_params(category)}
+                **self.scope_pattern(), **pattern_params(category),
+                "details": self.document_details}
 
     def category_count(self, category: CategoryPattern) -> int:
         """Documents of the scope's ontology having the category pattern (or, negated, not
@@ -257,11 +298,16 @@ class SearchExecutor:
         if category not in self._pattern_counts:
             step = self._new_step("category_count", {**category.to_dict(),
                                                      "pushed_as": "pattern"})
-            rows = self._read(step, "search_scope_count", ontologyid=self.ontology_pattern(),
-                              **_pattern_params(category))
-            having = int(rows[0]["documents_having"])
-            if self._counts is None:  # the node counts come with the pattern's count
-                self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
+            if category in self._preloaded_counts:  # read with the vocabulary
+                having = self._preloaded_counts[category]
+                step.cypher = "category_vocabulary"
+                step.detail["read"] = "with the query's vocabulary, in its round trip"
+            else:
+                rows = self._read(step, "search_scope_count", **self.scope_pattern(),
+                                  **pattern_params(category))
+                having = int(rows[0]["documents_having"])
+                if self._counts is None:  # the node counts come with the pattern's count
+                    self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
             if category.negated and not isinstance(category, FilterPattern):
@@ -315,7 +361,27 @@ class SearchExecutor:
         step.ms += (time.perf_counter() - start) * 1000
         step.rows += len(rows)
         step.cypher = name
+        if name in _DETAILED:
+            self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
+
+    def stream(self, step: Step, name: str, text: str, /,
+               **params: Any) -> Iterator[tuple[Any, ...]]:
+        """Run the read ``text`` (the statement ``name``, loaded by the caller) and yield its
+        records' values one by one as the driver fetches them (in batches of its fetch size),
+        so a result of any length is never held as a list; ``step`` gets the statement, rows
+        and time (including the consumer's)."""
+        step.cypher = name
+        start = time.perf_counter()
+        try:
+            with mapped_errors(name), self.db.driver.session(
+                    database=self.db.database, default_access_mode=READ_ACCESS,
+                    fetch_size=STREAM_FETCH_SIZE) as session:
+                for record in session.run(text, params):
+                    step.rows += 1
+                    yield tuple(record.values())
+        finally:
+            step.ms += (time.perf_counter() - start) * 1000
 
     # --- semantic ----------------------------------------------------------------------
     def uses_text(self, phrase: str) -> bool:
@@ -337,18 +403,19 @@ class SearchExecutor:
         primed = probe = None
         restricted = restrict is not None or category is not None
         if (self.ontologyid is not None and self._ontology_documents is None
-                and self.scope is None and (fuse or not restricted)):
+                and self.datasetids is None and self.scope is None
+                and (fuse or not restricted)):
             # The ontology's size comes with the unscoped searches, which are the answer
             # (or the fusion's statistics) when it holds every document.
             probe = self._unfiltered_phrase(phrase, with_text=fuse)
-        ontology = self.ontology_pattern()
-        if ontology is not None:
+        scoped = self.scoped()
+        if scoped:
             probe = None
-        if (fuse and restricted and self.scope is None and ontology is None
+        if (fuse and restricted and self.scope is None and not scoped
                 and phrase not in self._semantic_ranges):
             primed = self._unrestricted_statistics(phrase, probe)
         docs = self.restriction(restrict)
-        filtered = docs is not None or ontology is not None or category is not None
+        filtered = docs is not None or scoped or category is not None
         if not filtered:
             semantic, text = (primed if primed is not None else probe if probe is not None
                               else self._unfiltered_phrase(phrase, with_text=fuse))
@@ -517,7 +584,7 @@ class SearchExecutor:
                        category: CategoryPattern | None = None) -> list[Record]:
         step = Step("semantic", {"phrase": phrase, "source": src.source, "top_n": top_n})
         self.steps.append(step)
-        if docs is None and self.ontology_pattern() is None and category is None:
+        if docs is None and not self.scoped() and category is None:
             if self.counts().get(src.source, 0) == 0:
                 step.detail.update(path="skipped", reason=f"no {src.source} in the graph")
                 return []
@@ -571,6 +638,8 @@ class SearchExecutor:
         patterns = self._patterns(docs, category)
         if patterns["ontologyid"] is not None:
             step.detail["ontology_pattern"] = patterns["ontologyid"]
+        if patterns["datasetids"] is not None:
+            step.detail["dataset_pattern"] = patterns["datasetids"]
         if category is not None:
             step.detail["category_pattern"] = category.to_dict()
         if choice.path == "none":
@@ -657,7 +726,7 @@ class SearchExecutor:
         for a case-sensitive term (hits without the exact text are dropped afterwards);
         capped at ``index_max_k``. The compiled plan shows this same ``k``."""
         k = self.settings.top_n_text
-        if docs is not None or self.ontology_pattern() is not None or category is not None:
+        if docs is not None or self.scoped() or category is not None:
             n_docs = self.restricted_documents(docs, category)
             documents = max(self.counts()["documents"], 1)
             selectivity = max(n_docs / documents, 1e-9)
@@ -748,7 +817,7 @@ class SearchExecutor:
         step = Step("category", {"name": name, "values": list(values)})
         self.steps.append(step)
         rows = self._read(step, "search_category", name=name, values=list(values),
-                          ontologyid=self.ontology_pattern())
+                          **self.scope_pattern())
         docs = id_set(rows)
         step.rows = len(docs)
         return docs if self.scope is None else docs & self.scope
@@ -762,7 +831,7 @@ class SearchExecutor:
         if pairs:
             step = self._new_step("category", {"pairs": len(pairs)})
             rows = self._read(step, "explain_category_documents",
-                              pairs=[list(p) for p in pairs], ontologyid=self.ontology_pattern())
+                              pairs=[list(p) for p in pairs], **self.scope_pattern())
             for row in rows:
                 out[(row["name"], row["value"])] = frozenset(row["documentids"])
         return out
@@ -786,11 +855,11 @@ class SearchExecutor:
         if self.scope is not None:
             return self.scope
         if self._universe is None:
-            ontology = self.ontology_pattern()
-            step = Step("universe", {} if ontology is None else {"ontologyid": ontology})
+            scope = {k: v for k, v in self.scope_pattern().items() if v is not None}
+            step = Step("universe", dict(scope))
             self.steps.append(step)
-            rows = (self._read(step, "universe_all_documents") if ontology is None else
-                    self._read(step, "universe_ontology_documents", ontologyid=ontology))
+            rows = (self._read(step, "universe_scope_documents", **self.scope_pattern())
+                    if scope else self._read(step, "universe_all_documents"))
             self._universe = id_set(rows)
             step.rows = len(self._universe)
         return self._universe
@@ -808,7 +877,7 @@ def plain_records(result: Result) -> list[Record]:
     return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
-def _pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
+def pattern_params(category: CategoryPattern | None) -> dict[str, Any]:
     """The pattern parameters of the search statements: ``$name`` / ``$values`` /
     ``$negated`` for one category, ``$filter`` / ``$seeds`` for a filter pattern (the others
     null)."""

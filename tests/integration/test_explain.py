@@ -123,10 +123,11 @@ def test_profile_rows_and_times_add_up(graph: ThalabusGraph) -> None:
         assert node["ms"] + 1e-6 >= sum(c["ms"] for c in kids)
         stack.extend(kids)
     semantic = find(tree, "SEMANTIC")
-    # The category is pushed as a pattern: counted (2 documents), never listed.
+    # The category is pushed as a pattern: counted (2 documents), never listed; the count
+    # rides with the query's vocabulary check (one round trip for both).
     assert semantic["pushed_restriction"] == "category pattern CHARACTER in ['Jane']"
     count = next(s for s in semantic["steps"] if s["kind"] == "category_count")
-    assert count["documents"] == 2 and count["cypher"] == "search_scope_count"
+    assert count["documents"] == 2 and count["cypher"] == "category_vocabulary"
     pushed = [s for s in semantic["steps"] if "category_pattern" in s]
     assert pushed and all(s.get("filtered_documents", 2) == 2 for s in pushed)
     assert any(step.get("db_hits", 0) > 0 for step in semantic["steps"])

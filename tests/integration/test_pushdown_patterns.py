@@ -165,3 +165,119 @@ def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
         has("DECISION", "granted")(d) and not has("COUNTRY_OF_ORIGIN", "SY")(d)))
     assert count["documents"] == len(expected)
     assert result.fragments and {f.documentid for f in result.fragments} <= expected
+
+
+# --- the parent-dataset scope as a pattern -----------------------------------------------------
+@pytest.fixture(scope="module")
+def jane_dataset(graph: ThalabusGraph) -> str:
+    """A dataset of the CHARACTER=Jane documents (category stubs), the parent of a scope."""
+    return graph.query("CHARACTER=Jane", create_dataset=True, session="push2").dataset_ids[0]
+
+
+def _spy_reads(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch
+               ) -> list[tuple[str, dict[str, Any]]]:
+    """Record the name and parameters of every named read the engine makes (the reads still
+    run on the real server)."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+    for method in ("read", "read_profiled"):
+        real = getattr(graph.db, method)
+
+        def spy(name: str, /, *, _real: Any = real, **params: Any) -> Any:
+            seen.append((name, params))
+            return _real(name, **params)
+
+        monkeypatch.setattr(graph.db, method, spy)
+    return seen
+
+
+@pytest.mark.parametrize("query", ['"cat"', '"cat" AND NOT TAG=home', "'Jane'",
+                                   '"a tree" AND (CHARACTER=Bob OR TAG=home)'])
+def test_the_dataset_scope_is_a_pattern_not_a_list(
+        graph: ThalabusGraph, jane_dataset: str, monkeypatch: pytest.MonkeyPatch,
+        query: str) -> None:
+    seen = _spy_reads(graph, monkeypatch)
+    result = graph.query(query, subset_of_datasetids=[jane_dataset], return_documents=False,
+                         profile=True)
+    assert result.plan is not None
+    assert {f.documentid for f in result.fragments} <= JANE
+    # No read lists the datasets' documents, and no search is given a list of document ids
+    # standing for the scope: every search statement gets the datasets as $datasetids.
+    assert not [name for name, _ in seen if name.startswith("universe_")]
+    searches = [(name, params) for name, params in seen
+                if name in ("search_vector", "search_vector_exact", "search_fulltext")]
+    assert searches
+    assert all(params["datasetids"] == [jane_dataset] for _, params in searches)
+    assert all(params["documentids"] is None for _, params in searches)
+    steps = _steps(result.plan["tree"])
+    semantic = [s for s in steps if s["kind"] == "semantic"]
+    assert all(s["dataset_pattern"] == [jane_dataset] for s in semantic)
+    assert all(s["filtered_documents"] <= len(JANE) for s in semantic)
+    explained = graph.explain(query, subset_of_datasetids=[jane_dataset])
+    planned = [s for s in _steps(explained["plan"]) if s["kind"] == "semantic"]
+    assert all(s["dataset_pattern"] == [jane_dataset] and s["params"]["documentids"] is None
+               and s["params"]["datasetids"] == [jane_dataset] for s in planned)
+
+
+def test_not_within_the_dataset_scope_and_an_ontology(graph: ThalabusGraph) -> None:
+    """A NOT within the dataset scope is the scope's documents minus the operand's, and the
+    scope and ontology patterns combine (the universe is read with both patterns)."""
+    tagged = graph.query("TAG=home OR CHARACTER=Jane", create_dataset=True,
+                         session="push2").dataset_ids[0]
+    scope = docs_where(lambda d: has("TAG", "home")(d) or has("CHARACTER", "Jane")(d))
+    found = graph.query("NOT CHARACTER=Jane", subset_of_datasetids=[tagged])
+    assert found.documents is not None
+    assert {d.documentid for d in found.documents} == scope - JANE
+    both = graph.query("NOT CHARACTER=Bob", subset_of_datasetids=[tagged],
+                       ontology_id="stories")
+    assert both.documents is not None
+    assert {d.documentid for d in both.documents} == \
+        (scope & STORIES) - docs_where(has("CHARACTER", "Bob"))
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(queries, st.sampled_from([None, "stories", "asylum"]))
+def test_compiled_plan_matches_the_reference_within_a_dataset(
+        graph: ThalabusGraph, jane_dataset: str, node: Node, ontology: str | None) -> None:
+    scope = [jane_dataset]
+    compiled, _ = graph.evaluate(node, ontology_id=ontology, subset_of_datasetids=scope)
+    reference, _ = graph.evaluate(node, ontology_id=ontology, subset_of_datasetids=scope,
+                                  reference=True)
+    where = f"{serialize(node)} in {scope} / {ontology}"
+    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
+    for a, b in zip(compiled, reference, strict=True):
+        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert a.contributions == b.contributions, where
+    inside = JANE if ontology is None else JANE & (STORIES if ontology == "stories" else ASYLUM)
+    assert {f.documentid for f in compiled} <= inside, where
+
+
+# --- the fixed per-query overhead: round trips of a filtered query --------------------------
+def _spy_round_trips(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every read transaction the engine opens (they still run on the server)."""
+    seen: list[str] = []
+    real = graph.db.read_tx
+
+    def spy(work: Any, *, what: str = "read") -> Any:
+        seen.append(what)
+        return real(work, what=what)
+
+    monkeypatch.setattr(graph.db, "read_tx", spy)
+    return seen
+
+
+@pytest.mark.parametrize("ontology", [None, "stories"])
+def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, ontology: str | None) -> None:
+    seen = _spy_round_trips(graph, monkeypatch)
+    result = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
+    assert result.documents and {d.documentid for d in result.documents} <= JANE
+    assert all(d.title for d in result.documents)  # details came with the searches
+    # The vocabulary check also returned the node counts, the scope's size and the pushed
+    # pattern's count; the searches returned their documents' details.
+    assert seen.count("category_vocabulary") == 1
+    assert not {"search_scope_sizes", "search_scope_count", "search_counts",
+                "document_details"} & set(seen), seen
+    assert {name for name in seen if name != "category_vocabulary"} <= {
+        "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
+        "document_languages"}, seen

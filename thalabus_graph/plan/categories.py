@@ -9,11 +9,13 @@ a "did you mean" when only the case differs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import Category, Node, category_predicates
+from thalabus_graph.search import CategoryPattern, pattern_params
 
 UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
@@ -52,16 +54,44 @@ class _Vocabulary:
     names: frozenset[str]
     pairs: frozenset[tuple[str, str]]
     ontologies: tuple[str, ...]
+    sizes: dict[str, int] | None = None
+    counts: tuple[int, ...] = ()
 
 
 def check_categories(db: Database, node: Node, ontology_id: str | None = None
                      ) -> list[QueryWarning]:
     """Warnings for every category name, value and ontology of the query that no stored
     document has, in reading order, each once; no read when the query has neither."""
+    return check_query(db, node, ontology_id)[0]
+
+
+@dataclass(frozen=True)
+class QueryReads:
+    """What the plan needs that the vocabulary read returned in the same round trip:
+    ``sizes`` the node counts and the scope's size (``scope``), ``counts`` how many documents
+    of the scope have each pattern the plan pushes (``SearchExecutor.preload``)."""
+
+    sizes: dict[str, int] | None = None
+    counts: dict[CategoryPattern, int] = field(default_factory=dict)
+
+
+def check_query(db: Database, node: Node, ontology_id: str | None = None,
+                datasetids: list[str] | None = None,
+                patterns: Sequence[CategoryPattern] = ()
+                ) -> tuple[list[QueryWarning], QueryReads]:
+    """``check_categories`` and, from the same round trip, what the plan would read next:
+    the node counts, the scope's size and the count of every pushed pattern; no read when
+    the query has no category and no scope."""
     predicates = category_predicates(node)
-    if not predicates and ontology_id is None:
-        return []
-    vocabulary = _read(db, predicates, ontology_id)
+    if not predicates and ontology_id is None and datasetids is None:
+        return [], QueryReads()
+    vocabulary = _read(db, predicates, ontology_id, datasetids, patterns)
+    return (_warnings(vocabulary, predicates, ontology_id),
+            QueryReads(vocabulary.sizes, dict(zip(patterns, vocabulary.counts, strict=True))))
+
+
+def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
+              ontology_id: str | None) -> list[QueryWarning]:
     warnings: list[QueryWarning] = []
     if ontology_id is not None and ontology_id not in vocabulary.ontologies:
         warnings.append(_ontology_warning(ontology_id, vocabulary.ontologies))
@@ -75,14 +105,19 @@ def check_categories(db: Database, node: Node, ontology_id: str | None = None
     return warnings
 
 
-def _read(db: Database, predicates: list[Category], ontology_id: str | None) -> _Vocabulary:
+def _read(db: Database, predicates: list[Category], ontology_id: str | None,
+          datasetids: list[str] | None, patterns: Sequence[CategoryPattern]) -> _Vocabulary:
     names = sorted({p.name.lower() for p in predicates})
     values = sorted({v.lower() for p in predicates for v in p.values})
-    rows = db.read("category_vocabulary", names=names, values=values, ontologyid=ontology_id)
+    rows = db.read("category_vocabulary", names=names, values=values, ontologyid=ontology_id,
+                   datasetids=datasetids, patterns=[pattern_params(p) for p in patterns])
     row = rows[0] if rows else {}
+    sizes = row.get("sizes")
     return _Vocabulary(frozenset(row.get("names") or ()),
                        frozenset((n, v) for n, v in row.get("pairs") or ()),
-                       tuple(row.get("ontologies") or ()))
+                       tuple(row.get("ontologies") or ()),
+                       None if sizes is None else {k: int(v) for k, v in sizes.items()},
+                       tuple(int(n) for n in row.get("counts") or ()))
 
 
 def _case_matches(asked: str, stored: frozenset[str] | tuple[str, ...]) -> list[str]:

@@ -21,6 +21,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from thalabus_graph.plan import pure
 from thalabus_graph.plan.filters import filter_pattern
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
 from thalabus_graph.plan.texts import QueryTexts
@@ -54,6 +55,8 @@ class PlanNode:
         reads: reads made at compile time for this node (categories, counts, universe).
         planned: the searches planned (explain shows them; the run records ``steps``).
         steps: the searches the run made; rows / ms / restricted_to: what it measured.
+        streamed: the root of a pure filter query run as one streamed statement: its normal
+            form (``plan.pure``); in_stream: a node checked inside that statement.
     """
 
     node: Node
@@ -74,6 +77,8 @@ class PlanNode:
     rows: int | None = None
     ms: float = 0.0
     restricted_to: int | None = None
+    streamed: FilterPattern | None = None
+    in_stream: bool = False
 
     @property
     def op(self) -> str:
@@ -97,7 +102,7 @@ class PlanNode:
 
     def decision(self) -> dict[str, Any] | None:
         """An AND's decision: which side runs first and how it restricts the other."""
-        if not isinstance(self.node, And):
+        if not isinstance(self.node, And) or self.streamed is not None or self.in_stream:
             return None
         first, second = (self.children[1], self.children[0]) if self.swap else (
             self.children[0], self.children[1])
@@ -174,6 +179,29 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
+def push_decision(node: And, pure: dict[int, bool]) -> tuple[bool, CategoryPattern | None]:
+    """An AND's decision: whether its right side runs first (the filter side of a scored
+    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed)."""
+    swap = pure[id(node.right)] and not pure[id(node.left)]
+    first, second = (node.right, node.left) if swap else (node.left, node.right)
+    if not isinstance(second, Semantic | Text):
+        return swap, None
+    return swap, _pattern_of(first, pure[id(first)])
+
+
+def pushed_patterns(root: Node) -> list[CategoryPattern]:
+    """Every pattern the compiled plan will push into a phrase (each once): their counts can
+    be read before compiling, with the query's vocabulary (``check_query``)."""
+    pure = pure_filters(root)
+    out: list[CategoryPattern] = []
+    for node in walk(root):
+        if isinstance(node, And):
+            pattern = push_decision(node, pure)[1]
+            if pattern is not None and pattern not in out:
+                out.append(pattern)
+    return out
+
+
 def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
     """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
     category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
@@ -223,8 +251,12 @@ class Compiler:
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
-            if self.ex.ontologyid is not None:
-                self.ex.ontology_pattern()  # the scope's size decides every path
+            if self.ex.ontologyid is not None or self.ex.datasetids is not None:
+                self.ex.scoped()  # the scope's size decides every path
+            pattern = filter_pattern(root) if self.pushdown and plan_root.pure_filter else None
+            if pattern is not None:
+                self._stream(plan_root, pattern)
+                return CompiledPlan(plan_root)
             self._prefetch(root)
             self._walk(root)
             if plan_root.documents is None:  # TRUE: the answer is the universe
@@ -234,17 +266,31 @@ class Compiler:
             self.ex.steps = saved
         return CompiledPlan(plan_root)
 
+    def _stream(self, plan_root: PlanNode, pattern: FilterPattern) -> None:
+        """A pure filter query with a normal form: one statement streams its stubs; nothing
+        is read at compile time and no document set is built."""
+        plan_root.streamed = pattern
+        plan_root.documents = RUNTIME
+        plan_root.planned = [{"kind": "category", "cypher": pure.STATEMENT,
+                              **pure.stream_detail(self.ex, pattern)}]
+        stack = list(plan_root.children)
+        while stack:
+            plan = stack.pop()
+            plan.in_stream = True
+            plan.documents = RUNTIME
+            plan.skipped = "checked inside the streamed filter statement"
+            stack.extend(plan.children)
+
     def _tree(self, root: Node) -> PlanNode:
         """A PlanNode per query node (iteratively), with the AND decisions."""
         for node in walk(root):
             plan = PlanNode(node, self._pure[id(node)])
             self._plans[id(node)] = plan
             if isinstance(node, And):
-                plan.swap = self._pure[id(node.right)] and not self._pure[id(node.left)]
-                first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
-                if self.pushdown and isinstance(second, Semantic | Text):
-                    plan.pushed_pattern = _pattern_of(first, self._pure[id(first)])
-                    plan.pushed = plan.pushed_pattern is not None
+                plan.swap, pattern = push_decision(node, self._pure)
+                if self.pushdown:
+                    plan.pushed_pattern = pattern
+                    plan.pushed = pattern is not None
         for node in walk(root):
             self._plans[id(node)].children = [self._plans[id(kid)]
                                               for kid in node_children(node)]

@@ -17,14 +17,15 @@ of a global top-N.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from typing import TypeAlias
 
 from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
+from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
 from thalabus_graph.plan.searches import PhraseState, phrase_steps
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
-from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, stubs
+from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, Step, stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -63,12 +64,33 @@ class Evaluator:
 
     def evaluate(self, node: Node) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
+        return list(self.stream(node))
+
+    def stream(self, node: Node) -> Iterator[Fragment]:
+        """The query's fragments, best first, as an iterator: a pure filter query's stubs
+        come straight from the driver's result (one statement, constant memory); any other
+        query is evaluated first."""
         compiled = Compiler(self.executor, pushdown=self.pushdown).compile(node)
         self.plan = compiled
-        result = self._run(compiled.root)
+        root = compiled.root
+        if root.streamed is not None:
+            yield from self._streamed(root, root.streamed)
+            return
+        result = self._run(root)
         if result is None:
-            return stubs(self.executor.universe(), UNIVERSE)
-        return result
+            result = stubs(self.executor.universe(), UNIVERSE)
+        yield from result
+
+    def _streamed(self, root: PlanNode, pattern: FilterPattern) -> Iterator[Fragment]:
+        """The stubs of a pure filter from one streamed statement; its step records rows and
+        time (root.rows / ms when the stream ends)."""
+        step = Step("category", pure.stream_detail(self.executor, pattern))
+        root.steps.append(step)
+        rows = 0
+        for fragment in pure.stream_stubs(self.executor, root.node, pattern, step):
+            rows += 1
+            yield fragment
+        root.rows, root.ms = rows, step.ms
 
     # --- the walk ------------------------------------------------------------------------
     def _run(self, root: PlanNode) -> Result:

@@ -57,16 +57,16 @@ def phrase_steps(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
     phrase = node.text
     fuse = ex.uses_text(phrase)
     restricted = restrict is not None or category is not None
-    ontology = ex.ontology_pattern()
+    scoped = ex.scoped()
     out: list[PlannedStep] = []
-    primed = (fuse and restricted and ex.scope is None and ontology is None
+    primed = (fuse and restricted and ex.scope is None and not scoped
               and phrase not in state.ranges)
     if primed:
         out += _unfiltered_steps(ex, phrase, with_text=True)
         state.ranges.add(phrase)
         state.primed.add(phrase)
     docs = ex.restriction(restrict)
-    filtered = docs is not None or ontology is not None or category is not None
+    filtered = docs is not None or scoped or category is not None
     if not filtered and not primed:
         out += _unfiltered_steps(ex, phrase, with_text=fuse)
     elif filtered:
@@ -91,8 +91,7 @@ def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node) -> list[Pl
     phrase = node.text
     fuse = ex.uses_text(phrase)
     out: list[PlannedStep] = []
-    if fuse and ex.scope is None and ex.ontology_pattern() is None \
-            and phrase not in state.ranges:
+    if fuse and ex.scope is None and not ex.scoped() and phrase not in state.ranges:
         out += _unfiltered_steps(ex, phrase, with_text=True)
         state.ranges.add(phrase)
         state.primed.add(phrase)
@@ -144,13 +143,13 @@ def _skipping(step: PlannedStep, known: dict[str, int] | None, source: str) -> P
 def _vector_steps(ex: SearchExecutor, phrase: str, docs: DocSet | None,
                   category: CategoryPattern | None) -> list[PlannedStep]:
     """One search per vector source (``SearchExecutor._vector_search``)."""
-    ontology = ex.ontology_pattern()
+    scope = ex.scope_pattern()
     out: list[PlannedStep] = []
     for src in VECTOR_SOURCES:
         top_n = _top_n(ex, src)
         step: PlannedStep = {"kind": "semantic", "phrase": phrase, "source": src.source,
                              "top_n": top_n}
-        if docs is None and ontology is None and category is None:
+        if docs is None and not ex.scoped() and category is None:
             if not ex.counts().get(src.source, 0):
                 step.update(path="skipped", reason=f"no {src.source} in the graph")
             else:
@@ -161,14 +160,16 @@ def _vector_steps(ex: SearchExecutor, phrase: str, docs: DocSet | None,
         n_docs = ex.restricted_documents(docs, category)
         choice = ex.choose_vector_path(src, top_n, n_docs)
         step.update(choice.to_dict(), filtered_documents=n_docs)
-        if ontology is not None:
-            step["ontology_pattern"] = ontology
+        if scope["ontologyid"] is not None:
+            step["ontology_pattern"] = scope["ontologyid"]
+        if scope["datasetids"] is not None:
+            step["dataset_pattern"] = scope["datasetids"]
         if category is not None:
             step["category_pattern"] = category.to_dict()
         step["cypher"] = {"none": "", "exact": "search_vector_exact",
                           "index": "search_vector"}[choice.path]
         step["params"] = {"vector": f"<{ex.settings.embedding_dimensions} floats elided>",
-                          "k": choice.k, "top_n": top_n, "ontologyid": ontology,
+                          "k": choice.k, "top_n": top_n, **scope,
                           "documentids": None if docs is None else f"<{len(docs)} ids>",
                           **({} if category is None else category.to_dict())}
         out.append(step)

@@ -1,2 +1,0 @@
-MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
-RETURN collect(d.documentid) AS documentids
