@@ -51,8 +51,8 @@ class Settings:
     vector_hnsw_m: int = 32
     """HNSW links per node of the vector indexes (`vector.hnsw.m`, 1-512; migration V0005). With
     Neo4j's default 16 (and ef_construction 100) recall@10 at 200,000 perturbed e5 chapters stayed
-    at 0.97 however many candidates were asked (unreachable neighbours); 32 / 400 gives 0.996 at
-    k = 800, 0.999 at 1,000 (tests/benchmarks/vector_k_scale.py, README)."""
+    at 0.96-0.98 however many candidates were asked (unreachable neighbours); 32 / 400 gives 0.998
+    at k = 800, 1.000 at 1,000 (tests/benchmarks/vector_k_scale.py, README)."""
     vector_hnsw_ef_construction: int = 400
     """HNSW candidate list while the vector indexes are built (`vector.hnsw.ef_construction`,
     1-3200; migration V0005): a better-connected graph for a slower build (README "Vector-index
@@ -135,9 +135,9 @@ class Settings:
     """Fewest candidates asked of a vector index, filtered or not. Same measurement: recall@10
     of SciFact queries 0.997 at k = 80, of xquad-r queries (a small multilingual island in
     the index) 0.943 at k = 80-320 and 1.0 at 640. At 200,000 chapters (HNSW m 32 /
-    ef_construction 400, tests/benchmarks/vector_k_scale.py) recall@10 0.996 at k = 800 and
-    0.999 at 1,000 for 5 ms more. Was 4,000, tuned on uniform random vectors, HNSW's worst
-    case."""
+    ef_construction 400, tests/benchmarks/vector_k_scale.py, 100 queries) recall@10 0.998 at
+    k = 800 and 1.000 at 1,000, p50 of the index call 82 vs 90 ms. Was 4,000, tuned on
+    uniform random vectors, HNSW's worst case."""
     index_max_k: int = 50000
     """Largest k asked of a vector or full-text index (over-fetch cap)."""
 

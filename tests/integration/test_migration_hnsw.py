@@ -47,7 +47,7 @@ def nearest(db: Database, vector: list[float]) -> str:
     """The fragment id the ``typical_rag`` index ranks first for ``vector``."""
     rows = db.read("search_vector", index="typical_rag", k=10, top_n=1, vector=vector,
                    documentids=None, ontologyid=None, name=None, values=None, negated=False,
-                   filter=None)
+                   filter=None, datasetids=None, details=False)
     return str(rows[0]["fragmentid"])
 
 
