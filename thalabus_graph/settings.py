@@ -48,6 +48,15 @@ class Settings:
     vector_quantization: bool = False
     """Quantize the vector indexes (smaller, but approximate neighbours: measured recall@10 on
     random 384-d vectors fell to 0.32 at k = 10); off keeps full float32 vectors."""
+    vector_hnsw_m: int = 32
+    """HNSW links per node of the vector indexes (`vector.hnsw.m`, 1-512; migration V0005). With
+    Neo4j's default 16 (and ef_construction 100) recall@10 at 200,000 perturbed e5 chapters stayed
+    at 0.96-0.98 however many candidates were asked (unreachable neighbours); 32 / 400 gives 0.998
+    at k = 800, 1.000 at 1,000 (tests/benchmarks/vector_k_scale.py, README)."""
+    vector_hnsw_ef_construction: int = 400
+    """HNSW candidate list while the vector indexes are built (`vector.hnsw.ef_construction`,
+    1-3200; migration V0005): a better-connected graph for a slower build (README "Vector-index
+    candidates on real embeddings")."""
     embedder_url: str = ""
     """Base URL of an OpenAI-compatible /v1/embeddings server; empty = local e5 in-process."""
     embedder_model: str = "multilingual-e5-small"
@@ -122,11 +131,13 @@ class Settings:
     keeps the best top_n. Real e5 vectors (SciFact + xquad-r, 5.5k chapters in one index,
     tests/benchmarks/vector_k.py): recall@200 0.998 / 0.974 (SciFact / xquad-r queries) at
     factor 1, 0.999 / 0.976 at 2, 1.0 / 1.0 at 4."""
-    vector_min_k: int = 640
+    vector_min_k: int = 1000
     """Fewest candidates asked of a vector index, filtered or not. Same measurement: recall@10
     of SciFact queries 0.997 at k = 80, of xquad-r queries (a small multilingual island in
-    the index) 0.943 at k = 80-320 and 1.0 at 640. Was 4,000, tuned on uniform random
-    vectors, HNSW's worst case."""
+    the index) 0.943 at k = 80-320 and 1.0 at 640. At 200,000 chapters (HNSW m 32 /
+    ef_construction 400, tests/benchmarks/vector_k_scale.py, 100 queries) recall@10 0.998 at
+    k = 800 and 1.000 at 1,000, p50 of the index call 82 vs 90 ms. Was 4,000, tuned on
+    uniform random vectors, HNSW's worst case."""
     index_max_k: int = 50000
     """Largest k asked of a vector or full-text index (over-fetch cap)."""
 
@@ -223,6 +234,10 @@ class Settings:
         for name in ("fusion_text_weight", "fusion_full_coverage"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigurationError(f"{name} must lie in [0, 1]")
+        if not 1 <= self.vector_hnsw_m <= 512:
+            raise ConfigurationError("vector_hnsw_m must lie in [1, 512]")
+        if not 1 <= self.vector_hnsw_ef_construction <= 3200:
+            raise ConfigurationError("vector_hnsw_ef_construction must lie in [1, 3200]")
         if self.vector_k_factor < 1.0:
             raise ConfigurationError("vector_k_factor must be at least 1")
         for name in ("top_n_chapters", "top_n_paragraphs", "top_n_summaries", "top_n_text",

@@ -96,7 +96,8 @@ def _index_top(db: Database, vector: list[float], k: int, n: int,
                documentids: list[str] | None) -> tuple[set[str], float]:
     start = time.perf_counter()
     rows = db.read("search_vector", index="typical_rag", k=k, top_n=n, vector=vector,
-                   documentids=documentids, ontologyid=None, name=None, values=None, negated=False)
+                   documentids=documentids, ontologyid=None, name=None, values=None, negated=False,
+                   filter=None, datasetids=None, details=False)
     return {r["fragmentid"] for r in rows}, (time.perf_counter() - start) * 1000
 
 

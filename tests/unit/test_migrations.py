@@ -101,10 +101,30 @@ def test_unterminated_string_is_an_error() -> None:
 
 def test_placeholder_values_come_from_settings() -> None:
     values = placeholder_values(Settings(embedding_dimensions=768, vector_similarity="euclidean",
-                                         fulltext_analyzer="english", vector_quantization=True))
+                                         fulltext_analyzer="english", vector_quantization=True,
+                                         vector_hnsw_m=48, vector_hnsw_ef_construction=400))
     assert values == {"EMBEDDING_DIMENSIONS": "768", "VECTOR_SIMILARITY": "euclidean",
-                      "FULLTEXT_ANALYZER": "english", "VECTOR_QUANTIZATION": "true"}
+                      "FULLTEXT_ANALYZER": "english", "VECTOR_QUANTIZATION": "true",
+                      "VECTOR_HNSW_M": "48", "VECTOR_HNSW_EF_CONSTRUCTION": "400"}
     assert placeholder_values(Settings())["VECTOR_QUANTIZATION"] == "false"
+
+
+@pytest.mark.parametrize("changes", [
+    {"vector_hnsw_m": 0}, {"vector_hnsw_m": 513}, {"vector_hnsw_ef_construction": 0},
+    {"vector_hnsw_ef_construction": 3201},
+])
+def test_hnsw_settings_outside_neo4j_bounds_are_refused(changes: dict[str, int]) -> None:
+    with pytest.raises(ConfigurationError, match="vector_hnsw"):
+        Settings(**changes)  # type: ignore[arg-type]
+
+
+def test_hnsw_placeholders_refuse_non_integers() -> None:
+    # replace() runs the same checks, so a bypass (object.__setattr__) stands for a bad value
+    # arriving by another route; the placeholder check must still refuse to paste it.
+    bad = Settings()
+    object.__setattr__(bad, "vector_hnsw_m", "16}}) MATCH (n) DETACH DELETE n //")
+    with pytest.raises(ConfigurationError, match="vector_hnsw_m"):
+        placeholder_values(bad)
 
 
 @pytest.mark.parametrize("changes", [
@@ -202,6 +222,18 @@ def test_repository_migrations_parse_and_use_known_placeholders() -> None:
     assert found[1].placeholders == ("EMBEDDING_DIMENSIONS", "VECTOR_QUANTIZATION",
                                      "VECTOR_SIMILARITY")
     assert found[2].placeholders == ("FULLTEXT_ANALYZER",)
+    v5 = next(m for m in found if m.version == 5)
+    assert v5.placeholders == ("EMBEDDING_DIMENSIONS", "VECTOR_HNSW_EF_CONSTRUCTION",
+                               "VECTOR_HNSW_M", "VECTOR_QUANTIZATION", "VECTOR_SIMILARITY")
+    rendered = v5.render(values)
+    # Each vector index is dropped (if there) and created again with the HNSW options.
+    assert [t.split("\n")[0] for t in rendered[::2]] == [
+        "DROP INDEX typical_rag IF EXISTS", "DROP INDEX paragraphs IF EXISTS",
+        "DROP INDEX summaries IF EXISTS"]
+    for text in rendered[1::2]:
+        assert f"`vector.hnsw.m`: {Settings().vector_hnsw_m}" in text
+        assert (f"`vector.hnsw.ef_construction`: {Settings().vector_hnsw_ef_construction}"
+                in text)
 
 
 # -- analyze -------------------------------------------------------------------------------

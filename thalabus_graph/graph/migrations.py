@@ -10,7 +10,8 @@ File format and rules:
   version may appear only once. Other ``.cypher`` names in the folder are an error.
 * Statements end with ``;`` at the end of a line (outside strings, identifiers and comments);
   the last statement needs no ``;``. ``//`` and ``/* */`` comments are dropped.
-* Placeholders ``{{EMBEDDING_DIMENSIONS}}``, ``{{VECTOR_SIMILARITY}}`` and
+* Placeholders ``{{EMBEDDING_DIMENSIONS}}``, ``{{VECTOR_SIMILARITY}}``,
+  ``{{VECTOR_QUANTIZATION}}``, ``{{VECTOR_HNSW_M}}``, ``{{VECTOR_HNSW_EF_CONSTRUCTION}}`` and
   ``{{FULLTEXT_ANALYZER}}`` are filled from validated ``Settings`` values, never user text.
 * The checksum is the CRC32 of the normalised statements *before* substitution (line endings
   unified, trailing spaces and blank lines dropped, comments removed), so it changes when the
@@ -220,7 +221,17 @@ def placeholder_values(settings: Settings) -> dict[str, str]:
         "VECTOR_SIMILARITY": settings.vector_similarity,
         "FULLTEXT_ANALYZER": settings.fulltext_analyzer,
         "VECTOR_QUANTIZATION": "true" if settings.vector_quantization else "false",
+        "VECTOR_HNSW_M": _bounded_int("vector_hnsw_m", settings.vector_hnsw_m, 512),
+        "VECTOR_HNSW_EF_CONSTRUCTION": _bounded_int(
+            "vector_hnsw_ef_construction", settings.vector_hnsw_ef_construction, 3200),
     }
+
+
+def _bounded_int(name: str, value: object, upper: int) -> str:
+    """An integer setting in [1, upper] as Cypher text (Neo4j's own bounds for HNSW options)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= upper:
+        raise ConfigurationError(f"{name} must be an integer in [1, {upper}], not {value!r}")
+    return str(value)
 
 
 def substitute(text: str, values: Mapping[str, str], *, where: str = "") -> str:
