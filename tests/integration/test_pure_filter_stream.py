@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
@@ -135,14 +136,7 @@ def test_a_dataset_is_written_from_the_stream_in_pages(
 
 def test_a_pure_filter_query_returns_documents_in_two_round_trips(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[str] = []
-    real = graph.db.read_tx
-
-    def spy(work: Any, *, what: str = "read") -> Any:
-        seen.append(what)
-        return real(work, what=what)
-
-    monkeypatch.setattr(graph.db, "read_tx", spy)
+    seen = spy_read_transactions(graph, monkeypatch)
     result = graph.query("FEW=yes AND NOT PARITY=odd")
     assert result.documents is not None
     assert [d.documentid for d in result.documents] == _ids(lambda i: i < FEW and i % 2 == 1)

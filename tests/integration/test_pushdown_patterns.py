@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph, serialize
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
@@ -253,23 +254,12 @@ def test_compiled_plan_matches_the_reference_within_a_dataset(
 
 
 # --- the fixed per-query overhead: round trips of a filtered query --------------------------
-def _spy_round_trips(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of every read transaction the engine opens (they still run on the server)."""
-    seen: list[str] = []
-    real = graph.db.read_tx
-
-    def spy(work: Any, *, what: str = "read") -> Any:
-        seen.append(what)
-        return real(work, what=what)
-
-    monkeypatch.setattr(graph.db, "read_tx", spy)
-    return seen
 
 
 @pytest.mark.parametrize("ontology", [None, "stories"])
 def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, ontology: str | None) -> None:
-    seen = _spy_round_trips(graph, monkeypatch)
+    seen = spy_read_transactions(graph, monkeypatch)
     result = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
     assert result.documents and {d.documentid for d in result.documents} <= JANE
     assert all(d.title for d in result.documents)  # details came with the searches
