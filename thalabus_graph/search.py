@@ -240,6 +240,16 @@ class SearchExecutor:
         without a dataset scope or when the scope holds every document."""
         return self.datasetids if self.scoped() else None
 
+    def known_counts(self) -> dict[str, int] | None:
+        """The node counts per source when already read (None before the first read)."""
+        return self._counts
+
+    def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
+        """The phrases whose semantic range is remembered, whose unrestricted hits were read
+        and whose fusion rule is fitted: what decides the extra searches a phrase adds (the
+        plan reads it to list the steps the run will take)."""
+        return set(self._semantic_ranges), set(self._unrestricted_hits), set(self._fusions)
+
     def scoped(self) -> bool:
         """Whether the scope patterns (ontology, parent datasets) restrict anything: false
         without them and when they keep every document (read once, with the node counts)."""

@@ -44,7 +44,7 @@ class PhraseState:
     @classmethod
     def of(cls, ex: SearchExecutor) -> PhraseState:
         """The executor's state now (at run time, before a phrase restricted at run time)."""
-        return cls(set(ex._semantic_ranges), set(ex._unrestricted_hits), set(ex._fusions))
+        return cls(*ex.remembered_phrases())
 
 
 def phrase_steps(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
@@ -116,7 +116,7 @@ def _unfiltered_steps(ex: SearchExecutor, phrase: str, *, with_text: bool
     """The steps of one ``search_phrase`` round trip. When the node counts are not known yet
     (they come back with this very call) a source's search is shown on the index path and
     marked as skipped at run time if the source holds no fragments."""
-    known = ex._counts
+    known = ex.known_counts()
     out: list[PlannedStep] = []
     for src in VECTOR_SOURCES:
         top_n = _top_n(ex, src)
