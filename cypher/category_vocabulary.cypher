@@ -12,6 +12,9 @@
 // filter in normal form); counts[i] is how many documents of the scope have patterns[i]
 // (negated is applied by the caller), the selectivity its searches are planned with; a
 // scope holding every document is not checked (as the searches do not check it).
+// The branch of a filter without seeds checks its guard in an UNWIND before its label scan
+// (MATCH (d:Document) WHERE <guard> scanned every document, then filtered; WITH p WHERE
+// <guard> was planned after the scan too).
 CALL () {
   MATCH (c:Category)
   WHERE toLower(c.name) IN $names
@@ -66,8 +69,8 @@ CALL (sizes) {
       WHERE p.filter IS NOT NULL
       RETURN d
       UNION
+      UNWIND CASE WHEN p.filter IS NOT NULL AND p.seeds IS NULL THEN [true] ELSE [] END AS guard
       MATCH (d:Document)
-      WHERE p.filter IS NOT NULL AND p.seeds IS NULL
       RETURN d
     }
     WITH p, d, ontologyid, datasetids

@@ -10,6 +10,8 @@
 // the order of the stubs (all score 1.0). $details (a boolean): each row also carries the
 // document's details as document_details reads them (else null), so a query returning
 // documents makes no round trip of its own for them.
+// A branch guarded by parameters only checks its guard in a WITH before its label scan
+// (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
   UNWIND coalesce($seeds, []) AS seed
   MATCH (c:Category {name: seed[0], value: seed[1]})
@@ -20,8 +22,9 @@ CALL () {
   WHERE $seeds IS NULL
   RETURN d
   UNION
-  MATCH (d:Document)
+  WITH 1 AS guard
   WHERE $seeds IS NULL AND $ontologyid IS NULL
+  MATCH (d:Document)
   RETURN d
 }
 WITH d

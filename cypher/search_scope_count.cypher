@@ -7,6 +7,8 @@
 // null: every document. $datasetids (or null): only documents that are (or have a fragment
 // that is) a visible member of one of those datasets, the parent-dataset scope as a pattern. The node counts of search_counts come along (count store, cheap):
 // the path choice needs them too.
+// A branch guarded by parameters only checks its guard in a WITH before its label scan
+// (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
   MATCH (c:Category)
   WHERE $name IS NOT NULL AND c.name = $name AND c.value IN coalesce($values, [])
@@ -42,8 +44,9 @@ CALL () {
     MATCH (d:Document)-[:HAS_CATEGORY]->(c)
     RETURN DISTINCT d
     UNION
-    MATCH (d:Document)
+    WITH 1 AS guard
     WHERE $filter IS NOT NULL AND $seeds IS NULL
+    MATCH (d:Document)
     RETURN d
   }
   WITH d WHERE $filter IS NOT NULL

@@ -13,6 +13,8 @@
 // $details (a boolean): each row also carries its document's details as document_details
 // reads them ([documentid, properties, ontologyid, categories], else null), so a query
 // returning documents makes no round trip of its own for them.
+// A branch guarded by parameters only checks its guard in a WITH before its label scan
+// (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -41,9 +43,10 @@ CALL () {
     AND $datasetids IS NULL
   RETURN d
   UNION
-  MATCH (d:Document)
+  WITH 1 AS guard
   WHERE $documentids IS NULL AND $ontologyid IS NULL AND $seeds IS NULL AND $datasetids IS NULL
     AND (($name IS NOT NULL AND $negated) OR $filter IS NOT NULL)
+  MATCH (d:Document)
   RETURN d
 }
 WITH d
