@@ -11,7 +11,9 @@
 // parameters as maps: {name, values, negated} of one category, or {filter, seeds} of a
 // filter in normal form); counts[i] is how many documents of the scope have patterns[i]
 // (negated is applied by the caller), the selectivity its searches are planned with; a
-// scope holding every document is not checked (as the searches do not check it).
+// scope holding every document is not checked (as the searches do not check it). Unscoped,
+// one value's count is its Category node's degree (one HAS_CATEGORY per document, MERGEd at
+// ingest): no walk over the documents of a broad category.
 // The branch of a filter without seeds checks its guard in an UNWIND before its label scan
 // (MATCH (d:Document) WHERE <guard> scanned every document, then filtered; WITH p WHERE
 // <guard> was planned after the scan too).
@@ -51,7 +53,14 @@ CALL (sizes) {
   WITH i, $patterns[i] AS p, ontologyid, datasetids
   CALL (p, ontologyid, datasetids) {
     MATCH (c:Category)
-    WHERE p.filter IS NULL AND c.name = p.name AND c.value IN coalesce(p.values, [])
+    WHERE p.filter IS NULL AND ontologyid IS NULL AND datasetids IS NULL
+      AND coalesce(size(p.values), 0) = 1 AND c.name = p.name AND c.value = p.values[0]
+    RETURN COUNT { (c)<-[:HAS_CATEGORY]-() } AS n
+    UNION ALL
+    MATCH (c:Category)
+    WHERE p.filter IS NULL
+      AND NOT (ontologyid IS NULL AND datasetids IS NULL AND coalesce(size(p.values), 0) = 1)
+      AND c.name = p.name AND c.value IN coalesce(p.values, [])
     MATCH (d:Document)-[:HAS_CATEGORY]->(c)
     WHERE (ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: ontologyid}) })
       AND (datasetids IS NULL OR EXISTS {

@@ -7,11 +7,20 @@
 // null: every document. $datasetids (or null): only documents that are (or have a fragment
 // that is) a visible member of one of those datasets, the parent-dataset scope as a pattern. The node counts of search_counts come along (count store, cheap):
 // the path choice needs them too.
+// Unscoped, one value's count is its Category node's degree (one HAS_CATEGORY per document,
+// MERGEd at ingest): no walk over the documents of a broad category.
 // A branch guarded by parameters only checks its guard in a WITH before its label scan
 // (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
   MATCH (c:Category)
-  WHERE $name IS NOT NULL AND c.name = $name AND c.value IN coalesce($values, [])
+  WHERE $name IS NOT NULL AND $ontologyid IS NULL AND $datasetids IS NULL
+    AND coalesce(size($values), 0) = 1 AND c.name = $name AND c.value = $values[0]
+  RETURN COUNT { (c)<-[:HAS_CATEGORY]-() } AS documents
+  UNION ALL
+  MATCH (c:Category)
+  WHERE $name IS NOT NULL
+    AND NOT ($ontologyid IS NULL AND $datasetids IS NULL AND coalesce(size($values), 0) = 1)
+    AND c.name = $name AND c.value IN coalesce($values, [])
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
   WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
     AND ($datasetids IS NULL OR EXISTS {
