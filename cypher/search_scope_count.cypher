@@ -8,7 +8,9 @@
 // that is) a visible member of one of those datasets, the parent-dataset scope as a pattern. The node counts of search_counts come along (count store, cheap):
 // the path choice needs them too.
 // Unscoped, one value's count is its Category node's degree (one HAS_CATEGORY per document,
-// MERGEd at ingest): no walk over the documents of a broad category.
+// MERGEd at ingest): no walk over the documents of a broad category. Unscoped, a filter with
+// seeds counts the sum of its seed values' degrees: an upper bound (every match has one seed
+// value), as category_vocabulary counts it.
 // A branch guarded by parameters only checks its guard in a WITH before its label scan
 // (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
@@ -47,8 +49,14 @@ CALL () {
   WHERE $name IS NULL AND $ontologyid IS NULL AND $filter IS NULL AND $datasetids IS NULL
   RETURN COUNT { (:Document) } AS documents
   UNION ALL
+  UNWIND CASE WHEN $filter IS NOT NULL AND $ontologyid IS NULL AND $datasetids IS NULL
+              THEN coalesce($seeds, []) ELSE [] END AS seed
+  MATCH (c:Category {name: seed[0], value: seed[1]})
+  RETURN COUNT { (c)<-[:HAS_CATEGORY]-() } AS documents
+  UNION ALL
   CALL () {
-    UNWIND coalesce($seeds, []) AS seed
+    UNWIND CASE WHEN $ontologyid IS NULL AND $datasetids IS NULL THEN []
+                ELSE coalesce($seeds, []) END AS seed
     MATCH (c:Category {name: seed[0], value: seed[1]})
     MATCH (d:Document)-[:HAS_CATEGORY]->(c)
     RETURN DISTINCT d

@@ -326,7 +326,17 @@ class SearchExecutor:
             self._pattern_counts[category] = having
             step.rows = 0
             step.detail["documents"] = self._pattern_counts[category]
+            if self.bounds_filter(category):
+                step.detail["estimate"] = "upper bound: the seed values' documents"
         return self._pattern_counts[category]
+
+    def bounds_filter(self, category: CategoryPattern) -> bool:
+        """Whether the count of ``category`` is an upper bound, not exact: an unscoped filter
+        with seeds is counted as the sum of its seed values' documents (degree lookups, where
+        the exact count walked every seed document's categories); every match has a seed
+        value, and a search over-fetching from a too-high estimate asks again."""
+        return (isinstance(category, FilterPattern) and category.seeds() is not None
+                and self.ontology_pattern() is None and self.dataset_pattern() is None)
 
     def restricted_documents(self, docs: DocSet | None,
                              category: CategoryPattern | None = None) -> int:
