@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
@@ -208,6 +209,9 @@ class SearchExecutor:
         self._unrestricted_hits: dict[str, tuple[list[Fragment], list[Fragment]]] = {}
         self._text_best_cache: dict[tuple[str, str, str | None], float] = {}
         self._vectors: dict[str, list[float]] = {}
+        # search_phrase calls started ahead, concurrently (``prefetch_phrases``), by phrase
+        # and whether the text searches ride along; each is taken once.
+        self._prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
         # With ``document_details`` (the caller returns documents), the unfiltered searches
         # also read their hits' documents: documentid -> [documentid, properties,
         # ontologyid, categories] as ``document_details`` rows are (``ThalabusGraph
@@ -514,38 +518,32 @@ class SearchExecutor:
         each index's best hit, which this unrestricted search returns itself, so no
         normalisation query is needed.
         """
-        known = self._counts
-        vector = self.query_vector(phrase)
         covered: dict[tuple[str, str], Step] = {}
-        vector_searches: list[dict[str, Any]] = []
         for src in VECTOR_SOURCES:
             top_n = int(getattr(self.settings, f"top_n_{src.source}"))
             step = self._new_step("semantic", {"phrase": phrase, "source": src.source,
                                                "top_n": top_n})
-            k = self.unfiltered_k(src, top_n)
-            step.detail.update(path="index", reason="no filter", k=k)
-            vector_searches.append({"source": src.source, "index": src.index, "k": k,
-                                    "top_n": top_n})
+            step.detail.update(path="index", reason="no filter",
+                               k=self.unfiltered_k(src, top_n))
             covered["semantic", src.source] = step
-        text_searches: list[dict[str, Any]] = []
         query = lucene.terms_query(phrase) if with_text else ""
         for source, index in TEXT_SOURCES if query else ():
-            step = self._new_step("text", {"term": phrase, "index": index, "lucene": query,
-                                           "case_sensitive": False,
-                                           "k": self.settings.top_n_text})
-            text_searches.append({"source": source, "index": index, "query": query,
-                                  "k": self.settings.top_n_text})
-            covered["text", source] = step
-        if known is not None:  # a later phrase of the query: leave out what is known empty
-            vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
-            text_searches = [t for t in text_searches if known.get(t["source"], 0)]
+            covered["text", source] = self._new_step(
+                "text", {"term": phrase, "index": index, "lucene": query,
+                         "case_sensitive": False, "k": self.settings.top_n_text})
         steps = list(covered.values())
         probing = self.ontologyid is not None and self._ontology_documents is None
-        rows = self._read(steps[0], "search_phrase", plain=True, vector=vector,
-                          vector_searches=vector_searches, text_searches=text_searches,
-                          rescore=self.settings.vector_quantization,
-                          ontologyid=self.ontologyid if probing else None,
-                          details=self.document_details)
+        ahead = self._prefetched.pop((phrase, with_text), None)
+        if ahead is not None:  # started concurrently with the query's other phrases
+            start = time.perf_counter()
+            rows = ahead.result()
+            steps[0].ms += (time.perf_counter() - start) * 1000
+            steps[0].rows += len(rows)
+            steps[0].cypher = "search_phrase"
+            steps[0].detail["prefetched"] = "started with the query's other phrases"
+        else:
+            rows = self._read(steps[0], "search_phrase", plain=True,
+                              **self._phrase_params(phrase, with_text=with_text))
         self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
@@ -583,6 +581,52 @@ class SearchExecutor:
                 self._text_best_cache[_TEXT_INDEX[source], query, None] = best
                 text += self._text_fragments(source, hits, best)
         return sort_fragments(semantic), text
+
+    def _phrase_params(self, phrase: str, *, with_text: bool) -> dict[str, Any]:
+        """The parameters of one phrase's ``search_phrase`` call: every vector index (and,
+        ``with_text``, every full-text index) whose source is not known to be empty."""
+        known = self._counts
+        vector_searches: list[dict[str, Any]] = []
+        for src in VECTOR_SOURCES:
+            top_n = int(getattr(self.settings, f"top_n_{src.source}"))
+            vector_searches.append({"source": src.source, "index": src.index,
+                                    "k": self.unfiltered_k(src, top_n), "top_n": top_n})
+        query = lucene.terms_query(phrase) if with_text else ""
+        text_searches: list[dict[str, Any]] = [
+            {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}
+            for source, index in (TEXT_SOURCES if query else ())]
+        if known is not None:  # a later phrase of the query: leave out what is known empty
+            vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
+            text_searches = [t for t in text_searches if known.get(t["source"], 0)]
+        probing = self.ontologyid is not None and self._ontology_documents is None
+        return {"vector": self.query_vector(phrase), "vector_searches": vector_searches,
+                "text_searches": text_searches, "rescore": self.settings.vector_quantization,
+                "ontologyid": self.ontologyid if probing else None,
+                "details": self.document_details}
+
+    def prefetch_phrases(self, phrases: Sequence[tuple[str, bool]]) -> None:
+        """Start the ``search_phrase`` calls of several unfiltered phrases at once, each in
+        its own session (``(phrase, with_text)`` pairs, as ``_unfiltered_phrase`` will ask
+        for them): an OR of two phrases waits for the slower index call instead of the sum of
+        both. Each call's parameters are the ones the run would send, except that without
+        known node counts every source is searched (an empty index answers at once, and
+        each call returns the counts that mark its empty sources skipped). Not while an
+        ontology's size is unknown (the first call then probes it). The query vectors are
+        computed here, one by one, before any call starts."""
+        wanted = list(dict.fromkeys(phrases))
+        if len(wanted) < 2 or (self.ontologyid is not None
+                               and self._ontology_documents is None):
+            return
+        calls = [(key, self._phrase_params(key[0], with_text=key[1])) for key in wanted]
+        text = cypher_library.load("search_phrase")
+
+        def call(params: dict[str, Any]) -> list[Record]:
+            return self.db.read_tx(lambda tx: plain_records(tx.run(text, params)),
+                                   what="search_phrase")
+
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            for key, params in calls:
+                self._prefetched[key] = pool.submit(call, params)
 
     def _new_step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         step = Step(kind, detail)

@@ -36,6 +36,23 @@ _Frame: TypeAlias = Generator[tuple[PlanNode, DocSet | None], Result, Result]
 UNIVERSE = "universe"
 
 
+def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
+    """The ``search_phrase`` calls the plan makes, as (phrase, with its text searches): one
+    per phrase whose plan searches it unfiltered in one round trip (its results or its
+    fusion's statistics), in plan order. The evaluator starts them together."""
+    out: list[tuple[str, bool]] = []
+    stack = [root]
+    while stack:
+        plan = stack.pop()
+        stack.extend(reversed(plan.children))
+        if plan.skipped is not None or not isinstance(plan.node, Semantic):
+            continue
+        calls = [s for s in plan.planned if s.get("cypher") == "search_phrase"]
+        if any(s["kind"] == "semantic" for s in calls):
+            out.append((plan.node.text, any(s["kind"] == "text" for s in calls)))
+    return out
+
+
 def _docs(fragments: list[Fragment]) -> DocSet:
     return frozenset(f.documentid for f in fragments)
 
@@ -76,6 +93,8 @@ class Evaluator:
         if root.streamed is not None:
             yield from self._streamed(root, root.streamed)
             return
+        if self.pushdown and not self.record:
+            self.executor.prefetch_phrases(phrase_calls(root))
         result = self._run(root)
         if result is None:
             result = stubs(self.executor.universe(), UNIVERSE)

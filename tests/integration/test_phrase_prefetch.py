@@ -1,0 +1,86 @@
+"""The unfiltered phrases of one query are searched concurrently (``prefetch_phrases``).
+
+An OR of two phrases made two ``search_phrase`` round trips one after the other, each an index
+call of ~85 ms at 200,000 chapters. The evaluator now starts them together, each in its own
+session, and the run takes their results as it reaches each phrase. The answer must not
+change, and the calls must really overlap: a barrier that both calls must reach before
+either may run fails the test when the second call only starts after the first has finished.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from tests.integration.sample import load_sample
+from thalabus_graph import ThalabusGraph
+from thalabus_graph.graph.database import Database
+from thalabus_graph.search import SearchExecutor
+
+QUERIES = ['"asylum seeker" OR "vegetable soup"',
+           '"persecution of converts" OR ("cat" AND NOT CHARACTER=Jane) OR "family reunion"',
+           '("asylum seeker" OR "vegetable soup") AND COUNTRY_OF_ORIGIN=IQ']
+
+
+@pytest.fixture(scope="module")
+def graph(db: Database) -> ThalabusGraph:
+    return load_sample(db)
+
+
+def _phrase_calls_meet(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
+                       parties: int) -> list[str]:
+    """Make every search_phrase transaction wait until ``parties`` of them are in flight
+    (10 s at most, then the barrier breaks and the query fails). Returns the names of the
+    read transactions, in order."""
+    barrier = threading.Barrier(parties, timeout=10)
+    seen: list[str] = []
+    real = graph.db.read_tx
+
+    def spy(work: Any, *, what: str = "read") -> Any:
+        seen.append(what)
+        if what == "search_phrase":
+            barrier.wait()
+        return real(work, what=what)
+
+    monkeypatch.setattr(graph.db, "read_tx", spy)
+    return seen
+
+
+def test_an_or_of_two_phrases_searches_both_at_once(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = graph.query('"asylum seeker" OR "vegetable soup"', profile=True)
+    seen = _phrase_calls_meet(graph, monkeypatch, parties=2)
+    result = graph.query('"asylum seeker" OR "vegetable soup"')
+    assert seen.count("search_phrase") == 2
+    assert [(f.fragmentid, f.score, f.contributions) for f in result.fragments] == [
+        (f.fragmentid, f.score, f.contributions) for f in expected.fragments]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_prefetching_changes_no_answer(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
+                                       query: str) -> None:
+    with_prefetch = graph.query(query)
+    monkeypatch.setattr(SearchExecutor, "prefetch_phrases", lambda self, phrases: None)
+    without = graph.query(query)
+    assert [(f.fragmentid, f.score, f.contributions) for f in with_prefetch.fragments] == [
+        (f.fragmentid, f.score, f.contributions) for f in without.fragments], query
+    assert [(d.documentid, d.score) for d in with_prefetch.documents or []] == [
+        (d.documentid, d.score) for d in without.documents or []], query
+
+
+def test_one_phrase_is_not_prefetched(graph: ThalabusGraph,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[tuple[str, bool]]] = []
+    real = SearchExecutor.prefetch_phrases
+
+    def spy(self: SearchExecutor, phrases: list[tuple[str, bool]]) -> None:
+        started.append(list(phrases))
+        real(self, phrases)
+
+    monkeypatch.setattr(SearchExecutor, "prefetch_phrases", spy)
+    graph.query('"asylum seeker"')
+    graph.query('"asylum seeker" OR "vegetable soup"')
+    assert started[0] == [("asylum seeker", True)]
+    assert [p for p, _ in started[1]] == ["asylum seeker", "vegetable soup"]
