@@ -3,6 +3,9 @@
 // asked ontology or null. Returns the stored spellings only: the names that exist, the
 // [name, value] pairs among the asked values, and the ontology ids equal to the asked one.
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
+// When every [name, value] pair of the query ($exact_pairs, as written; $exact_names their
+// names) is stored as written, those are the answer (index seeks); only otherwise are the
+// categories scanned without letter case (every Category node: 3,900 at 200,000 chapters).
 // The same round trip returns what the plan reads first (search_scope_sizes): the node
 // counts and how many documents the scope keeps, IN_ONTOLOGY $ontologyid and, with
 // $datasetids (or null), a visible member (or having a fragment that is one) of one of those
@@ -22,12 +25,20 @@
 // (MATCH (d:Document) WHERE <guard> scanned every document, then filtered; WITH p WHERE
 // <guard> was planned after the scan too).
 CALL () {
+  UNWIND $exact_pairs AS pair
+  MATCH (c:Category {name: pair[0], value: pair[1]})
+  RETURN count(DISTINCT pair) = size($exact_pairs) AS exact
+}
+CALL (exact) {
+  UNWIND CASE WHEN exact THEN [] ELSE [true] END AS scan
   MATCH (c:Category)
   WHERE toLower(c.name) IN $names
-  RETURN collect(DISTINCT c.name) AS names,
+  RETURN collect(DISTINCT c.name) AS scanned_names,
          collect(DISTINCT CASE WHEN toLower(c.value) IN $values THEN [c.name, c.value] END)
-           AS pairs
+           AS scanned_pairs
 }
+WITH CASE WHEN exact THEN $exact_names ELSE scanned_names END AS names,
+     CASE WHEN exact THEN $exact_pairs ELSE scanned_pairs END AS pairs
 CALL () {
   OPTIONAL MATCH (o:Ontology)
   WHERE $ontologyid IS NOT NULL AND toLower(o.ontologyid) = toLower($ontologyid)

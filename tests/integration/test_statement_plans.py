@@ -40,9 +40,9 @@ def _operators(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
         stack.extend(op.get("children", []))
 
 
-def _profile(graph: ThalabusGraph, statement: str, /,
+def _profile(graph: ThalabusGraph, statement: str, scanned: str = "Document", /,
              **params: Any) -> tuple[list[Any], list[int]]:
-    """The statement's rows and the rows of each label scan of documents in its profile."""
+    """The statement's rows and the rows of each label scan of ``scanned`` in its profile."""
     text = cypher_library.load(statement)
     with graph.db.driver.session(database=graph.db.database) as session:
         result = session.run("PROFILE " + text, params)
@@ -51,7 +51,7 @@ def _profile(graph: ThalabusGraph, statement: str, /,
     assert profile, statement
     scans = [int(op.get("rows", 0)) for op in _operators(profile)
              if "LabelScan" in op["operatorType"]
-             and "Document" in str(op.get("args", {}).get("Details", ""))]
+             and f":{scanned}" in str(op.get("args", {}).get("Details", ""))]
     return rows, scans
 
 
@@ -94,12 +94,29 @@ def test_counting_a_category_scans_no_document(graph: ThalabusGraph) -> None:
     assert scans == [] or max(scans) == 0, scans
 
 
+def _vocabulary(graph: ThalabusGraph, name: str, value: str,
+                label: str) -> tuple[list[Any], list[int]]:
+    return _profile(graph, "category_vocabulary", label, names=[name.lower()],
+                    values=[value.lower()], exact_names=[name], exact_pairs=[[name, value]],
+                    **_scope(), patterns=[pattern_params(IQ_PATTERN)])
+
+
 def test_the_vocabulary_check_scans_no_document(graph: ThalabusGraph) -> None:
-    pattern = {**pattern_params(IQ_PATTERN)}
-    rows, scans = _profile(graph, "category_vocabulary", names=["country_of_origin"],
-                           values=["iq"], **_scope(), patterns=[pattern])
+    rows, scans = _vocabulary(graph, "COUNTRY_OF_ORIGIN", "IQ", "Document")
     assert rows[0][-1] == [len(IQ)]
     assert scans == [] or max(scans) == 0, scans
+
+
+def test_a_query_spelt_as_stored_scans_no_category(graph: ThalabusGraph) -> None:
+    rows, scans = _vocabulary(graph, "COUNTRY_OF_ORIGIN", "IQ", "Category")
+    assert rows[0][0] == ["COUNTRY_OF_ORIGIN"] and rows[0][1] == [["COUNTRY_OF_ORIGIN", "IQ"]]
+    assert scans == [] or max(scans) == 0, scans
+
+
+def test_another_spelling_scans_the_categories_without_case(graph: ThalabusGraph) -> None:
+    rows, scans = _vocabulary(graph, "country_of_origin", "iq", "Category")
+    assert rows[0][0] == ["COUNTRY_OF_ORIGIN"] and rows[0][1] == [["COUNTRY_OF_ORIGIN", "IQ"]]
+    assert scans and max(scans) > 0
 
 
 def test_a_pure_filter_with_seeds_scans_no_document(graph: ThalabusGraph) -> None:

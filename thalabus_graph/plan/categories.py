@@ -109,7 +109,10 @@ def _read(db: Database, predicates: list[Category], ontology_id: str | None,
           datasetids: list[str] | None, patterns: Sequence[CategoryPattern]) -> _Vocabulary:
     names = sorted({p.name.lower() for p in predicates})
     values = sorted({v.lower() for p in predicates for v in p.values})
-    rows = db.read("category_vocabulary", names=names, values=values, ontologyid=ontology_id,
+    exact_pairs = sorted({(p.name, v) for p in predicates for v in p.values})
+    rows = db.read("category_vocabulary", names=names, values=values,
+                   exact_names=sorted({p.name for p in predicates}),
+                   exact_pairs=[list(pair) for pair in exact_pairs], ontologyid=ontology_id,
                    datasetids=datasetids, patterns=[pattern_params(p) for p in patterns])
     row = rows[0] if rows else {}
     sizes = row.get("sizes")
