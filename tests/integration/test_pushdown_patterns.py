@@ -276,3 +276,57 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
     assert {name for name in seen if name != "category_vocabulary"} <= {
         "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
         "document_languages"}, seen
+
+
+# --- the index path with patterns (the sample is small enough for exact search) -------------
+
+
+@pytest.fixture(scope="module")
+def index_path(graph: ThalabusGraph) -> ThalabusGraph:
+    """The sample graph with every restricted vector search on the index path, asked for every
+    fragment, so its answer is exact and comparable with the reference's: the patterns of
+    ``search_vector`` (document reached along IN_DOCUMENT, a paragraph through its chapter)
+    are what is checked."""
+    return ThalabusGraph(graph.db, embedder=graph.embedder, settings=graph.settings.replace(
+        exact_search_max_candidates=0, vector_min_k=100_000, index_max_k=100_000))
+
+
+def test_the_index_path_is_taken_with_its_patterns(index_path: ThalabusGraph) -> None:
+    result = index_path.query('"asylum" AND NOT COUNTRY_OF_ORIGIN=IQ', ontology_id="asylum",
+                              return_documents=False, profile=True)
+    assert result.plan is not None
+    searches = [s for s in _steps(result.plan["tree"])
+                if s["kind"] == "semantic" and "category_pattern" in s]
+    assert {s["source"] for s in searches if s["path"] == "index"} >= {"chapters",
+                                                                        "paragraphs"}
+    assert {f.source for f in result.fragments} >= {"chapters", "paragraphs"}
+    assert not {f.documentid for f in result.fragments} & IQ
+    assert {f.documentid for f in result.fragments} <= ASYLUM
+
+
+@pytest.mark.parametrize("query", [
+    '"asylum" AND COUNTRY_OF_ORIGIN=IQ', '"cat" AND NOT CHARACTER=Jane',
+    '"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY))'])
+def test_the_index_path_with_a_pattern_matches_the_unscoped_reference(
+        index_path: ThalabusGraph, query: str) -> None:
+    # Unscoped, the reference searches without any pattern: paragraphs reach their document
+    # through their chapter in the compiled plan's search only.
+    compiled, _ = index_path.evaluate(query)
+    reference, _ = index_path.evaluate(query, reference=True)
+    assert "paragraphs" in {f.source for f in compiled}
+    assert [(f.fragmentid, round(f.score, 6), f.contributions) for f in compiled] == [
+        (f.fragmentid, round(f.score, 6), f.contributions) for f in reference]
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(queries, st.sampled_from([None, "stories", "asylum"]))
+def test_the_index_path_with_patterns_matches_the_reference(
+        index_path: ThalabusGraph, node: Node, ontology: str | None) -> None:
+    compiled, _ = index_path.evaluate(node, ontology_id=ontology)
+    reference, _ = index_path.evaluate(node, ontology_id=ontology, reference=True)
+    where = f"{serialize(node)} in {ontology}"
+    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
+    for a, b in zip(compiled, reference, strict=True):
+        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert a.contributions == b.contributions, where
