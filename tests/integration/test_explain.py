@@ -162,8 +162,11 @@ def test_explain_of_a_flat_10000_term_or_is_complete_and_linear(graph: ThalabusG
     assert _plan_nodes(plan["plan"]) == (19_999, 10_000)
     assert len(plan["plan"]["query"]) <= 200 and plan["plan"]["query"].endswith("…")
     assert plan["query"] == serialize(parse(_flat_or(10_000)))
-    small = min(_explain_seconds(graph, _flat_or(2_000)) for _ in range(2))
-    large = min(_explain_seconds(graph, _flat_or(10_000)) for _ in range(2))
+    # Best of three, interleaved: one slow run on a loaded machine must not decide.
+    small = large = math.inf
+    for _ in range(3):
+        small = min(small, _explain_seconds(graph, _flat_or(2_000)))
+        large = min(large, _explain_seconds(graph, _flat_or(10_000)))
     print(f"explain 2,000 terms {small:.3f} s, 10,000 terms {large:.3f} s "
           f"(x{large / small:.1f} for x5 terms)")
     assert large < small * 5 * 2.5  # linear; quadratic labelling was ~x25
