@@ -672,8 +672,10 @@ class SearchExecutor:
     def choose_vector_path(self, src: VectorSource, top_n: int, n_docs: int) -> PathChoice:
         """How a semantic search of ``src`` restricted to ``n_docs`` documents (an id list's
         size or a pattern's COUNT, never a materialised set) will run: exact
-        cosine when the estimated filtered set is small (or over-fetch would be too deep),
-        else the vector index asked for ``top_n * factor / selectivity`` candidates."""
+        cosine when the estimated filtered set is small, or no larger than the over-fetch
+        (the index would visit at least that many nodes, each with its own distance, where
+        exact search reads the filtered ones once), or the over-fetch would be too deep; else
+        the vector index asked for ``top_n * factor / selectivity`` candidates."""
         counts = self.counts()
         total = counts.get(src.source, 0)
         selectivity = n_docs / counts["documents"] if counts["documents"] else 0.0
@@ -690,6 +692,10 @@ class SearchExecutor:
         if k > s.index_max_k:
             return PathChoice("exact", top_n, selectivity, estimated,
                               f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
+        if estimated <= k:  # the index would visit at least k nodes, exact visits these
+            return PathChoice("exact", top_n, selectivity, estimated,
+                              f"estimated {round(estimated)} fragments <= the over-fetch {k} "
+                              "the index would be asked for")
         return PathChoice("index", min(k, total), selectivity, estimated,
                           f"estimated {round(estimated)} fragments: vector index with "
                           f"over-fetch max(top_n x {s.vector_overfetch_factor} / selectivity, "

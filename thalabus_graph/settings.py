@@ -120,8 +120,9 @@ class Settings:
     # --- filtered vector search -------------------------------------------------------
     exact_search_max_candidates: int = 5000
     """Filtered semantic search scans exactly when the filtered set has at most this many
-    fragments of a source (estimated); above it, the vector index with over-fetch is used.
-    Measured on 100k chapters: exact costs ~0.035 ms a fragment, the index at k ~4000 150-250 ms."""
+    fragments of a source (estimated), or no more than the over-fetch the index would be asked
+    for; otherwise the vector index with over-fetch is used. Measured on 100k chapters: exact
+    costs ~0.035 ms a fragment, the index at k ~4000 150-250 ms."""
     vector_overfetch_factor: float = 2.0
     """Filtered index search asks for max(top_n * factor / selectivity, vector_min_k). Real e5
     vectors (SciFact + xquad-r in one index, tests/benchmarks/vector_k.py): recall@200

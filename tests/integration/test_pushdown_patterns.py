@@ -21,6 +21,7 @@ from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph, serialize
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
+from thalabus_graph.search import PathChoice, SearchExecutor, VectorSource
 
 ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
 STORIES = docs_where(lambda d: d.get("ontology") == "stories")
@@ -281,14 +282,25 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
 # --- the index path with patterns (the sample is small enough for exact search) -------------
 
 
-@pytest.fixture(scope="module")
-def index_path(graph: ThalabusGraph) -> ThalabusGraph:
+@pytest.fixture
+def index_path(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> ThalabusGraph:
     """The sample graph with every restricted vector search on the index path, asked for every
     fragment, so its answer is exact and comparable with the reference's: the patterns of
     ``search_vector`` (document reached along IN_DOCUMENT, a paragraph through its chapter)
-    are what is checked."""
-    return ThalabusGraph(graph.db, embedder=graph.embedder, settings=graph.settings.replace(
-        exact_search_max_candidates=0, vector_min_k=100_000, index_max_k=100_000))
+    are what is checked. (The sample is small enough for the exact path everywhere, so the
+    path choice is overridden.)"""
+    real = SearchExecutor.choose_vector_path
+
+    def always_index(self: SearchExecutor, src: VectorSource, top_n: int,
+                     n_docs: int) -> PathChoice:
+        choice = real(self, src, top_n, n_docs)
+        if choice.path != "exact":
+            return choice
+        return PathChoice("index", self.counts().get(src.source, 0), choice.selectivity,
+                          choice.estimated_fragments, "forced by the test: every fragment")
+
+    monkeypatch.setattr(SearchExecutor, "choose_vector_path", always_index)
+    return graph
 
 
 def test_the_index_path_is_taken_with_its_patterns(index_path: ThalabusGraph) -> None:
