@@ -118,13 +118,13 @@ _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
 _COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
+"""The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 _DETAILED = frozenset({"search_vector", "search_vector_exact", "search_fulltext"})
 """Statements whose rows carry their document's details with ``$details`` (``details``)."""
 _PLAIN = _DETAILED | {"document_category_keys", "document_languages", "search_category"}
 """Statements that return plain values only (strings, numbers, lists and maps of them; no
 node): their records skip the driver's recursive ``data()`` (~10 ms on 200 rows with
 details)."""
-"""The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 
 
 StepKind = Literal["semantic", "text", "fusion", "category", "category_count", "universe"]
