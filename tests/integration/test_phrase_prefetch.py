@@ -70,8 +70,9 @@ def test_prefetching_changes_no_answer(graph: ThalabusGraph, monkeypatch: pytest
         (d.documentid, d.score) for d in without.documents or []], query
 
 
-def test_one_phrase_is_not_prefetched(graph: ThalabusGraph,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plan_lists_its_unfiltered_phrases(graph: ThalabusGraph,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # One phrase is handed over too (prefetch_phrases leaves a single call to the run).
     started: list[list[tuple[str, bool]]] = []
     real = SearchExecutor.prefetch_phrases
 
