@@ -19,6 +19,7 @@ from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph, serialize
+from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
 from thalabus_graph.search import PathChoice, SearchExecutor, VectorSource
@@ -45,6 +46,16 @@ def _steps(tree: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _assert_same_as_reference(compiled: list[Fragment], reference: list[Fragment],
+                              where: str) -> None:
+    """The compiled plan's fragments are the reference's: same ids in the same order, same
+    scores (to 1e-6) and contributions."""
+    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
+    for a, b in zip(compiled, reference, strict=True):
+        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert a.contributions == b.contributions, where
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from(["asylum", "stories"]))
@@ -53,10 +64,7 @@ def test_compiled_plan_matches_the_reference_within_an_ontology(
     compiled, _ = graph.evaluate(node, ontology_id=ontology)
     reference, _ = graph.evaluate(node, ontology_id=ontology, reference=True)
     where = f"{serialize(node)} in {ontology}"
-    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
-    for a, b in zip(compiled, reference, strict=True):
-        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
-        assert a.contributions == b.contributions, where
+    _assert_same_as_reference(compiled, reference, where)
     assert {f.documentid for f in compiled} <= (ASYLUM if ontology == "asylum" else STORIES)
 
 
@@ -141,10 +149,7 @@ def test_a_nested_filter_pushed_as_one_pattern_matches_the_reference(
                          return_documents=False)
     reference, _ = graph.evaluate(node, ontology_id=ontology, reference=True)
     where = f"{serialize(node)} in {ontology}"
-    assert [f.fragmentid for f in result.fragments] == [f.fragmentid for f in reference], where
-    for a, b in zip(result.fragments, reference, strict=True):
-        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
-        assert a.contributions == b.contributions, where
+    _assert_same_as_reference(result.fragments, reference, where)
     assert result.plan is not None
     # Pushed as a pattern: no category's documents and no NOT universe are listed.
     steps = _steps(result.plan["tree"])
@@ -251,10 +256,7 @@ def test_compiled_plan_matches_the_reference_within_a_dataset(
     reference, _ = graph.evaluate(node, ontology_id=ontology, subset_of_datasetids=scope,
                                   reference=True)
     where = f"{serialize(node)} in {scope} / {ontology}"
-    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
-    for a, b in zip(compiled, reference, strict=True):
-        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
-        assert a.contributions == b.contributions, where
+    _assert_same_as_reference(compiled, reference, where)
     inside = JANE if ontology is None else JANE & (STORIES if ontology == "stories" else ASYLUM)
     assert {f.documentid for f in compiled} <= inside, where
 
@@ -338,7 +340,4 @@ def test_the_index_path_with_patterns_matches_the_reference(
     compiled, _ = index_path.evaluate(node, ontology_id=ontology)
     reference, _ = index_path.evaluate(node, ontology_id=ontology, reference=True)
     where = f"{serialize(node)} in {ontology}"
-    assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
-    for a, b in zip(compiled, reference, strict=True):
-        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
-        assert a.contributions == b.contributions, where
+    _assert_same_as_reference(compiled, reference, where)
