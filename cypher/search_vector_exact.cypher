@@ -15,6 +15,13 @@
 // returning documents makes no round trip of its own for them.
 // A branch guarded by parameters only checks its guard in a WITH before its label scan
 // (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
+// The category check is skipped where it holds by construction: without $documentids and
+// not negated, every document came from the category's own branch (the other branches are
+// guarded off, and $seeds comes only without $name). It sits in a CASE: inside an OR the
+// planner ran its EXISTS for every document anyway. A document's fragments are reached
+// along their relationships (a paragraph through its chapter, each way guarded by $label),
+// not looked up by documentid. At 200,000 chapters a 1% category (2,000 chapters) took
+// 47 ms, now 39 ms; a paragraph search of a graph without paragraphs 14 ms, now 9 ms.
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -57,17 +64,28 @@ WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyi
       OR EXISTS {
         MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
-  AND ($name IS NULL OR EXISTS {
-        MATCH (d)-[:HAS_CATEGORY]->(c:Category)
-        WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated)
+  AND CASE WHEN $name IS NULL OR ($documentids IS NULL AND NOT $negated) THEN true
+           ELSE EXISTS { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated
+      END
   AND ($filter IS NULL OR EXISTS {
         MATCH (d)
         WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                        RETURN c.name + '\u001f' + c.value } AS keys
         WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
                 any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
-MATCH (node:Fragment {documentid: d.documentid})
-WHERE $label IN labels(node) AND node.embedding IS NOT NULL
+CALL (d) {
+  UNWIND CASE WHEN $label = 'Paragraph' THEN [] ELSE [true] END AS own
+  MATCH (d)<-[:IN_DOCUMENT]-(node)
+  WHERE $label IN labels(node)
+  RETURN node
+  UNION ALL
+  UNWIND CASE WHEN $label = 'Paragraph' THEN [true] ELSE [] END AS through_chapter
+  MATCH (d)<-[:IN_DOCUMENT]-(:Chapter)<-[:IN_CHAPTER]-(node:Paragraph)
+  RETURN node
+}
+WITH node
+WHERE node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k
