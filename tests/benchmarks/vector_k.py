@@ -13,7 +13,7 @@ engine's own ``search_vector`` statement with exact cosine in numpy:
   (m = 1, 2, 4 ... 64; capped at the number of chapters, stopping once every query has
   recall 1) and the p50 time of the call;
 - filtered: random document sets at selectivity 1%, 10% and 50%, ``k = ceil(top_n x f /
-  selectivity)`` for over-fetch factors ``f`` = 1, 2, 4 (what the planner's index path would
+  selectivity)`` for over-fetch factors ``f`` = 1, 1.5, 2, 4 (what the planner's index path would
   ask), recall@top_n against exact cosine over the filtered chapters.
 
 The settings ``vector_min_k``, ``vector_k_factor`` and ``vector_overfetch_factor`` are chosen
@@ -46,7 +46,7 @@ from thalabus_graph.graph.database import Database
 DEFAULT_DATA = (Path("../shared/data/scifact"), Path("../shared/data/xquad-r"))
 DEFAULT_OUT = Path(".thalabus/benchmarks/vector_k.json")
 MULTIPLIERS = (1, 2, 4, 8, 16, 32, 64)
-OVERFETCH = (1.0, 2.0, 4.0)
+OVERFETCH = (1.0, 1.5, 2.0, 4.0)
 SELECTIVITIES = (0.01, 0.1, 0.5)
 PREFIX = "sf-"
 """The document-id prefix the quality benchmark's ingestion uses."""
