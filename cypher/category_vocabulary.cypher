@@ -3,6 +3,8 @@
 // asked ontology or null. Returns the stored spellings only: the names that exist, the
 // [name, value] pairs among the asked values, and the ontology ids equal to the asked one.
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
+// A pattern the plan counts at run time (one not read with the vocabulary) is counted by this
+// statement too, with no names or pairs: one copy of the counting rules.
 // When every [name, value] pair of the query ($exact_pairs, as written; $exact_names their
 // names) is stored as written, those are the answer (index seeks); only otherwise are the
 // categories scanned without letter case (every Category node: 3,900 at 200,000 chapters).
@@ -10,9 +12,9 @@
 // counts and how many documents the scope keeps, IN_ONTOLOGY $ontologyid and, with
 // $datasetids (or null), a visible member (or having a fragment that is one) of one of those
 // parent datasets: a scoped query then makes no round trip of its own for them.
-// $patterns: the category patterns the plan pushes into its phrases (search_scope_count's
-// parameters as maps: {name, values, negated} of one category, or {filter, seeds} of a
-// filter in normal form); counts[i] is how many documents of the scope have patterns[i]
+// $patterns: the category patterns the plan pushes into its phrases (the search statements'
+// pattern parameters as maps: {name, values, negated} of one category, or {filter, seeds} of
+// a filter in normal form); counts[i] is how many documents of the scope have patterns[i]
 // (negated is applied by the caller), the selectivity its searches are planned with; a
 // scope holding every document is not checked (as the searches do not check it). Unscoped,
 // one value's count is its Category node's degree (one HAS_CATEGORY per document, MERGEd at

@@ -117,8 +117,6 @@ VECTOR_SOURCES = (
 _VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 _TEXT_INDEX = dict(TEXT_SOURCES)
-_COUNT_KEYS = ("documents", "chapters", "paragraphs", "summaries", "keywords")
-"""The node counts of ``search_counts`` (also returned by ``search_scope_count``)."""
 _DETAILED = frozenset({"search_vector", "search_vector_exact", "search_fulltext"})
 """Statements whose rows carry their document's details with ``$details`` (``details``)."""
 _PLAIN = _DETAILED | {"document_category_keys", "document_languages", "search_category"}
@@ -320,12 +318,13 @@ class SearchExecutor:
                 having = self._preloaded_counts[category]
                 step.cypher = "category_vocabulary"
                 step.detail["read"] = "with the query's vocabulary, in its round trip"
-            else:
-                rows = self._read(step, "search_scope_count", **self.scope_pattern(),
-                                  **pattern_params(category))
-                having = int(rows[0]["documents_having"])
-                if self._counts is None:  # the node counts come with the pattern's count
-                    self._counts = {key: int(rows[0][key]) for key in _COUNT_KEYS}
+            else:  # the same statement, asked for this pattern's count alone
+                rows = self._read(step, "category_vocabulary", names=[], values=[],
+                                  exact_names=[], exact_pairs=[], ontologyid=self.ontologyid,
+                                  datasetids=self.datasetids,
+                                  patterns=[pattern_params(category)])
+                having = int(rows[0]["counts"][0])
+                self.preload({k: int(v) for k, v in rows[0]["sizes"].items()})
             # NOT: the scope's documents without the category's; with an id scope the count
             # is not within it, so the scope's size stays the (upper-bound) estimate.
             if category.negated and not isinstance(category, FilterPattern):

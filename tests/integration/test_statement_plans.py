@@ -87,10 +87,12 @@ def test_exact_search_of_a_negated_category_still_reads_every_document(
     assert scans and max(scans) > 0  # the guard is true: the branch runs
 
 
-def test_counting_a_category_scans_no_document(graph: ThalabusGraph) -> None:
-    rows, scans = _profile(graph, "search_scope_count", **_scope(),
-                           **pattern_params(IQ_PATTERN))
-    assert rows[0][0] == len(IQ)
+def test_counting_a_category_at_run_time_scans_no_document(graph: ThalabusGraph) -> None:
+    # The run-time count (SearchExecutor.category_count without a preloaded count): the
+    # vocabulary statement with no names or pairs.
+    rows, scans = _profile(graph, "category_vocabulary", names=[], values=[], exact_names=[],
+                           exact_pairs=[], **_scope(), patterns=[pattern_params(IQ_PATTERN)])
+    assert rows[0][-1] == [len(IQ)]
     assert scans == [] or max(scans) == 0, scans
 
 
