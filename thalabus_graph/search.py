@@ -372,12 +372,17 @@ class SearchExecutor:
         return self._vectors[phrase]
 
     def _read(self, step: Step, name: str, /, *, plain: bool = False,
-              **params: Any) -> list[Record]:
+              ahead: Future[list[Record]] | None = None, **params: Any) -> list[Record]:
         """Run a named read for ``step`` (timed, profiled when asked). ``plain``: the
         statement returns only plain values (strings, numbers, lists of them), so records
-        skip the driver's recursive ``data()`` conversion (milliseconds on long lists)."""
+        skip the driver's recursive ``data()`` conversion (milliseconds on long lists).
+        ``ahead``: the call already started (``prefetch_phrases``); its rows are waited for
+        and booked on ``step`` like a call made here."""
         start = time.perf_counter()
-        if self.profile:
+        if ahead is not None:
+            rows = ahead.result()
+            step.detail["prefetched"] = "started with the query's other phrases"
+        elif self.profile:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
         elif plain or name in _PLAIN:
@@ -536,17 +541,9 @@ class SearchExecutor:
                          "case_sensitive": False, "k": self.settings.top_n_text})
         steps = list(covered.values())
         probing = self.ontologyid is not None and self._ontology_documents is None
-        ahead = self._prefetched.pop((phrase, with_text), None)
-        if ahead is not None:  # started concurrently with the query's other phrases
-            start = time.perf_counter()
-            rows = ahead.result()
-            steps[0].ms += (time.perf_counter() - start) * 1000
-            steps[0].rows += len(rows)
-            steps[0].cypher = "search_phrase"
-            steps[0].detail["prefetched"] = "started with the query's other phrases"
-        else:
-            rows = self._read(steps[0], "search_phrase", plain=True,
-                              **self._phrase_params(phrase, with_text=with_text))
+        ahead = self._prefetched.pop((phrase, with_text), None)  # started concurrently
+        params = {} if ahead is not None else self._phrase_params(phrase, with_text=with_text)
+        rows = self._read(steps[0], "search_phrase", plain=True, ahead=ahead, **params)
         self._share_call(steps, "search_phrase")
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 
@@ -18,16 +19,6 @@ pytestmark = pytest.mark.integration
 DIMS = 384
 TEXTS = {"rt-1": "the kitchen floor was wet", "rt-2": "a quiet winter garden",
          "rt-3": "kitchen knives and forks"}
-
-
-class CountingDatabase(Database):
-    """The real database, counting read transactions (one per round trip)."""
-
-    reads = 0
-
-    def read_tx(self, work: Any, *, what: str = "read") -> Any:
-        self.reads += 1
-        return super().read_tx(work, what=what)
 
 
 class FixedEmbedder:
@@ -69,12 +60,13 @@ def corpus(clean_db: Database) -> tuple[Database, dict[str, npt.NDArray[np.float
     return clean_db, vectors
 
 
-def _graph(db: Database, query: npt.NDArray[np.float32], **changes: Any) -> tuple[
-        ThalabusGraph, CountingDatabase]:
-    counting = CountingDatabase(db.driver, db.database)
+def _graph(db: Database, query: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch,
+           **changes: Any) -> tuple[ThalabusGraph, list[str]]:
+    """A graph on ``db`` and the names of the read transactions (round trips) it opens."""
     settings = Settings.from_env().replace(**changes)
     embedder = FixedEmbedder({"kitchen": query})
-    return ThalabusGraph(counting, settings=settings, embedder=embedder), counting
+    graph = ThalabusGraph(db, settings=settings, embedder=embedder)
+    return graph, spy_read_transactions(graph, monkeypatch)
 
 
 def _steps(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -83,12 +75,14 @@ def _steps(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
     return steps
 
 
-def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(corpus: Any) -> None:
+def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, vectors = corpus
     query = _unit(np.random.default_rng(11))
-    graph, counting = _graph(db, query, hybrid_all_queries=False, short_query_max_words=0)
+    graph, reads = _graph(db, query, monkeypatch, hybrid_all_queries=False,
+                          short_query_max_words=0)
     result = graph.query('"kitchen"', return_documents=False, profile=True)
-    assert counting.reads == 1
+    assert reads == ["search_phrase"]
     expected = {f"{d}-c1": (1 + float(v @ query)) / 2 for d, v in vectors.items()}
     got = {f.fragmentid: f.score for f in result.fragments}
     assert got.keys() == {k for k, s in expected.items() if s >= graph.settings.min_score}
@@ -103,11 +97,13 @@ def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(corpus: Any) 
         assert steps[empty]["path"] == "skipped" and steps[empty]["rows"] == 0
 
 
-def test_fused_phrase_adds_text_in_the_same_round_trip(corpus: Any) -> None:
+def test_fused_phrase_adds_text_in_the_same_round_trip(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, _ = corpus
-    graph, counting = _graph(db, _unit(np.random.default_rng(3)), hybrid_all_queries=True)
+    graph, reads = _graph(db, _unit(np.random.default_rng(3)), monkeypatch,
+                          hybrid_all_queries=True)
     result = graph.query('"kitchen"', return_documents=False, profile=True)
-    assert counting.reads == 1
+    assert reads == ["search_phrase"]
     text = {s["index"]: s for s in _steps(result.plan) if s["kind"] == "text"}
     assert text["chapters_fulltext"]["rows"] == 2
     assert text["keywords_fulltext"]["path"] == "skipped"
@@ -118,23 +114,26 @@ def test_fused_phrase_adds_text_in_the_same_round_trip(corpus: Any) -> None:
                                       if "text:chapters" in f.contributions}
 
 
-def test_explain_names_the_round_trip_statement(corpus: Any) -> None:
+def test_explain_names_the_round_trip_statement(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, _ = corpus
-    graph, _ = _graph(db, _unit(np.random.default_rng(5)))
+    graph, _ = _graph(db, _unit(np.random.default_rng(5)), monkeypatch)
     steps = graph.explain('"kitchen"')["plan"]["steps"]
     assert {s["cypher"] for s in steps if s["kind"] in ("semantic", "text")} == {
         "search_phrase"}
 
 
-def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) -> None:
+def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, _ = corpus
-    graph, counting = _graph(db, _unit(np.random.default_rng(9)), hybrid_all_queries=True)
+    graph, reads = _graph(db, _unit(np.random.default_rng(9)), monkeypatch,
+                          hybrid_all_queries=True)
     fragments, _ = graph.evaluate('"kitchen" AND TAG=odd')
     # the category; the phrase's unrestricted searches (semantic range, best text scores,
     # node counts) in one call; exact cosine over the two documents' chapters; the chapters
     # full-text search restricted to them (paragraphs, summaries, keywords: empty, not
     # searched). A count query and one call per source for the normalisation made it ten.
-    assert counting.reads == 4
+    assert len(reads) == 4
     reference, _ = graph.evaluate('"kitchen" AND TAG=odd', reference=True)
     assert [f.fragmentid for f in fragments] == [f.fragmentid for f in reference]
     for a, b in zip(fragments, reference, strict=True):
@@ -142,27 +141,31 @@ def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(corpus: Any) 
     assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
 
 
-def test_documents_come_with_the_search_round_trip(corpus: Any) -> None:
+def test_documents_come_with_the_search_round_trip(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, _ = corpus
-    graph, counting = _graph(db, _unit(np.random.default_rng(13)), hybrid_all_queries=True)
+    graph, reads = _graph(db, _unit(np.random.default_rng(13)), monkeypatch,
+                          hybrid_all_queries=True)
     result = graph.query('"kitchen"')
     # the searches read their documents' details too: no document_details call
-    assert counting.reads == 1
+    assert reads == ["search_phrase"]
     assert result.documents is not None
     # the same documents, details and categories as the separate statement reads them
     separate = graph.documents_of(result.fragments)
-    assert counting.reads == 2
+    assert reads == ["search_phrase", "document_details"]
     assert [d.to_dict() for d in result.documents] == [d.to_dict() for d in separate]
     assert {d.documentid: d.categories for d in separate} == {
         "rt-1": {"TAG": ["odd"]}, "rt-2": {"TAG": ["even"]}, "rt-3": {"TAG": ["odd"]}}
     # fragments only: the searches read no details
     fragments_only = graph.query('"kitchen"', return_documents=False)
-    assert counting.reads == 3 and fragments_only.documents is None
+    assert len(reads) == 3 and fragments_only.documents is None
 
 
-def test_documents_of_a_filtered_query_are_read_in_one_statement(corpus: Any) -> None:
+def test_documents_of_a_filtered_query_are_read_in_one_statement(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db, _ = corpus
-    graph, _ = _graph(db, _unit(np.random.default_rng(17)), hybrid_all_queries=False,
+    graph, _ = _graph(db, _unit(np.random.default_rng(17)), monkeypatch,
+                      hybrid_all_queries=False,
                       short_query_max_words=0)
     result = graph.query('"kitchen" AND TAG=odd')
     assert result.documents is not None
