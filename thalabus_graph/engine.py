@@ -19,7 +19,6 @@ from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
-from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -37,7 +36,7 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import SearchExecutor, plain_records
+from thalabus_graph.search import SearchExecutor
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -328,10 +327,7 @@ class ThalabusGraph:
         details: dict[str, Sequence[Any]] = dict(known or {})
         missing = [d for d, _ in ranked if d not in details]
         if missing:
-            statement = cypher_library.load("document_details")
-            rows = self.db.read_tx(
-                lambda tx: plain_records(tx.run(statement, documentids=missing)),
-                what="document_details")
+            rows = self.db.read_plain("document_details", documentids=missing)
             details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
         by_doc: dict[str, list[Fragment]] = {}
         for f in fragments:

@@ -18,13 +18,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
-from neo4j import READ_ACCESS, Result
+from neo4j import READ_ACCESS
 
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
-from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.settings import Settings
 
@@ -386,8 +385,7 @@ class SearchExecutor:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
         elif plain or name in _PLAIN:
-            text = cypher_library.load(name)
-            rows = self.db.read_tx(lambda tx: plain_records(tx.run(text, params)), what=name)
+            rows = self.db.read_plain(name, **params)
         else:
             rows = self.db.read(name, **params)
         step.ms += (time.perf_counter() - start) * 1000
@@ -618,15 +616,10 @@ class SearchExecutor:
                                and self._ontology_documents is None):
             return
         calls = [(key, self._phrase_params(key[0], with_text=key[1])) for key in wanted]
-        text = cypher_library.load("search_phrase")
-
-        def call(params: dict[str, Any]) -> list[Record]:
-            return self.db.read_tx(lambda tx: plain_records(tx.run(text, params)),
-                                   what="search_phrase")
-
         with ThreadPoolExecutor(max_workers=len(calls)) as pool:
             for key, params in calls:
-                self._prefetched[key] = pool.submit(call, params)
+                self._prefetched[key] = pool.submit(self.db.read_plain, "search_phrase",
+                                                    **params)
 
     def _new_step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         step = Step(kind, detail)
@@ -938,13 +931,6 @@ class SearchExecutor:
 Hit = tuple[str, str, str | None, float]
 """One search hit: fragment id, document id, text, score."""
 
-
-def plain_records(result: Result) -> list[Record]:
-    """A result's records as dicts, values taken as the driver decoded them: no recursive
-    ``data()`` conversion, which costs milliseconds on long lists and maps. Only for
-    statements returning plain values (no nodes or relationships)."""
-    keys = result.keys()
-    return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
 def pattern_params(category: CategoryPattern | None) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """The package ships what it needs: statement names match the `.cypher` files, packages listed.
 
 Statement names are collected exactly from the source (an AST walk), not by searching text:
-every call that takes a statement name (``db.read/write/read_profiled``, ``run(tx, ...)``,
-``cypher_library.load``, the ``_read``/``_schema`` helpers) must pass a literal, a literal
-from a ``for`` over a tuple of literals (an f-string over such a loop variable included), or a
-parameter of a function that is itself such a call. Anything else fails the test, so a name
-can never hide from it.
+every call that takes a statement name (``db.read/write/read_plain/read_profiled``,
+``run(tx, ...)``, ``cypher_library.load``, the ``_read``/``_schema`` helpers) must pass a
+literal, a literal from a ``for`` over a tuple of literals (an f-string over such a loop
+variable included), or a parameter of a function that is itself such a call. Anything else
+fails the test, so a name can never hide from it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCANNED = [ROOT / "thalabus_graph", ROOT / "tests"]
 
 # method name -> position of the statement-name argument
-METHODS = {"read": 0, "write": 0, "read_profiled": 0, "load": 0, "_read": 1, "_schema": 0}
+METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "_read": 1,
+           "_schema": 0}
 DB_RECEIVERS = ("db", "database", "clean_db")
 
 

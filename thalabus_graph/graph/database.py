@@ -82,6 +82,13 @@ class Database:
         """Run the named statement in its own write transaction; records as dicts."""
         return self.write_tx(lambda tx: run(tx, name, **params), what=name)
 
+    def read_plain(self, name: str, /, **params: Any) -> list[Record]:
+        """``read`` for a statement returning plain values only (strings, numbers, lists and
+        maps of them; no node): records skip the driver's recursive ``data()``, which costs
+        milliseconds on long lists and maps (~10 ms on 200 rows with document details)."""
+        text = cypher_library.load(name)
+        return self.read_tx(lambda tx: plain_records(tx.run(text, params)), what=name)
+
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""
         def work(tx: ManagedTransaction) -> tuple[list[Record], int]:
@@ -113,6 +120,13 @@ def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
     result = tx.run(cypher_library.load(name), params)
     return [record.data() for record in result]
+
+
+def plain_records(result: neo4j.Result) -> list[Record]:
+    """A result's records as dicts, values taken as the driver decoded them (no ``data()``).
+    Only for statements returning plain values (no nodes or relationships)."""
+    keys = result.keys()
+    return [dict(zip(keys, record.values(), strict=True)) for record in result]
 
 
 def _db_hits(profile: Any) -> int:
