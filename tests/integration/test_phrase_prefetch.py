@@ -10,11 +10,11 @@ either may run fails the test when the second call only starts after the first h
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import pytest
 
 from tests.integration.sample import load_sample
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
 from thalabus_graph.search import SearchExecutor
@@ -35,17 +35,12 @@ def _phrase_calls_meet(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
     (10 s at most, then the barrier breaks and the query fails). Returns the names of the
     read transactions, in order."""
     barrier = threading.Barrier(parties, timeout=10)
-    seen: list[str] = []
-    real = graph.db.read_tx
 
-    def spy(work: Any, *, what: str = "read") -> Any:
-        seen.append(what)
+    def meet(what: str) -> None:
         if what == "search_phrase":
             barrier.wait()
-        return real(work, what=what)
 
-    monkeypatch.setattr(graph.db, "read_tx", spy)
-    return seen
+    return spy_read_transactions(graph, monkeypatch, before=meet)
 
 
 def test_an_or_of_two_phrases_searches_both_at_once(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -9,13 +10,18 @@ import pytest
 from thalabus_graph import ThalabusGraph
 
 
-def spy_read_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of every read transaction the engine opens from now on (they still run)."""
+def spy_read_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
+                          before: Callable[[str], None] | None = None) -> list[str]:
+    """The name of every read transaction the engine opens from now on (they still run);
+    ``before`` is called with each name just before its transaction runs (on the caller's
+    thread, which may be one of the engine's)."""
     seen: list[str] = []
     real = graph.db.read_tx
 
     def spy(work: Any, *, what: str = "read") -> Any:
         seen.append(what)
+        if before is not None:
+            before(what)
         return real(work, what=what)
 
     monkeypatch.setattr(graph.db, "read_tx", spy)
