@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph import cypher_library
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,3 +212,39 @@ def test_every_package_on_disk_is_listed_in_pyproject() -> None:
     assert listed == on_disk | set(mapped)
     assert mapped == {"thalabus_graph._cypher": "cypher",
                       "thalabus_graph._migrations": "migrations"}
+
+
+def test_every_part_is_included_and_every_include_resolves() -> None:
+    """A ``{{> part}}`` line names a shipped ``_part.cypher``; no part is left unused, and
+    the loaded statement holds the part's text, not the include line."""
+    included = {part for name in cypher_library.available()
+                for part in cypher_library.includes(name)}
+    assert included == set(cypher_library.parts())
+    assert {"search_restriction", "search_details"} <= included
+    for name in cypher_library.available():
+        assert "{{>" not in _loaded(name)
+    text = cypher_library.load("search_fulltext")
+    assert "AND ($filter IS NULL OR EXISTS {" in text and "END AS details" in text
+
+
+def _loaded(name: str) -> str:
+    return cypher_library.load(name)
+
+
+def test_an_unknown_or_nested_part_is_a_clear_error(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "s.cypher").write_text("MATCH (n)\n{{> missing}}\nRETURN n\n", encoding="utf-8")
+    (tmp_path / "t.cypher").write_text("MATCH (n)\n  {{> outer }}\n", encoding="utf-8")
+    (tmp_path / "_outer.cypher").write_text("// a part\n{{> inner}}\n", encoding="utf-8")
+    (tmp_path / "_inner.cypher").write_text("RETURN n\n", encoding="utf-8")
+    monkeypatch.setenv("THALABUS_CYPHER_DIR", str(tmp_path))
+    cypher_library.load.cache_clear()
+    try:
+        assert cypher_library.available() == ["s", "t"]
+        assert cypher_library.parts() == ["inner", "outer"]
+        with pytest.raises(ConfigurationError, match="no Cypher part named 'missing'"):
+            _loaded("s")
+        with pytest.raises(ConfigurationError, match="one level deep"):
+            _loaded("t")
+    finally:
+        cypher_library.load.cache_clear()

@@ -1,6 +1,9 @@
 """Loads the named Cypher statements in ``cypher/*.cypher``: Python passes parameters, never text.
 
-A statement file holds one statement; ``load("search_vector")`` returns its text. The files ship
+A statement file holds one statement; ``load("search_vector")`` returns its text. A line
+``{{> name}}`` in a statement is replaced by the part ``_name.cypher`` (a piece several statements
+share, such as the restriction every search checks; parts include nothing themselves and are
+not statements of their own). The files ship
 inside the package as ``thalabus_graph._cypher`` (the repository's top-level ``cypher/``, mapped
 at build time), read with ``importlib.resources`` so a wheel works anywhere;
 ``THALABUS_CYPHER_DIR`` overrides the folder. Migrations are found the same way.
@@ -9,6 +12,7 @@ at build time), read with ``importlib.resources`` so a wheel works anywhere;
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -18,6 +22,9 @@ from thalabus_graph.errors import ConfigurationError
 
 CYPHER_PACKAGE = "thalabus_graph._cypher"
 MIGRATIONS_PACKAGE = "thalabus_graph._migrations"
+PART_PREFIX = "_"
+INCLUDE = re.compile(r"^\s*\{\{>\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
+"""A line including a part: ``{{> search_restriction}}`` reads ``_search_restriction.cypher``."""
 
 
 def _package_folder(package: str) -> Traversable:
@@ -43,23 +50,57 @@ def migrations_dir() -> Traversable:
 
 @cache
 def load(name: str) -> str:
-    """The text of ``cypher/<name>.cypher`` without comment lines; cached after first read."""
+    """The text of ``cypher/<name>.cypher`` without comment lines, its ``{{> part}}`` lines
+    replaced by the parts; cached after first read."""
+    lines = []
+    for line in _lines(name):
+        match = INCLUDE.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        part = _lines(PART_PREFIX + match.group(1))
+        if any(INCLUDE.match(x) for x in part):
+            raise ConfigurationError(f"Cypher part {match.group(1)!r} includes another part; "
+                                     "parts are included one level deep")
+        lines += part
+    text = "\n".join(lines).strip().rstrip(";").strip()
+    if not text:
+        raise ConfigurationError(f"Cypher statement {name!r} is empty")
+    return text
+
+
+def _lines(name: str) -> list[str]:
+    """The lines of ``cypher/<name>.cypher`` that are not comments."""
     path = cypher_dir() / f"{name}.cypher"
     try:
         raw = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError) as exc:
-        raise ConfigurationError(f"no Cypher statement named {name!r} (looked for {path})") from exc
-    lines = [line for line in raw.splitlines() if not line.lstrip().startswith("//")]
-    text = "\n".join(lines).strip().rstrip(";").strip()
-    if not text:
-        raise ConfigurationError(f"Cypher statement {name!r} is empty ({path})")
-    return text
+        what = "part" if name.startswith(PART_PREFIX) else "statement"
+        raise ConfigurationError(
+            f"no Cypher {what} named {name.removeprefix(PART_PREFIX)!r} (looked for {path})"
+        ) from exc
+    return [line for line in raw.splitlines() if not line.lstrip().startswith("//")]
 
 
-def available() -> list[str]:
-    """Names of every statement in the library, sorted."""
+def parts() -> list[str]:
+    """Names of every part (``_<name>.cypher``), sorted."""
+    return sorted(name.removeprefix(PART_PREFIX) for name in _names()
+                  if name.startswith(PART_PREFIX))
+
+
+def includes(name: str) -> list[str]:
+    """The parts statement ``name`` includes, in order."""
+    return [m.group(1) for m in map(INCLUDE.match, _lines(name)) if m is not None]
+
+
+def _names() -> list[str]:
     folder = cypher_dir()
     if not folder.is_dir():
         return []
     return sorted(p.name.removesuffix(".cypher") for p in folder.iterdir()
                   if p.name.endswith(".cypher") and p.is_file())
+
+
+def available() -> list[str]:
+    """Names of every statement in the library (parts excluded), sorted."""
+    return [name for name in _names() if not name.startswith(PART_PREFIX)]
