@@ -2,5 +2,6 @@ UNWIND $rows AS r
 MATCH (d:Document {documentid: r.documentid})
 CREATE (s:Fragment:Summary {fragmentid: r.fragmentid, documentid: r.documentid,
                             ordinal: r.ordinal, text: r.text,
-                            embedding: r.embedding, embedding_hash: r.hash})
+                            embedding: r.embedding, embedding_hash: r.hash,
+                            ontologyid: r.ontologyid})
 CREATE (s)-[:IN_DOCUMENT]->(d)

@@ -3,4 +3,4 @@
 UNWIND $rows AS r
 MATCH (c:Chapter {fragmentid: r.fragmentid})
 SET c.ordinal = r.ordinal, c.text = r.text, c.embedding = r.embedding,
-    c.embedding_hash = r.hash
+    c.embedding_hash = r.hash, c.ontologyid = r.ontologyid

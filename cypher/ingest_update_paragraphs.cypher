@@ -4,7 +4,7 @@ UNWIND $rows AS r
 MATCH (p:Paragraph {fragmentid: r.fragmentid})
 MATCH (c:Chapter {fragmentid: r.chapter})
 SET p.ordinal = r.ordinal, p.text = r.text, p.embedding = r.embedding,
-    p.embedding_hash = r.hash
+    p.embedding_hash = r.hash, p.ontologyid = r.ontologyid
 WITH p, c
 OPTIONAL MATCH (p)-[old:IN_CHAPTER]->(other)
 WHERE other <> c

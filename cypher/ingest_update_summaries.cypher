@@ -3,4 +3,4 @@
 UNWIND $rows AS r
 MATCH (s:Summary {fragmentid: r.fragmentid})
 SET s.ordinal = r.ordinal, s.text = r.text, s.embedding = r.embedding,
-    s.embedding_hash = r.hash
+    s.embedding_hash = r.hash, s.ontologyid = r.ontologyid

@@ -366,16 +366,18 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
         keep.update(f.fragmentid for f in doc.fragments())
         for kind, frags in (("chapters", doc.chapters), ("paragraphs", doc.paragraphs),
                             ("summaries", doc.summaries), ("keywords", doc.keywords)):
-            rows[kind].extend(_fragment_row(frag, vectors) for frag in frags)
+            rows[kind].extend(_fragment_row(frag, vectors, doc.ontology) for frag in frags)
     return docs, rows, keep
 
 
-def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], str]]
-                  ) -> dict[str, Any]:
+def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], str]],
+                  ontologyid: str | None) -> dict[str, Any]:
+    """One fragment's row; embedded fragments carry their document's ontology (``ontologyid``,
+    null for none), which the 2026.x vector indexes filter on (migration V0007)."""
     vec, digest = vectors.get(frag.fragmentid, (None, None))
     return {"fragmentid": frag.fragmentid, "documentid": frag.documentid,
             "ordinal": frag.ordinal, "text": frag.text, "chapter": frag.chapter_fragmentid,
-            "embedding": vec, "hash": digest}
+            "embedding": vec, "hash": digest, "ontologyid": ontologyid}
 
 
 class _NoBar:

@@ -23,6 +23,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
     STATE_SETTINGS_CHANGED,
+    STATE_WAITING,
     MigrationReport,
     MigrationRunner,
     SettingsMismatch,
@@ -60,6 +61,12 @@ def local_versions() -> list[int]:
     return [m.version for m in discover(REPO_MIGRATIONS)]
 
 
+def applicable_versions(runner: MigrationRunner) -> list[int]:
+    """The versions this server's line runs (the others wait for a newer line)."""
+    server = runner.dao.server()
+    return [m.version for m in discover(REPO_MIGRATIONS) if not m.waits_for(server)]
+
+
 def history_versions(runner: MigrationRunner) -> list[int]:
     return [a.version for a in runner.dao.history()]
 
@@ -75,10 +82,10 @@ def test_migrate_from_empty(runner: MigrationRunner) -> None:
 
     report = runner.migrate()
 
-    assert [s.version for s in report.applied] == local_versions()
-    assert report.current_version == local_versions()[-1]
-    assert history_versions(runner) == local_versions()
-    versions = local_versions()
+    versions = applicable_versions(runner)
+    assert [s.version for s in report.applied] == versions
+    assert report.current_version == versions[-1]
+    assert history_versions(runner) == versions
     assert runner.dao.chain() == list(itertools.pairwise(versions))
     assert set(VECTOR_INDEXES) | set(FULLTEXT_INDEXES) <= schema_names(runner)
     assert runner.dao.read_lock() is None
@@ -89,9 +96,11 @@ def test_second_run_changes_nothing(runner: MigrationRunner) -> None:
     before = (runner.dao.history(), runner.dao.indexes())
     report = runner.migrate()
     assert report.applied == ()
-    assert report.already_applied == len(local_versions())
+    versions = applicable_versions(runner)
+    assert report.already_applied == len(versions)
     assert (runner.dao.history(), runner.dao.indexes()) == before
-    assert [r.state for r in runner.status()] == [STATE_APPLIED] * len(local_versions())
+    assert [r.state for r in runner.status()] == [
+        STATE_APPLIED if v in versions else STATE_WAITING for v in local_versions()]
 
 
 def test_indexes_are_online_with_configured_options(runner: MigrationRunner,
@@ -123,6 +132,32 @@ def test_indexes_are_online_with_configured_options(runner: MigrationRunner,
     assert rows["fragment_documentid"]["properties"] == ["documentid"]
 
 
+def test_filtered_vector_indexes_exist_on_the_lines_that_build_them(
+        runner: MigrationRunner, db_settings: Settings) -> None:
+    """V0007 builds the ontology-filtered vector indexes on 2026.01+ (three ONLINE indexes on
+    the embedding and ``ontologyid``, the plain ones' options); on 5.26 it waits, says why,
+    and none of them exists."""
+    runner.migrate()
+    rows = {row["name"]: row for row in runner.dao.indexes()}
+    filtered = {f"{name}_ontology": label for name, label in VECTOR_INDEXES.items()}
+    status = {r.version: r for r in runner.status()}
+    server = runner.dao.server()
+    assert server is not None
+    if server < (2026, 1):
+        assert not set(filtered) & set(rows)
+        assert status[7].state == STATE_WAITING and "needs Neo4j 2026.01" in status[7].detail
+        return
+    assert status[7].state == STATE_APPLIED
+    for name, label in filtered.items():
+        row = rows[name]
+        assert (row["type"], row["state"], row["labelsOrTypes"], row["properties"]) == (
+            "VECTOR", "ONLINE", [label], ["embedding", "ontologyid"])
+        config = row["options"]["indexConfig"]
+        plain = rows[name.removesuffix("_ontology")]["options"]["indexConfig"]
+        assert config["vector.dimensions"] == db_settings.embedding_dimensions
+        assert config["vector.hnsw.m"] == plain["vector.hnsw.m"] == db_settings.vector_hnsw_m
+
+
 def test_two_runners_at_once_leave_one_history(runner: MigrationRunner, db: Database,
                                                db_settings: Settings) -> None:
     runner.clean(schema=True)
@@ -145,9 +180,9 @@ def test_two_runners_at_once_leave_one_history(runner: MigrationRunner, db: Data
         t.join(timeout=300)
     assert not errors, errors
     applied = sorted(len(r.applied) for r in reports)
-    assert applied == [0, len(local_versions())]
-    assert history_versions(runner) == local_versions()
-    assert len(runner.dao.chain()) == len(local_versions()) - 1
+    assert applied == [0, len(applicable_versions(runner))]
+    assert history_versions(runner) == applicable_versions(runner)
+    assert len(runner.dao.chain()) == len(applicable_versions(runner)) - 1
     assert runner.dao.read_lock() is None
 
 
@@ -236,8 +271,8 @@ def test_failed_statement_keeps_history_consistent(runner: MigrationRunner, db: 
     assert broken.name in message
     assert "statement 2 of 2" in message
     assert "line 3" in message and "CREATE INDEX FOR oops" in message
-    assert history_versions(runner) == [*local_versions(), last + 1]
-    assert runner.dao.chain()[-1] == (last, last + 1)
+    assert history_versions(runner) == [*applicable_versions(runner), last + 1]
+    assert runner.dao.chain()[-1] == (applicable_versions(runner)[-1], last + 1)
     assert runner.dao.read_lock() is None
     states = {r.version: r.state for r in extended.status()}
     assert states[last + 1] == STATE_APPLIED and states[last + 2] == "pending"
@@ -248,13 +283,15 @@ def test_cli_migrate_and_status(runner: MigrationRunner, neo4j_uri: str,
     runner.migrate()
     assert main(["migrate", "--uri", neo4j_uri, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["applied"] == [] and report["current_version"] == local_versions()[-1]
+    versions = applicable_versions(runner)
+    assert report["applied"] == [] and report["current_version"] == versions[-1]
 
     assert main(["migrations", "status", "--uri", neo4j_uri]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:3] == ["VERSION", "DESCRIPTION", "STATE"]
     assert len(table) == 1 + len(local_versions())
-    assert all(" applied " in line for line in table[1:])
+    assert sum(" applied " in line for line in table[1:]) == len(versions)
+    assert all(" applied " in line or " waiting " in line for line in table[1:])
 
     assert main(["migrations", "status", "--uri", neo4j_uri, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -262,5 +299,5 @@ def test_cli_migrate_and_status(runner: MigrationRunner, neo4j_uri: str,
 
 
 def test_clean_db_keeps_schema_and_history(clean_db: Database, runner: MigrationRunner) -> None:
-    assert history_versions(runner) == local_versions()
+    assert history_versions(runner) == applicable_versions(runner)
     assert set(VECTOR_INDEXES) <= schema_names(runner)

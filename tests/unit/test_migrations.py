@@ -14,12 +14,14 @@ from thalabus_graph.graph.migrations import (
     STATE_PENDING,
     STATE_SETTINGS_CHANGED,
     STATE_UNKNOWN,
+    STATE_WAITING,
     AppliedMigration,
     Migration,
     SettingsMismatch,
     analyze,
     discover,
     placeholder_values,
+    server_line,
     split_statements,
     status_rows,
     substitute,
@@ -303,6 +305,48 @@ def test_analyze_reports_out_of_order_files() -> None:
     with pytest.raises(MigrationError, match="older than the newest applied"):
         result.raise_for_problems()
     assert status_rows(result)[1].state == STATE_OUT_OF_ORDER
+
+
+M4_2026 = migration("// requires: Neo4j 2026.01\nRETURN 4", 4)
+M5 = migration("RETURN 5", 5)
+
+
+def test_server_lines_parse_and_order() -> None:
+    assert server_line("5.26.31") == (5, 26)
+    assert server_line("2026.09.0") == (2026, 9)
+    assert server_line("dev") is None
+    assert (5, 26) < (2026, 1) <= (2026, 9)
+    assert M4_2026.requires == (2026, 1) and M5.requires is None
+    with pytest.raises(MigrationError, match="more than one"):
+        migration("// requires: Neo4j 2026.01\n// requires: Neo4j 2026.02\nRETURN 1", 6)
+
+
+def test_a_migration_for_a_newer_line_waits_and_blocks_nothing() -> None:
+    result = analyze([M1, M4_2026, M5], [applied(M1)], VALUES, server=(5, 26))
+    assert result.waiting == (M4_2026,) and result.pending == (M5,) and result.ok
+    rows = status_rows(result)
+    assert [r.state for r in rows] == [STATE_APPLIED, STATE_WAITING, STATE_PENDING]
+    assert "needs Neo4j 2026.01 or newer (this server: 5.26)" in rows[1].detail
+    # A later version applied on 5.26 does not make it out of order once the server is new.
+    upgraded = analyze([M1, M4_2026, M5], [applied(M1), applied(M5)], VALUES, server=(2026, 9))
+    assert upgraded.pending == (M4_2026,) and upgraded.out_of_order == () and upgraded.ok
+    # A plain migration older than the newest applied one is still out of order.
+    assert analyze([M1, M3, M5], [applied(M1), applied(M5)], VALUES,
+                   server=(2026, 9)).out_of_order == (M3,)
+    # An unknown server line (or none read) waits for nothing.
+    assert analyze([M1, M4_2026], [applied(M1)], VALUES).pending == (M4_2026,)
+
+
+def test_repository_line_migrations() -> None:
+    """V0006 backfills on every line; V0007's filtered indexes wait for 2026.01."""
+    found = {m.version: m for m in discover(REPO_MIGRATIONS)}
+    assert found[6].requires is None
+    assert found[7].requires == (2026, 1)
+    rendered = found[7].render(placeholder_values(Settings()))
+    assert [t.split("\n")[0] for t in rendered] == [
+        f"CYPHER 25 CREATE VECTOR INDEX {name}_ontology IF NOT EXISTS"
+        for name in ("typical_rag", "paragraphs", "summaries")]
+    assert all("WITH [" in t and ".ontologyid]" in t for t in rendered)
 
 
 def test_text_inside_strings_is_kept_exactly() -> None:

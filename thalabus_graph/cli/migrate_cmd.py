@@ -16,6 +16,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
     STATE_PENDING,
+    STATE_WAITING,
     MigrationReport,
     MigrationRunner,
     StatusRow,
@@ -131,7 +132,7 @@ def handle_status(args: argparse.Namespace) -> int:
         common.emit_json([r.to_dict() for r in rows])
     else:
         print(format_table(rows))
-    ok = all(r.state in (STATE_APPLIED, STATE_PENDING) for r in rows)
+    ok = all(r.state in (STATE_APPLIED, STATE_PENDING, STATE_WAITING) for r in rows)
     return common.EXIT_OK if ok else common.EXIT_FAILURE
 
 
@@ -175,6 +176,7 @@ def format_report(report: MigrationReport) -> str:
         lines.append(f"nothing to migrate: database is at {current}")
     else:
         lines.append(f"database is at {current}")
+    lines += [f"waiting: {w}" for w in report.waiting]
     return "\n".join(lines)
 
 

@@ -23,6 +23,12 @@ File format and rules:
   cannot change its options in place. Restore the setting, or rebuild the schema with
   ``MigrationRunner.clean(schema=True)`` (CLI ``migrations clean --schema --yes``), migrate,
   and re-ingest the embeddings at the new size.
+* A line ``// requires: Neo4j 2026.01`` makes a migration need that server line or newer
+  (what only that line can build, such as vector indexes with in-index filter properties). On
+  an older server it is *waiting*: not applied, not recorded, and no obstacle to later
+  versions; ``migrate()`` applies it once the server is upgraded, even though newer versions
+  were applied meanwhile. Such a migration may only add what the engine can do without (the
+  engine checks for what it built), never something a later version relies on.
 * An applied migration whose file changed raises ``ChecksumMismatch`` naming the file; an
   applied version with no file, or a new file older than the newest applied version, raises
   ``MigrationError``. A failed statement raises ``MigrationError`` naming the file and the
@@ -69,12 +75,16 @@ from thalabus_graph.settings import Settings
 
 FILE_PATTERN = re.compile(r"^V(?P<version>\d+)__(?P<description>[A-Za-z0-9_\-]+)\.cypher$")
 PLACEHOLDER_PATTERN = re.compile(r"\{\{\s*([A-Z][A-Z0-9_]*)\s*\}\}")
+REQUIRES_PATTERN = re.compile(r"^//\s*requires:\s*Neo4j\s+(\d+)\.(\d+)\s*$", re.MULTILINE)
+SERVER_PATTERN = re.compile(r"^(\d+)\.(\d+)")
+ServerLine = tuple[int, int]
+"""A Neo4j release line as (major, minor): ``(5, 26)``, ``(2026, 9)``."""
 LOCK_NAME = "thalabus_graph"
 VECTOR_SIMILARITIES = ("cosine", "euclidean")
 _ANALYZER_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 MigrationState = Literal[
-    "applied", "pending", "changed", "settings-changed", "unknown", "out-of-order"]
+    "applied", "pending", "changed", "settings-changed", "unknown", "out-of-order", "waiting"]
 """The state of one migration in ``migrations status``."""
 STATE_APPLIED: Final = "applied"
 STATE_PENDING: Final = "pending"
@@ -82,6 +92,7 @@ STATE_CHANGED: Final = "changed"
 STATE_SETTINGS_CHANGED: Final = "settings-changed"
 STATE_UNKNOWN: Final = "unknown"
 STATE_OUT_OF_ORDER: Final = "out-of-order"
+STATE_WAITING: Final = "waiting"
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,6 +274,8 @@ class Migration:
     checksum: str
     placeholders: tuple[str, ...]
     """Placeholder names the file uses, sorted."""
+    requires: ServerLine | None = None
+    """The oldest Neo4j line it runs on (``// requires: Neo4j 2026.01``); None: every line."""
 
     @property
     def name(self) -> str:
@@ -286,7 +299,27 @@ class Migration:
             raise MigrationError(f"{path.name}: {exc}") from exc
         names = sorted({m.group(1) for s in statements
                         for m in PLACEHOLDER_PATTERN.finditer(s.text)})
-        return cls(version, description, path, statements, checksum(statements), tuple(names))
+        found = REQUIRES_PATTERN.findall(text)
+        if len(found) > 1:
+            raise MigrationError(f"{path.name}: more than one '// requires:' line")
+        requires = (int(found[0][0]), int(found[0][1])) if found else None
+        return cls(version, description, path, statements, checksum(statements), tuple(names),
+                   requires)
+
+    def waits_for(self, server: ServerLine | None) -> bool:
+        """True when ``server`` (None: unknown, assumed able) is older than it requires."""
+        return self.requires is not None and server is not None and server < self.requires
+
+
+def server_line(version: str) -> ServerLine | None:
+    """``"5.26.31"`` -> (5, 26), ``"2026.09.0"`` -> (2026, 9); None when not a release number."""
+    match = SERVER_PATTERN.match(version.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def format_line(line: ServerLine) -> str:
+    """(2026, 1) -> ``2026.01``; (5, 26) -> ``5.26``."""
+    return f"{line[0]}.{line[1]:02d}"
 
 
 def discover(directory: Path | str | Traversable | None = None) -> list[Migration]:
@@ -351,6 +384,8 @@ class Analysis:
             that differ from the ones recorded.
         unknown: applied versions with no file.
         out_of_order: pending files older than the newest applied version.
+        waiting: files that need a newer Neo4j line than the server's (not pending).
+        server: the server's line (None when not read).
     """
 
     applied: tuple[tuple[Migration, AppliedMigration], ...]
@@ -359,6 +394,8 @@ class Analysis:
     settings_changed: tuple[tuple[Migration, AppliedMigration, dict[str, tuple[str, str]]], ...]
     unknown: tuple[AppliedMigration, ...]
     out_of_order: tuple[Migration, ...]
+    waiting: tuple[Migration, ...] = ()
+    server: ServerLine | None = None
 
     @property
     def ok(self) -> bool:
@@ -397,11 +434,14 @@ class Analysis:
 
 
 def analyze(local: Sequence[Migration], applied: Sequence[AppliedMigration],
-            values: Mapping[str, str] | None = None) -> Analysis:
+            values: Mapping[str, str] | None = None, server: ServerLine | None = None
+            ) -> Analysis:
     """Compare migration files with the applied history; no database needed.
 
     ``values`` are the current placeholder values; when given, a migration whose recorded
-    values differ for a placeholder it uses lands in ``settings_changed``.
+    values differ for a placeholder it uses lands in ``settings_changed``. ``server`` is the
+    server's line: a migration requiring a newer one is ``waiting``; one that requires a line
+    is never out of order (it may have waited for the server's upgrade).
     """
     by_version = {a.version: a for a in applied}
     local_versions = {m.version for m in local}
@@ -411,12 +451,17 @@ def analyze(local: Sequence[Migration], applied: Sequence[AppliedMigration],
     changed: list[tuple[Migration, AppliedMigration]] = []
     settings_changed: list[tuple[Migration, AppliedMigration, dict[str, tuple[str, str]]]] = []
     out_of_order: list[Migration] = []
+    waiting: list[Migration] = []
     for m in sorted(local, key=lambda m: m.version):
         entry = by_version.get(m.version)
-        if entry is None:
+        if entry is None and m.waits_for(server):
+            waiting.append(m)
+        elif entry is None:
             pending.append(m)
-            if newest_applied is not None and m.version < newest_applied:
+            if (newest_applied is not None and m.version < newest_applied
+                    and m.requires is None):
                 out_of_order.append(m)
+        if entry is None:
             continue
         if entry.checksum != m.checksum:
             changed.append((m, entry))
@@ -435,7 +480,7 @@ def analyze(local: Sequence[Migration], applied: Sequence[AppliedMigration],
     unknown = tuple(a for a in sorted(applied, key=lambda a: a.version)
                     if a.version not in local_versions)
     return Analysis(tuple(ok), tuple(pending), tuple(changed), tuple(settings_changed),
-                    unknown, tuple(out_of_order))
+                    unknown, tuple(out_of_order), tuple(waiting), server)
 
 
 @dataclass(frozen=True)
@@ -480,6 +525,12 @@ def status_rows(analysis: Analysis) -> list[StatusRow]:
                                   "older than the newest applied version"))
         else:
             rows.append(StatusRow(m.version, m.description, STATE_PENDING))
+    for m in analysis.waiting:
+        assert m.requires is not None and analysis.server is not None
+        rows.append(StatusRow(m.version, m.description, STATE_WAITING, None,
+                              f"needs Neo4j {format_line(m.requires)} or newer (this server: "
+                              f"{format_line(analysis.server)}); migrate applies it once the "
+                              "server is upgraded"))
     for a in analysis.unknown:
         rows.append(StatusRow(a.version, a.description, STATE_UNKNOWN, a.installed_on,
                               "applied, but no migration file has this version"))
@@ -596,6 +647,11 @@ class HistoryDao:
         rows = self.database.write("migrations_delete_history")
         return int(rows[0]["deleted"]) if rows else 0
 
+    def server(self) -> ServerLine | None:
+        """The server's release line (``dbms.components()``), None when not a number."""
+        rows = self.database.read("migrations_server_version")
+        return server_line(str(rows[0]["version"])) if rows else None
+
     def indexes(self) -> list[dict[str, Any]]:
         """``SHOW INDEXES`` rows (name, type, entityType, labelsOrTypes, properties, state,
         owningConstraint, options)."""
@@ -648,6 +704,8 @@ class MigrationReport:
     applied: tuple[AppliedStep, ...]
     already_applied: int
     current_version: int | None
+    waiting: tuple[str, ...] = ()
+    """Migrations left for a newer server line, each as ``status`` describes it."""
 
     @property
     def changed(self) -> bool:
@@ -658,7 +716,7 @@ class MigrationReport:
         """JSON-ready form."""
         return {"applied": [s.to_dict() for s in self.applied],
                 "already_applied": self.already_applied,
-                "current_version": self.current_version}
+                "current_version": self.current_version, "waiting": list(self.waiting)}
 
 
 class MigrationRunner:
@@ -698,7 +756,7 @@ class MigrationRunner:
         # read-only user cannot create them and can still read the history.
         with contextlib.suppress(GraphError):
             self.dao.ensure_bootstrap_schema()
-        return analyze(local, self.dao.history(), values)
+        return analyze(local, self.dao.history(), values, self.dao.server())
 
     def status(self) -> list[StatusRow]:
         """One row per version: applied / pending / changed / settings-changed / unknown."""
@@ -721,13 +779,16 @@ class MigrationRunner:
         self._acquire_lock()
         failed = True
         try:
-            analysis = analyze(local, self.dao.history(), values)
+            analysis = analyze(local, self.dao.history(), values, self.dao.server())
             analysis.raise_for_problems()
             steps = [self._apply(m, values) for m in analysis.pending]
             self._await_indexes()
             versions = [m.version for m, _ in analysis.applied] + [s.version for s in steps]
             failed = False
-            return MigrationReport(tuple(steps), len(analysis.applied), max(versions, default=None))
+            waiting = tuple(f"V{r.version:04d} {r.description}: {r.detail}"
+                            for r in status_rows(analysis) if r.state == STATE_WAITING)
+            return MigrationReport(tuple(steps), len(analysis.applied),
+                                   max(versions, default=None), waiting)
         finally:
             self._release_lock(quiet=failed)
 
@@ -815,6 +876,7 @@ __all__ = [
     "checksum",
     "discover",
     "placeholder_values",
+    "server_line",
     "split_statements",
     "status_rows",
     "substitute",
