@@ -7,8 +7,5 @@
 // candidate; $details adds the document's details (part _search_details).
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 {{> search_restriction}}
-ORDER BY score DESC, node.fragmentid
-LIMIT $top_n
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,
-       vector.similarity.cosine(node.embedding, $vector) AS score,
+{{> search_vector_top}}
 {{> search_details}}

@@ -36,13 +36,21 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.search import (
+    IN_INDEX_UNKNOWN,
+    VECTOR_SOURCES,
+    InIndexFilter,
+    SearchExecutor,
+)
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
     from thalabus_graph.graph.migrations import MigrationReport
 
 DEFAULT_SESSION = "default"
+IN_INDEX_RECHECK_SECONDS = 60.0
+"""How long the state of the ontology-filtered vector indexes is trusted before it is read
+again (``ThalabusGraph.in_index_filter``)."""
 logger = logging.getLogger(__name__)
 
 
@@ -139,6 +147,8 @@ class ThalabusGraph:
         self._embedder = embedder
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
         self.datasets = Datasets(db, self.settings)
+        # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
+        self._in_index: tuple[float, InIndexFilter] | None = None
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
@@ -180,7 +190,9 @@ class ThalabusGraph:
         """Apply pending migrations; returns the migration report."""
         from thalabus_graph.graph.migrations import MigrationRunner
 
-        return MigrationRunner(self.db, self.settings).migrate()
+        report = MigrationRunner(self.db, self.settings).migrate()
+        self._in_index = None  # the migration may have built the filtered indexes
+        return report
 
     def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
                *, strict: bool = False, progress: bool | None = None,
@@ -201,7 +213,29 @@ class ThalabusGraph:
         (``document_details``: its unfiltered searches also read their documents' details)."""
         return SearchExecutor(self.db, self.settings, self.embedder, ontologyid=ontology_id,
                               datasetids=self._scope(subset_of_datasetids),
-                              profile=profile, document_details=document_details)
+                              profile=profile, document_details=document_details,
+                              in_index=self.in_index_filter(ontology_id))
+
+    def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
+        """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
+        indexes (migration V0007, Neo4j 2026.01+): all three ONLINE and the setting
+        ``vector_in_index_filter`` on. Read at most once per ``IN_INDEX_RECHECK_SECONDS`` (an
+        index dropped or built meanwhile is seen at the next read); not read without an
+        ontology, which never uses them."""
+        if ontology_id is None:
+            return IN_INDEX_UNKNOWN
+        if not self.settings.vector_in_index_filter:
+            return InIndexFilter(False, "switched off (vector_in_index_filter)")
+        now = time.monotonic()
+        if self._in_index is None or now - self._in_index[0] > IN_INDEX_RECHECK_SECONDS:
+            names = [src.filtered_index for src in VECTOR_SOURCES]
+            online = {r["name"] for r in self.db.read("search_filtered_indexes", names=names)}
+            missing = [name for name in names if name not in online]
+            state = (InIndexFilter(True) if not missing else InIndexFilter(
+                False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
+                "Neo4j 2026.01 or newer)"))
+            self._in_index = (now, state)
+        return self._in_index[1]
 
     def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error).
@@ -306,7 +340,8 @@ class ThalabusGraph:
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
-                            datasetids=self._scope(subset_of_datasetids))
+                            datasetids=self._scope(subset_of_datasetids),
+                            in_index=self.in_index_filter(ontology_id))
         ex.preload(reads.sizes, reads.counts)
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(),

@@ -122,7 +122,9 @@ class Settings:
     """Filtered semantic search scans exactly when the filtered set has at most this many
     fragments of a source (estimated), or no more than the over-fetch the index would be asked
     for; otherwise the vector index with over-fetch is used. Measured on 100k chapters: exact
-    costs ~0.035 ms a fragment, the index at k ~4000 150-250 ms."""
+    costs ~0.035 ms a fragment, the index at k ~4000 150-250 ms. On the in-index path (2026.x,
+    vector_in_index_filter) only the over-fetch rule applies: that index visits only the
+    ontology's fragments."""
     vector_overfetch_factor: float = 1.5
     """Filtered index search asks for max(top_n * factor / selectivity, vector_min_k). Real e5
     vectors (SciFact + xquad-r in one index, tests/benchmarks/vector_k.py): recall@200
@@ -142,6 +144,11 @@ class Settings:
     uniform random vectors, HNSW's worst case."""
     index_max_k: int = 50000
     """Largest k asked of a vector or full-text index (over-fetch cap)."""
+    vector_in_index_filter: bool = True
+    """Scoped to an ontology, filtered semantic search asks the ontology-filtered vector indexes
+    (Neo4j 2026.01+, migration V0007; Cypher 25 SEARCH ... WHERE) for fragments of that
+    ontology only, instead of over-fetching by the ontology's share and checking each
+    candidate's document. Off, or on 5.26, the plain index path is used (explain says why)."""
 
     # --- text search ------------------------------------------------------------------
     top_n_text: int = 200

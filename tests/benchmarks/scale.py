@@ -365,7 +365,7 @@ def server(args: argparse.Namespace, say: Callable[[str], None]) -> Iterator[str
     heap = args.heap or ("2g" if args.chapters <= 300_000 else "4g")
     page_cache = args.page_cache or f"{max(512, math.ceil(args.chapters * 6 / 1024))}m"
     neo = LocalNeo4j(data_dir=Path(tmp), heap=heap, page_cache=page_cache,
-                     transaction_memory="2g")
+                     transaction_memory="2g", version=getattr(args, "neo4j_version", None))
     say(f"starting a local Neo4j on {tmp} (heap {heap}, page cache {page_cache}) ...")
     uri = neo.start()
     try:

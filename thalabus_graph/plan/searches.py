@@ -23,6 +23,7 @@ from thalabus_graph.search import (
     DocSet,
     SearchExecutor,
     VectorSource,
+    in_index_params,
 )
 
 PlannedStep = dict[str, Any]
@@ -96,7 +97,9 @@ def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node) -> list[Pl
         state.ranges.add(phrase)
         state.primed.add(phrase)
     out += [{"kind": "semantic", "phrase": phrase, "source": src.source,
-             "path": RUNTIME_PATH, "cypher": "search_vector | search_vector_exact",
+             "path": RUNTIME_PATH,
+             "cypher": ("search_vector_in_index | search_vector_exact" if ex.in_index_ontology()
+                        else "search_vector | search_vector_exact"),
              "reason": "restricted to the documents of the other AND side"}
             for src in VECTOR_SOURCES]
     if fuse:
@@ -166,12 +169,15 @@ def _vector_steps(ex: SearchExecutor, phrase: str, docs: DocSet | None,
             step["dataset_pattern"] = scope["datasetids"]
         if category is not None:
             step["category_pattern"] = category.to_dict()
-        step["cypher"] = {"none": "", "exact": "search_vector_exact",
-                          "index": "search_vector"}[choice.path]
-        step["params"] = {"vector": f"<{ex.settings.embedding_dimensions} floats elided>",
-                          "k": choice.k, "top_n": top_n, **scope,
-                          "documentids": None if docs is None else f"<{len(docs)} ids>",
-                          **({} if category is None else category.to_dict())}
+        step["cypher"] = {"none": "", "exact": "search_vector_exact", "index": "search_vector",
+                          "in-index": "search_vector_in_index"}[choice.path]
+        params = {"vector": f"<{ex.settings.embedding_dimensions} floats elided>",
+                  "k": choice.k, "top_n": top_n, **scope,
+                  "documentids": None if docs is None else f"<{len(docs)} ids>",
+                  **({} if category is None else category.to_dict())}
+        if choice.path == "in-index":
+            params = {**in_index_params(params), "index": src.filtered_index}
+        step["params"] = params
         out.append(step)
     return out
 
