@@ -39,11 +39,12 @@ import numpy as np
 from tests.benchmarks.quality import semantic_phrase
 from tests.benchmarks.report import write_json
 from tests.benchmarks.scale import (
-    DEFAULT_DATA,
     LookupEmbedder,
     claim,
+    corpus_arguments,
     percentile,
     run_statement,
+    say,
     server,
 )
 from tests.benchmarks.scale_corpus import (
@@ -211,27 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chapters", type=int, default=200_000)
     parser.add_argument("--queries", type=int, default=20, help="timed queries per shape")
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--uri", default=None,
-                        help="an existing Neo4j 2026.01+: empty, or holding this benchmark's "
-                             "marker")
-    parser.add_argument("--keep", action="store_true",
-                        help="leave the benchmark's own Neo4j running for a rerun with --uri")
-    parser.add_argument("--data-dirs", default=DEFAULT_DATA,
-                        help="comma-separated real sets with embeddings/ (read, never copied)")
-    parser.add_argument("--sigma", type=float, default=0.4)
-    parser.add_argument("--mix", type=float, default=0.1)
-    parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--heap", default=None, help="JVM heap of the own Neo4j")
-    parser.add_argument("--page-cache", default=None, help="page cache of the own Neo4j")
     parser.add_argument("--neo4j-version", default=NEO4J_VERSION,
                         help="Neo4j the own server runs (2026.01 or newer)")
-    args = parser.parse_args(argv)
-    if args.chapters < BLOCK or args.queries < 1:
-        parser.error(f"--chapters must be >= {BLOCK} and --queries >= 1")
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
+    args = corpus_arguments(parser, argv)
     result = run(args, say)
     print(f"in-index benchmark: {result['chapters']} chapters, {result['neo4j']}, "
           f"{result['queries_per_shape']} queries a shape; recall@10 and p50 / p95 ms")

@@ -597,12 +597,10 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line entry point."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--chapters", type=int, default=200_000)
-    parser.add_argument("--queries", type=int, default=20, help="timed queries per shape")
-    parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
+def corpus_arguments(parser: argparse.ArgumentParser, argv: list[str] | None
+                     ) -> argparse.Namespace:
+    """Add the options of the synthetic corpus and its server (shared by the benchmarks over
+    ``scale_corpus``) to ``parser`` and parse ``argv``."""
     parser.add_argument("--uri", default=None,
                         help="an existing Neo4j: empty, or holding this benchmark's marker")
     parser.add_argument("--keep", action="store_true",
@@ -613,17 +611,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="noise scale (0.4: synthetic mean top-10 cosine near the real one)")
     parser.add_argument("--mix", type=float, default=0.1, help="weight of the second base")
     parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--hybrid", action="store_true",
-                        help="keep hybrid text fusion on (recall against cosine then understates)")
     parser.add_argument("--heap", default=None, help="JVM heap of the own Neo4j")
     parser.add_argument("--page-cache", default=None, help="page cache of the own Neo4j")
     args = parser.parse_args(argv)
     if args.chapters < BLOCK or args.queries < 1:
         parser.error(f"--chapters must be >= {BLOCK} and --queries >= 1")
+    return args
 
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
 
+def say(text: str) -> None:
+    """Progress, on stderr."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--chapters", type=int, default=200_000)
+    parser.add_argument("--queries", type=int, default=20, help="timed queries per shape")
+    parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--hybrid", action="store_true",
+                        help="keep hybrid text fusion on (recall against cosine then understates)")
+    args = corpus_arguments(parser, argv)
     result = run(args, say)
     print(f"scale benchmark: {result['chapters']} chapters, {result['neo4j']}, neo4j-graphrag "
           f"{result['neo4j_graphrag']}; mean top-10 cosine real "

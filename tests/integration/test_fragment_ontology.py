@@ -4,17 +4,16 @@ migration V0006 on a graph ingested before it."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.sample import shared_embedder
-from tests.integration.test_migrations import REPO_MIGRATIONS, runner
+from tests.integration.test_migrations import migrate_before, runner
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.graph.migrations import MigrationRunner, discover
+from thalabus_graph.graph.migrations import MigrationRunner
 
 pytestmark = pytest.mark.integration
 __all__ = ["runner"]  # the fixture, imported so this module shares it
@@ -66,14 +65,7 @@ def test_ingest_writes_and_reingest_moves_the_fragments_ontology(
 
 def test_v0006_backfills_a_graph_ingested_before_it(
         runner: MigrationRunner, db: Database, db_settings: Settings, tmp_path: Path) -> None:
-    before = tmp_path / "migrations"
-    shutil.copytree(REPO_MIGRATIONS, before)
-    for m in discover(before):
-        if m.version >= BACKFILL_VERSION:
-            (before / m.name).unlink()
-    db.write("migrations_delete_data_nodes")
-    runner.clean(schema=True)
-    MigrationRunner(db, db_settings, migrations_dir=before).migrate()
+    migrate_before(runner, db_settings, tmp_path, BACKFILL_VERSION)
     graph = ThalabusGraph(db, settings=db_settings, embedder=shared_embedder())
     docs = [doc(i, None if i % 3 == 0 else f"o{i % 2}") for i in range(1, 8)]
     assert graph.ingest(docs, progress=False).errors == []

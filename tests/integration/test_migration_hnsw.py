@@ -10,14 +10,18 @@ restores the suite's schema and history after.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.integration.test_migrations import REPO_MIGRATIONS, VECTOR_INDEXES, runner
+from tests.integration.test_migrations import (
+    REPO_MIGRATIONS,
+    VECTOR_INDEXES,
+    migrate_before,
+    runner,
+)
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner, SettingsMismatch, discover
@@ -54,14 +58,7 @@ def nearest(db: Database, vector: list[float]) -> str:
 
 def test_database_from_before_v0005_migrates_to_the_hnsw_settings(
         runner: MigrationRunner, db: Database, db_settings: Settings, tmp_path: Path) -> None:
-    before_v5 = tmp_path / "migrations"
-    shutil.copytree(REPO_MIGRATIONS, before_v5)
-    for m in discover(before_v5):
-        if m.version >= HNSW_VERSION:
-            (before_v5 / m.name).unlink()
-    db.write("migrations_delete_data_nodes")
-    runner.clean(schema=True)
-    MigrationRunner(db, db_settings, migrations_dir=before_v5).migrate()
+    migrate_before(runner, db_settings, tmp_path, HNSW_VERSION)
     old = vector_configs(db)
     assert set(VECTOR_INDEXES) <= set(old)
     assert {(old[n]["vector.hnsw.m"], old[n]["vector.hnsw.ef_construction"])

@@ -49,6 +49,21 @@ def runner(db: Database, db_settings: Settings) -> Iterator[MigrationRunner]:
     restore.migrate()
 
 
+def migrate_before(runner: MigrationRunner, db_settings: Settings, tmp_path: Path,
+                   version: int) -> None:
+    """Empty the database and migrate it with the repository's versions older than
+    ``version`` only: the state of a graph made before that version shipped (the ``runner``
+    fixture restores the full history afterwards)."""
+    before = tmp_path / f"before_v{version}"
+    shutil.copytree(REPO_MIGRATIONS, before)
+    for m in discover(before):
+        if m.version >= version:
+            (before / m.name).unlink()
+    runner.database.write("migrations_delete_data_nodes")
+    runner.clean(schema=True)
+    MigrationRunner(runner.database, db_settings, migrations_dir=before).migrate()
+
+
 @pytest.fixture()
 def copied_migrations(tmp_path: Path) -> Path:
     """A writable copy of the repository's migrations folder."""
