@@ -1,4 +1,5 @@
-// Part: the `details` column of a search row (included as the last RETURN item). With
+// Part: the `details` column of a search row (included as the last RETURN item by search_vector,
+// search_vector_in_index, search_vector_exact and search_fulltext). With
 // $details (a boolean) it is the hit's document as document_details reads it ([documentid,
 // properties, ontologyid, categories]), else null, so a query returning documents makes no
 // round trip of its own for them.

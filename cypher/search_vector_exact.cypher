@@ -90,9 +90,4 @@ WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k
 RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
-       CASE WHEN $details THEN COLLECT {
-         MATCH (doc:Document {documentid: node.documentid})
-         RETURN [doc.documentid, properties(doc),
-                 [(doc)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
-                 [(doc)-[:HAS_CATEGORY]->(cat:Category) | {name: cat.name, value: cat.value}]]
-       }[0] END AS details
+{{> search_details}}
