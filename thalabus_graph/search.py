@@ -24,6 +24,7 @@ from neo4j import READ_ACCESS
 
 from thalabus_graph import lucene
 from thalabus_graph.embeddings import Embedder
+from thalabus_graph.errors import GraphError
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
 from thalabus_graph.graph.database import Database, Record, mapped_errors
@@ -753,14 +754,32 @@ class SearchExecutor:
             step.detail["dataset_pattern"] = patterns["datasetids"]
         if category is not None:
             step.detail["category_pattern"] = category.to_dict()
+        if choice.path == "in-index":
+            try:
+                return self._index_search(step, src, vector, top_n, choice.k, patterns,
+                                          in_index=True)
+            except GraphError as exc:
+                # The filtered index was dropped (or is rebuilding) since its state was read:
+                # this evaluation takes the plain paths, and explain says why.
+                self.in_index = InIndexFilter(False, f"the in-index search failed: {exc}")
+                choice = self.choose_vector_path(src, top_n, n_docs)
+                step.detail.pop("overfetch_k", None)
+                step.detail.update(choice.to_dict())
         if choice.path == "none":
             return []
         if choice.path == "exact":
             return self._read(step, "search_vector_exact", label=src.label,
                               vector=vector, k=top_n, **patterns)
-        k, total = choice.k, self.counts().get(src.source, 0)
+        return self._index_search(step, src, vector, top_n, choice.k, patterns, in_index=False)
+
+    def _index_search(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
+                      k: int, patterns: dict[str, Any], *, in_index: bool) -> list[Record]:
+        """An over-fetched index search (the ontology-filtered index with ``in_index``),
+        asked again with twice the k while the restrictions leave fewer than ``top_n`` hits,
+        exact search when that would pass ``index_max_k``."""
+        total = self.counts().get(src.source, 0)
         while True:
-            if choice.path == "in-index":
+            if in_index:
                 rows = self._read(step, "search_vector_in_index", index=src.filtered_index,
                                   k=min(k, total), top_n=top_n, vector=vector,
                                   **in_index_params(patterns))

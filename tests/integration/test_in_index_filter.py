@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.integration.test_migrations import REPO_MIGRATIONS
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import discover, placeholder_values
 
 pytestmark = pytest.mark.integration
 DOCS = 600
@@ -164,3 +166,31 @@ def test_switched_off_the_plain_index_runs_and_explain_says_why(
     assert all(corpus["ontology"][int(d.removeprefix("ii-"))] == "narrow" for d in found)
     assert recall(found, exact_top(corpus, 1, lambda i: corpus["ontology"][i] == "narrow")
                   ) >= 0.8
+
+
+def test_a_dropped_filtered_index_falls_back_within_the_query(
+        corpus: dict[str, Any], db: Database) -> None:
+    """The indexes' state is trusted for a minute; a filtered index dropped meanwhile makes the
+    in-index search fail, and that query takes the plain path and says why. On 5.26 the
+    indexes never exist and the state says so."""
+    graph: ThalabusGraph = corpus["graph"]
+    state = graph.in_index_filter("mid")
+    if server_line(db) < (2026, 1):
+        assert not state.available and "migration V0007" in state.why_not
+        return
+    assert state.available
+    db.run_schema("DROP INDEX typical_rag_ontology")
+    try:
+        result = graph.query('"q2"', ontology_id="mid", profile=True)
+        step = chapter_step(result)
+        assert step["path"] == "index" and step["cypher"] == "search_vector"
+        assert "the in-index search failed" in step["reason"]
+        found = [d.documentid for d in result.documents or []][:TOP]
+        assert len(found) == TOP
+        assert all(corpus["ontology"][int(d.removeprefix("ii-"))] == "mid" for d in found)
+    finally:
+        v7 = next(m for m in discover(REPO_MIGRATIONS) if m.version == 7)
+        for text in v7.render(placeholder_values(graph.settings)):
+            db.run_schema(text)
+        db.read("migrations_await_indexes", timeout=120)
+    assert graph.in_index_filter("mid").available
