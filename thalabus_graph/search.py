@@ -733,7 +733,8 @@ class SearchExecutor:
         if self.ontology_pattern() is not None:
             why_not = ("; ontology not filtered inside the index: "
                        + (self.in_index.why_not if not self.in_index.available
-                          else "the scope also has parent datasets"))
+                          else "the scope also has parent datasets"
+                          if self.dataset_pattern() is not None else "the scope is an id set"))
         return PathChoice("index", min(k, total), selectivity, estimated,
                           f"estimated {round(estimated)} fragments: vector index with "
                           f"over-fetch max(top_n x {s.vector_overfetch_factor} / selectivity, "

@@ -194,3 +194,22 @@ def test_a_dropped_filtered_index_falls_back_within_the_query(
             db.run_schema(text)
         db.read("migrations_await_indexes", timeout=120)
     assert graph.in_index_filter("mid").available
+
+
+def test_a_scope_with_parent_datasets_stays_on_the_plain_index_and_says_why(
+        corpus: dict[str, Any], db: Database) -> None:
+    """The filtered index applies the ontology only; parent datasets are a pattern checked on
+    the candidates, so a scope holding both takes the plain paths (and the answer stays in
+    both)."""
+    graph: ThalabusGraph = corpus["graph"]
+    parent = graph.query("KIND=even", ontology_id="wide", create_dataset=True,
+                         session="in-index-test").dataset_ids[0]
+    result = graph.query('"q4"', ontology_id="wide", subset_of_datasetids=[parent],
+                         profile=True)
+    step = chapter_step(result)
+    assert step["path"] == "index"  # 150 documents: more than the over-fetch of 60
+    if server_line(db) >= (2026, 1):
+        assert step["reason"].endswith("the scope also has parent datasets")
+    found = [int(d.documentid.removeprefix("ii-")) for d in result.documents or []][:TOP]
+    assert len(found) == TOP
+    assert all(corpus["ontology"][i] == "wide" and i % 2 == 0 for i in found)
