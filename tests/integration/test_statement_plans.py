@@ -55,6 +55,22 @@ def _profile(graph: ThalabusGraph, statement: str, scanned: str = "Document", /,
     return rows, scans
 
 
+def _rows_touching(graph: ThalabusGraph, statement: str, word: str, /,
+                   **params: Any) -> tuple[list[Any], int]:
+    """The statement's rows and the rows of every profiled scan, seek or expand whose details
+    name ``word`` (a label or relationship type): the rows read through it."""
+    text = cypher_library.load(statement)
+    with graph.db.driver.session(database=graph.db.database) as session:
+        result = session.run("PROFILE " + text, params)
+        rows = [record.values() for record in result]
+        profile = result.consume().profile
+    assert profile, statement
+    touched = sum(int(op.get("rows", 0)) for op in _operators(profile)
+                  if any(kind in op["operatorType"] for kind in ("Scan", "Seek", "Expand"))
+                  and word in str(op.get("args", {}).get("Details", "")))
+    return rows, touched
+
+
 def _scope(**overrides: Any) -> dict[str, Any]:
     return {"ontologyid": None, "datasetids": None, **overrides}
 
@@ -128,3 +144,21 @@ def test_a_pure_filter_with_seeds_scans_no_document(graph: ThalabusGraph) -> Non
                            **_scope())
     assert {r[0] for r in rows} == IQ
     assert scans == [] or max(scans) == 0, scans
+
+
+@pytest.mark.parametrize("statement", ["search_vector", "search_fulltext"])
+def test_a_scoped_search_without_a_category_reads_no_category(
+        graph: ThalabusGraph, statement: str) -> None:
+    """Written as ``$name IS NULL OR EXISTS {...}``, the category check ran for every
+    candidate even without a category (on this graph Neo4j scanned every Category node per
+    candidate); as a CASE it is not evaluated at all."""
+    search: dict[str, Any] = (
+        {"index": "typical_rag", "k": 100, "top_n": 20, "vector": _vector(graph)}
+        if statement == "search_vector"
+        else {"index": "chapters_fulltext", "k": 100, "query": "asylum"})
+    rows, touched = _rows_touching(
+        graph, statement, "Category", documentids=None, details=False,
+        **_scope(ontologyid="asylum"), **pattern_params(None), **search)
+    assert rows and {r[1] for r in rows} <= docs_where(lambda d: d.get("ontology") == "asylum")
+    assert touched == 0
+
