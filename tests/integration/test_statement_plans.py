@@ -40,35 +40,38 @@ def _operators(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
         stack.extend(op.get("children", []))
 
 
-def _profile(graph: ThalabusGraph, statement: str, scanned: str = "Document", /,
-             **params: Any) -> tuple[list[Any], list[int]]:
-    """The statement's rows and the rows of each label scan of ``scanned`` in its profile."""
+def _profiled(graph: ThalabusGraph, statement: str, params: dict[str, Any]
+              ) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The statement's rows and the operators of its profile."""
     text = cypher_library.load(statement)
     with graph.db.driver.session(database=graph.db.database) as session:
         result = session.run("PROFILE " + text, params)
         rows = [record.values() for record in result]
         profile = result.consume().profile
     assert profile, statement
-    scans = [int(op.get("rows", 0)) for op in _operators(profile)
-             if "LabelScan" in op["operatorType"]
-             and f":{scanned}" in str(op.get("args", {}).get("Details", ""))]
-    return rows, scans
+    return rows, list(_operators(profile))
+
+
+def _details(op: dict[str, Any]) -> str:
+    return str(op.get("args", {}).get("Details", ""))
+
+
+def _profile(graph: ThalabusGraph, statement: str, scanned: str = "Document", /,
+             **params: Any) -> tuple[list[Any], list[int]]:
+    """The statement's rows and the rows of each label scan of ``scanned`` in its profile."""
+    rows, ops = _profiled(graph, statement, params)
+    return rows, [int(op.get("rows", 0)) for op in ops
+                  if "LabelScan" in op["operatorType"] and f":{scanned}" in _details(op)]
 
 
 def _rows_touching(graph: ThalabusGraph, statement: str, word: str, /,
                    **params: Any) -> tuple[list[Any], int]:
     """The statement's rows and the rows of every profiled scan, seek or expand whose details
     name ``word`` (a label or relationship type): the rows read through it."""
-    text = cypher_library.load(statement)
-    with graph.db.driver.session(database=graph.db.database) as session:
-        result = session.run("PROFILE " + text, params)
-        rows = [record.values() for record in result]
-        profile = result.consume().profile
-    assert profile, statement
-    touched = sum(int(op.get("rows", 0)) for op in _operators(profile)
-                  if any(kind in op["operatorType"] for kind in ("Scan", "Seek", "Expand"))
-                  and word in str(op.get("args", {}).get("Details", "")))
-    return rows, touched
+    rows, ops = _profiled(graph, statement, params)
+    return rows, sum(int(op.get("rows", 0)) for op in ops
+                     if any(kind in op["operatorType"] for kind in ("Scan", "Seek", "Expand"))
+                     and word in _details(op))
 
 
 def _scope(**overrides: Any) -> dict[str, Any]:
