@@ -1005,7 +1005,6 @@ Hit = tuple[str, str, str | None, float]
 """One search hit: fragment id, document id, text, score."""
 
 
-
 def in_index_params(patterns: dict[str, Any]) -> dict[str, Any]:
     """The restriction parameters of ``search_vector_in_index``: the ontology moves from the
     per-candidate pattern (``$ontologyid``, null) into the index filter (``$index_ontologyid``)."""

@@ -24,7 +24,7 @@ from tests.integration.test_migrations import REPO_MIGRATIONS
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database
-from thalabus_graph.graph.migrations import discover, placeholder_values
+from thalabus_graph.graph.migrations import HistoryDao, discover, placeholder_values
 
 pytestmark = pytest.mark.integration
 DOCS = 600
@@ -99,8 +99,6 @@ def chapter_step(result: Any) -> dict[str, Any]:
 
 
 def server_line(db: Database) -> tuple[int, int]:
-    from thalabus_graph.graph.migrations import HistoryDao
-
     line = HistoryDao(db).server()
     assert line is not None
     return line

@@ -454,14 +454,14 @@ def analyze(local: Sequence[Migration], applied: Sequence[AppliedMigration],
     waiting: list[Migration] = []
     for m in sorted(local, key=lambda m: m.version):
         entry = by_version.get(m.version)
-        if entry is None and m.waits_for(server):
-            waiting.append(m)
-        elif entry is None:
+        if entry is None:
+            if m.waits_for(server):
+                waiting.append(m)
+                continue
             pending.append(m)
             if (newest_applied is not None and m.version < newest_applied
                     and m.requires is None):
                 out_of_order.append(m)
-        if entry is None:
             continue
         if entry.checksum != m.checksum:
             changed.append((m, entry))
@@ -759,7 +759,8 @@ class MigrationRunner:
         return analyze(local, self.dao.history(), values, self.dao.server())
 
     def status(self) -> list[StatusRow]:
-        """One row per version: applied / pending / changed / settings-changed / unknown."""
+        """One row per version: applied / pending / waiting / changed / settings-changed /
+        unknown / out-of-order."""
         return status_rows(self.analyze())
 
     def migrate(self) -> MigrationReport:
