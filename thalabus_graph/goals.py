@@ -11,7 +11,7 @@ category-only lines) are cut to what is left.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,11 @@ from thalabus_graph.settings import Settings
 
 ELLIPSIS = "…"
 """Ends a message line the final truncation cut."""
+_PAGE = 1000
+"""Dataset members read per round trip while a context is collected."""
+_DETAILS_CHUNK = 200
+"""Documents whose details one read fetches for category-only lines: lines are made only until
+the message is full, so a goal holding a large filter's stubs reads few details."""
 
 logger = logging.getLogger(__name__)
 
@@ -232,14 +237,15 @@ class Goals:
         scales: dict[str, str] = {}
         for datasetid in datasets:
             scale = scales[datasetid] = self.datasets.weight_scale(datasetid)
-            below: list[Member] = []
-            for member in self.datasets.members(datasetid):
+            below: list[Member] = []  # read best first: the first `target` are the candidates
+            for member in self._members(datasetid):
                 if member.fragmentid in picked.members:
                     continue
                 on_retrieval = scale == "retrieval" or member.unscored
                 cut = retrieval_threshold if on_retrieval else threshold
                 if member.score < cut:
-                    below.append(member)
+                    if len(below) < target:
+                        below.append(member)
                 elif not picked.take(member):
                     break
             if picked.truncated or not below or len(picked.members) >= target:
@@ -255,6 +261,11 @@ class Goals:
                         len(picked.members) - before, len(below))
         return _Collected(picked, fill_up, filled_from, scales)
 
+    def _members(self, datasetid: str) -> Iterator[Member]:
+        """A dataset's visible members best first, read a page at a time."""
+        for page in self.datasets.pages(datasetid, page_size=_PAGE):
+            yield from page
+
     def _loaded(self, goalid: str, budget: int) -> list[LoadedDocument]:
         """The loaded documents in ordinal order, cut to what the budget leaves each one."""
         out: list[LoadedDocument] = []
@@ -267,12 +278,15 @@ class Goals:
         return out
 
     # --- the message -------------------------------------------------------------------
-    def _lines(self, members: Sequence[Member]) -> list[str]:
-        """A line per member with text, then a category-only line per stub's document."""
-        lines = [f"[{m.fragmentid}] {' '.join((m.text or '').split())}"
-                 for m in members if m.source != "category"]
+    def _lines(self, members: Sequence[Member]) -> Iterator[str]:
+        """A line per member with text, then a category-only line per stub's document (their
+        details read a chunk at a time, as the final truncation asks for more lines)."""
+        for m in members:
+            if m.source != "category":
+                yield f"[{m.fragmentid}] {' '.join((m.text or '').split())}"
         stubs = list(dict.fromkeys(m.documentid for m in members if m.source == "category"))
-        return lines + category_only_lines(self.db, stubs)
+        for start in range(0, len(stubs), _DETAILS_CHUNK):
+            yield from category_only_lines(self.db, stubs[start:start + _DETAILS_CHUNK])
 
 
 def category_only_lines(db: Database, documentids: Sequence[str]) -> list[str]:
@@ -295,10 +309,10 @@ def category_only_lines(db: Database, documentids: Sequence[str]) -> list[str]:
     return lines
 
 
-def truncate_lines(lines: Sequence[str], budget: int) -> tuple[list[str], bool]:
+def truncate_lines(lines: Iterable[str], budget: int) -> tuple[list[str], bool]:
     """The lines whose newline-joined text fits ``budget`` characters, and whether any were
     dropped. The first line that does not fit is cut (ending in ``ELLIPSIS``) when some of its
-    text still fits after its ``[id]``; every later line is dropped."""
+    text still fits after its ``[id]``; every later line is dropped, unread."""
     out: list[str] = []
     used = 0
     for line in lines:

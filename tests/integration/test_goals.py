@@ -201,6 +201,10 @@ def test_category_only_members_become_document_lines_after_the_fragment_lines(
         expected.append(f"[{d['documentid']}] {d['title']} | {cats}")
     assert ctx.lines[0] == f"[{IDS[0]}] {' '.join(texts[IDS[0]].split())}"
     assert ctx.lines[1:] == expected
+    budget = len(ctx.lines[0]) + 1 + len(expected[0]) + 1 + len(expected[1])
+    cut = graph.goal_context("g-category", min_score=0.5, char_budget=budget)
+    assert cut.lines == ctx.lines[:3] and cut.message_truncated
+    assert len(cut.message) == budget
 
 
 # --- reranks and goals --------------------------------------------------------------------
@@ -265,6 +269,9 @@ def test_the_goal_command_links_loads_and_shows(graph: ThalabusGraph, neo4j_uri:
                  "--min-score", "0.5", *uri]) == 0
     out = capsys.readouterr().out
     assert out.endswith(ctx.message + "\n") and "loaded docid-1003: 500 of" in out
+    assert main(["rerank", ds, "--query", '"asylum"', "--goal", "g-cli", "--json", *uri]) == 0
+    derived = json.loads(capsys.readouterr().out)["dataset_id"]
+    assert graph.goals.dataset_ids("g-cli") == [derived]
     assert main(["goal", "show", "g-nobody", *uri]) == 1
     assert main(["goal", "load", "g-cli", "docid-9999", *uri]) == 1
     assert main(["goal", "show", "g-cli", "--char-budget", "-1", *uri]) == 2
