@@ -87,9 +87,8 @@ class DatasetInfo:
     def stored_query(self) -> str:
         """The query this dataset's members answer, in query syntax: a query's dataset stores
         it as ``query``; a rerank stores its plain rerank text as ``query`` and the query it
-        came from as ``source_query``. A rerank without ``source_query`` (written before it was
-        recorded) has only its rerank text, read as one phrase: its semantic clauses, joined,
-        are that text again."""
+        came from as ``source_query``. A rerank dataset without ``source_query`` has only its
+        rerank text, read as one phrase: its semantic clauses, joined, are that text again."""
         if self.source_query is not None:
             return self.source_query
         if self.kind == "rerank" and self.query:
