@@ -275,3 +275,20 @@ def test_the_goal_command_links_loads_and_shows(graph: ThalabusGraph, neo4j_uri:
     assert main(["goal", "show", "g-nobody", *uri]) == 1
     assert main(["goal", "load", "g-cli", "docid-9999", *uri]) == 1
     assert main(["goal", "show", "g-cli", "--char-budget", "-1", *uri]) == 2
+
+
+def test_a_goal_reads_back_through_the_neomodel_model(graph: ThalabusGraph) -> None:
+    from thalabus_graph.graph import models
+
+    ds = reranked(graph, "model", {IDS[0]: 0.9})
+    graph.goals.use_dataset("g-model", ds)
+    graph.goals.add_fragments("g-model", [*weighted({IDS[1]: 0.5}),
+                                          Member("docid-1004", "docid-1004", None, 1.0,
+                                                 "category")])
+    graph.goals.load_document("g-model", "docid-1003")
+    models.bind(graph.db.driver, graph.db.database)
+    goal = models.Goal.nodes.get(goalid="g-model")
+    assert [d.datasetid for d in goal.datasets.all()] == [ds]
+    assert [f.fragmentid for f in goal.rag_fragments.all()] == [IDS[1]]
+    assert [d.documentid for d in goal.rag_documents.all()] == ["docid-1004"]
+    assert [d.documentid for d in goal.loaded_documents.all()] == ["docid-1003"]
