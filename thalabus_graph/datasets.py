@@ -1,4 +1,4 @@
-"""Datasets: result sets stored in the graph, inspectable with Cypher; goals and goal context.
+"""Datasets: result sets stored in the graph, inspectable with Cypher, and their use by goals.
 
 A dataset is written in one write transaction (node, members, lineage, flags), so a failed
 write leaves nothing behind. Members point at fragment nodes, or at the Document for a category
@@ -23,6 +23,7 @@ from thalabus_graph.documents import MAX_KEY_BYTES
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
+from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.settings import Settings
 
 _WRITE_CHUNK = 5000
@@ -62,8 +63,8 @@ class Member:
 class DatasetInfo:
     """A dataset node as `Datasets.get` reads it: its properties, member counts and parents.
 
-    The rerank flags (``reranked``, ``reason``, ``failures``, ``unscored``, ``capped``) are None
-    on a dataset no rerank wrote.
+    The rerank flags (``reranked``, ``reason``, ``failures``, ``unscored``, ``capped``,
+    ``source_query``) are None on a dataset no rerank wrote.
     """
 
     datasetid: str
@@ -81,6 +82,18 @@ class DatasetInfo:
     members: int
     hidden: int
     derived_from: list[str] = field(default_factory=list)
+    source_query: str | None = None
+
+    def stored_query(self) -> str:
+        """The query this dataset's members answer, in query syntax: a query's dataset stores
+        it as ``query``; a rerank stores its plain rerank text as ``query`` and the query it
+        came from as ``source_query``. A rerank dataset without ``source_query`` has only its
+        rerank text, read as one phrase: its semantic clauses, joined, are that text again."""
+        if self.source_query is not None:
+            return self.source_query
+        if self.kind == "rerank" and self.query:
+            return serialize(Semantic(self.query))
+        return self.query or ""
 
     @classmethod
     def from_record(cls, row: Record) -> DatasetInfo:
@@ -90,26 +103,6 @@ class DatasetInfo:
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the ``dataset_get`` row, key for key."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class GoalContext:
-    """The fragments a goal's datasets contribute to a RAG message."""
-
-    fragments: list[Member]
-    fill_up_used: bool
-    truncated: bool
-    characters: int
-    datasets: list[str] = field(default_factory=list)
-    filled_from: list[str] = field(default_factory=list)
-    weight_scales: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"fragments": [m.to_dict() for m in self.fragments],
-                "fill_up_used": self.fill_up_used, "truncated": self.truncated,
-                "characters": self.characters, "datasets": self.datasets,
-                "filled_from": self.filled_from, "weight_scales": self.weight_scales}
 
 
 class Datasets:
@@ -127,7 +120,7 @@ class Datasets:
     def create(self, fragments: Iterable[Fragment | Member], *, session: str, query: str = "",
                kind: str = "dataset", name: str | None = None,
                derived_from: str | None = None,
-               flags: Mapping[str, Any] | None = None) -> str:
+               flags: Mapping[str, Any] | None = None, goal: str | None = None) -> str:
         """Write a dataset ``{session}#{kind}_{n}`` with the fragments as members, in one
         transaction; returns its id. ``n`` is allocated inside that transaction under the
         write lock of the session's sequence node, so concurrent creators get distinct,
@@ -136,6 +129,9 @@ class Datasets:
         ``flags`` are extra Dataset node properties written in the same transaction (a rerank
         records ``reranked``, ``reason``, ``failures`` and ``weight_scale`` this way);
         ``weight_scale`` defaults to ``retrieval``.
+
+        ``goal``: the goal (created when new) uses the new dataset, linked in the same
+        transaction; when the goal used ``derived_from``, the new dataset takes its place.
 
         ``fragments`` may be an iterator (``ThalabusGraph.stream``): it is consumed and written
         in pages of ``_WRITE_CHUNK`` members inside the one transaction, so a pure filter's
@@ -180,6 +176,11 @@ class Datasets:
             if derived_from is not None:
                 run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)
             run(tx, "dataset_flag", datasetid=datasetid, flags={**node_flags, "size": given})
+            if goal is not None:
+                row = run(tx, "goal_use_dataset", goalid=goal, datasetid=datasetid,
+                          replaces=derived_from)[0]
+                logger.info("goal %s uses %s (ordinal %d%s)", goal, datasetid, row["ordinal"],
+                            f", in place of {derived_from}" if row["replaced"] else "")
             return datasetid
 
         if derived_from is not None:
@@ -241,85 +242,11 @@ class Datasets:
         return self.get(datasetid).weight_scale
 
     def use_for_goal(self, goalid: str, datasetid: str) -> int:
-        """Attach a dataset to a goal (created when new); returns its ordinal."""
+        """Attach a dataset to a goal (created when new); returns its ordinal. The goal's
+        context is built by ``goals.Goals.context``."""
         self.get(datasetid)
-        return int(self.db.write("goal_use_dataset", goalid=goalid,
-                                 datasetid=datasetid)[0]["ordinal"])
-
-    def goal_context(self, goalid: str, *, min_score: float | None = None,
-                     target: int | None = None, char_budget: int | None = None,
-                     min_retrieval_score: float | None = None) -> GoalContext:
-        """Members of the goal's datasets that pass the threshold of their weight's scale
-        (hidden ones skipped), within the character budget; when fewer than ``target`` pass,
-        fill up from the best below-threshold members while the budget lasts (per dataset; see
-        docs/architecture.md, "Results, datasets and reranking").
-
-        Reranker-scale weights are held to ``min_score`` (``MIN_RERANKING_SCORE_FRAG``);
-        retrieval-scale weights (a query's dataset, a rerank that kept the retrieved order,
-        the unscored members of a partly failed rerank) to ``min_retrieval_score``
-        (``MIN_RERANKING_SCORE_DOC``): a reranker threshold means nothing on retrieval
-        scores. The fill-up picks by scale too: scored members before unscored ones.
-        """
-        s = self.settings
-        threshold = s.min_reranking_score_frag if min_score is None else min_score
-        retrieval_threshold = (s.min_reranking_score_doc if min_retrieval_score is None
-                               else min_retrieval_score)
-        goal_target = s.max_reranking_output_doc if target is None else target
-        budget = s.max_rag_message_length if char_budget is None else char_budget
-        datasets = [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
-        if not datasets:
-            raise DatasetError(f"goal {goalid!r} has no datasets")
-        picked = _Picked(budget)
-        fill_up = False
-        filled_from: list[str] = []
-        scales: dict[str, str] = {}
-        for datasetid in datasets:
-            scale = scales[datasetid] = self.weight_scale(datasetid)
-            below: list[Member] = []
-            for member in self.members(datasetid):
-                if member.fragmentid in picked.members:
-                    continue
-                on_retrieval = scale == "retrieval" or member.unscored
-                cut = retrieval_threshold if on_retrieval else threshold
-                if member.score < cut:
-                    below.append(member)
-                elif not picked.take(member):
-                    break
-            if picked.truncated or not below or len(picked.members) >= goal_target:
-                continue
-            fill_up = True
-            before = len(picked.members)
-            for member in sorted(below, key=lambda m: (m.unscored, -m.score, m.fragmentid)):
-                if len(picked.members) >= goal_target or not picked.take(member):
-                    break
-            filled_from.append(datasetid)
-            logger.info("goal %s: fill-up from %s (%s scale) added %d of %d members below "
-                        "the threshold", goalid, datasetid, scale,
-                        len(picked.members) - before, len(below))
-        ordered = sorted(picked.members.values(),
-                         key=lambda m: (m.unscored, -m.score, m.fragmentid))
-        return GoalContext(ordered, fill_up, picked.truncated, picked.used, datasets,
-                           filled_from, scales)
-
-
-class _Picked:
-    """Members chosen for a goal context within a character budget."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.members: dict[str, Member] = {}
-        self.used = 0
-        self.truncated = False
-
-    def take(self, member: Member) -> bool:
-        """Add the member if its text fits the budget; False (and truncated) when it does not."""
-        size = len(member.text or "")
-        if self.used + size > self.budget:
-            self.truncated = True
-            return False
-        self.members[member.fragmentid] = member
-        self.used += size
-        return True
+        return int(self.db.write("goal_use_dataset", goalid=goalid, datasetid=datasetid,
+                                 replaces=None)[0]["ordinal"])
 
 
 def _check_session(session: str) -> None:

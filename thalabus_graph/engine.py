@@ -14,11 +14,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from thalabus_graph.datasets import Datasets, GoalContext, Member
+from thalabus_graph.datasets import Datasets, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -147,6 +148,7 @@ class ThalabusGraph:
         self._embedder = embedder
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
         self.datasets = Datasets(db, self.settings)
+        self.goals = Goals(db, self.settings, self.datasets)
         # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
         self._in_index: tuple[float, InIndexFilter] | None = None
 
@@ -437,14 +439,18 @@ class ThalabusGraph:
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
                        session: str | None = None, policy: SelectionPolicy | None = None,
-                       max_output: int | None = None) -> RerankResult:
+                       max_output: int | None = None, goal: str | None = None) -> RerankResult:
         """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``.
 
         The rerank query is the positive semantic clauses of ``query_text`` (default: the
-        query the dataset was made from) joined by " AND "; with none, the order is kept and
-        the result says so. Members are read one round at a time. The merged rounds are
-        capped at ``max_output`` (default ``MAX_RERANKING_OUTPUT_FRAG``, or the policy's own
-        ``max_output_frag``), the tiers' document coverage kept.
+        query the dataset was made from, ``DatasetInfo.stored_query``, so a rerank reranks
+        again without one) joined by " AND "; with none, the order is kept and the result
+        says so. The new dataset stores that text as ``query`` and the query it came from as
+        ``source_query``. With ``goal``, the goal uses the new dataset (linked in the same
+        transaction, in its parent's place when the goal used the parent). Members are read
+        one round at a time. The merged rounds are capped at ``max_output`` (default
+        ``MAX_RERANKING_OUTPUT_FRAG``, or the policy's own ``max_output_frag``), the tiers'
+        document coverage kept.
 
         The new Dataset node records how its weights came about: ``reranked``, ``reason``
         (``no-semantic-query`` | ``no-reranker`` | ``failed`` | ``empty`` | ``partial``),
@@ -456,8 +462,8 @@ class ThalabusGraph:
             ConfigurationError: raised by the reranker (never written as a degraded dataset).
         """
         info = self.datasets.get(dataset_id)
-        text = info.query or "" if query_text is None else query_text
-        rerank_text = rerank_query(parse(text))
+        node = parse(info.stored_query() if query_text is None else query_text)
+        rerank_text = rerank_query(node)
         no_reranker = isinstance(self.reranker, NoReranking)
         s = self.settings
         stubs: set[str] = set()  # filled while the rounds are read, one page at a time
@@ -486,10 +492,11 @@ class ThalabusGraph:
                    for f in result.fragments]
         flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
                  "failures": len(result.failures), "weight_scale": scale,
-                 "unscored": len(unscored) if result.reranked else 0, "capped": result.capped}
+                 "unscored": len(unscored) if result.reranked else 0, "capped": result.capped,
+                 "source_query": serialize(node)}
         new_id = self.datasets.create(members, session=session or info.session,
                                       query=rerank_text, kind="rerank",
-                                      derived_from=dataset_id, flags=flags)
+                                      derived_from=dataset_id, flags=flags, goal=goal)
         log = logger.info if result.reranked and reason is None else logger.warning
         log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
             "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
@@ -499,8 +506,8 @@ class ThalabusGraph:
                             int(flags["unscored"]), result.capped)
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
-        """The goal's RAG context (see ``Datasets.goal_context``)."""
-        return self.datasets.goal_context(goalid, **kwargs)
+        """The goal's RAG context and message (see ``goals.Goals.context``)."""
+        return self.goals.context(goalid, **kwargs)
 
 
 def _log_sources(fragments: Sequence[Fragment]) -> None:

@@ -197,6 +197,9 @@ class Settings:
     """Goal context: the fill-up target."""
     max_rag_message_length: int = 40000
     """Character budget of a goal context."""
+    max_loaded_document_length: int = 20000
+    """Goal context: characters of the loaded documents; taken off MAX_RAG_MESSAGE_LENGTH only
+    when the final message is cut (each collection keeps the whole of it)."""
 
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"

@@ -166,7 +166,7 @@ def test_goal_fill_up_logs_once_per_dataset(graph: ThalabusGraph,
                                     '"asylum"', session="fill")
     low.datasets.use_for_goal("g-log", first.dataset_id)
     low.datasets.use_for_goal("g-log", second.dataset_id)
-    with caplog.at_level(logging.INFO, logger="thalabus_graph.datasets"):
+    with caplog.at_level(logging.INFO, logger="thalabus_graph.goals"):
         ctx = low.goal_context("g-log", target=100, char_budget=10_000_000)
     lines = [r.getMessage() for r in caplog.records if "fill-up from" in r.getMessage()]
     assert ctx.fill_up_used and ctx.filled_from == [first.dataset_id, second.dataset_id]

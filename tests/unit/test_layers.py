@@ -14,6 +14,7 @@ LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "demo"},
     {"plan"},
     {"search", "fusion", "lucene"},
+    {"goals"},
     {"datasets"},
     {"documents", "ingest"},
     {"rerank"},
@@ -66,7 +67,7 @@ def test_the_doc_lists_the_layers_in_this_order() -> None:
     doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     rows = [line for line in doc.splitlines() if line.startswith("| ") and "`" in line]
     firsts = [row.split("|")[1].strip() for row in rows[: len(LAYERS)]]
-    assert firsts == ["entry points", "plan", "search and fusion", "datasets", "ingest",
+    assert firsts == ["entry points", "plan", "search and fusion", "goals", "datasets", "ingest",
                       "rerank", "query and fragments", "embeddings", "HTTP core", "graph",
                       "foundations"]
 

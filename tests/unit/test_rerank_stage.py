@@ -182,6 +182,17 @@ def test_no_reranking_keeps_the_order_and_still_sets_reranked() -> None:
     assert tracer.named(DEGRADED) == []
 
 
+def test_no_reranking_is_the_default_reranker() -> None:
+    shuffled = [HITS[i] for i in (7, 2, 11, 0, 5, 9, 1, 3)]
+    stage = RerankingRetriever(Inner(shuffled), candidates=8, top_n=6)
+    assert isinstance(stage.reranker, NoReranking)
+    result = run(stage, k=6)
+    assert result.reranked and result.degraded_reason is None
+    assert ids(result) == [h.chunk_id for h in shuffled[:6]]
+    assert [h.rerank_score for h in result.hits] == [h.score for h in shuffled[:6]]
+    assert [h.contributions for h in result.hits] == [h.contributions for h in shuffled[:6]]
+
+
 def test_no_reranking_costs_nothing_against_a_budget() -> None:
     budget = Budget(max_calls=0)
     stage = RerankingRetriever(Inner(), NoReranking(), candidates=5, top_n=3, budget=budget)

@@ -97,6 +97,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("dataset", help="dataset id")
     p.add_argument("--query", default=None, help="query text (default: the dataset's query)")
     p.add_argument("--session", default=None, help="session of the new dataset")
+    p.add_argument("--goal", default=None,
+                   help="the goal uses the new dataset (in its parent's place if it used that)")
     p.add_argument("--policy", choices=POLICIES, default="threshold",
                    help="selection policy per round (default threshold + tiers)")
     p.add_argument("--threshold", type=float, default=None,
@@ -274,7 +276,7 @@ def _rerank(args: argparse.Namespace) -> int:
             raise ConfigurationError("--max-output must be at least 1")
         _say_if_no_reranker(g, "the dataset keeps its retrieval order and weights")
         result = g.rerank_dataset(args.dataset, args.query, session=args.session,
-                                  policy=policy, max_output=args.max_output)
+                                  policy=policy, max_output=args.max_output, goal=args.goal)
     if args.json:
         output.emit_json(result.to_dict())
         return common.EXIT_OK

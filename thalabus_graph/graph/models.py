@@ -143,10 +143,14 @@ class Dataset(StructuredNode):
 
 
 class Goal(StructuredNode):
-    """A goal whose context is built from its datasets."""
+    """A goal whose context is built from its datasets, its own RAG fragments (a category stub
+    points at its Document) and its loaded documents (``thalabus_graph.goals``)."""
 
     goalid = StringProperty(unique_index=True, required=True)
     datasets = RelationshipTo(Dataset, "USES_DATASET", model=UsesDataset)
+    rag_fragments = RelationshipTo(FragmentNode, "USES_FRAGMENT")
+    rag_documents = RelationshipTo(DocumentNode, "USES_FRAGMENT")
+    loaded_documents = RelationshipTo(DocumentNode, "LOADS_DOCUMENT")
 
 
 __all__ = [

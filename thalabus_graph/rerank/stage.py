@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from thalabus_graph.errors import CapabilityError, ConfigurationError
 from thalabus_graph.fragments import document_id_of
 from thalabus_graph.rerank.budget import BudgetPolicy
-from thalabus_graph.rerank.protocol import Passage, Reranker, RerankReply, is_score
+from thalabus_graph.rerank.protocol import NoReranking, Passage, Reranker, RerankReply, is_score
 from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
 DegradeReason = Literal["budget", "timeout", "failed", "empty", "no-semantic-query"]
@@ -126,9 +126,12 @@ class RerankingRetriever:
     Order: scored hits by rerank score descending, ties by chunk id; then unscored candidates
     in their retrieved order. Scores for ids that were not candidates are ignored.
 
+    ``reranker`` defaults to `NoReranking`: ``RerankingRetriever(inner)`` keeps the fused order
+    and still reports ``reranked=True`` (each hit's ``rerank_score`` is its fused score), so
+    the stage's own overhead can be measured before a reranker is paid for.
+
     Example:
-        >>> stage = RerankingRetriever(inner_retriever, NoReranking(), candidates=50, top_n=8)
-        ... # doctest: +SKIP
+        >>> stage = RerankingRetriever(inner_retriever, candidates=50, top_n=8)  # doctest: +SKIP
         >>> found = await stage.retrieve("how do I get my money back", k=8)  # doctest: +SKIP
         >>> found.hits[0].rerank_score, found.hits[0].score, found.reranked  # doctest: +SKIP
 
@@ -138,7 +141,7 @@ class RerankingRetriever:
     """
 
     inner: Retriever
-    reranker: Reranker
+    reranker: Reranker = field(default_factory=NoReranking)
     _: KW_ONLY
     candidates: int = 50
     top_n: int = 8

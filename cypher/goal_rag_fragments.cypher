@@ -1,0 +1,9 @@
+// A goal's own RAG fragments, best first, ties by id; a stub (a Document) has no text.
+MATCH (:Goal {goalid: $goalid})-[u:USES_FRAGMENT]->(m)
+WITH u, m, coalesce(m.fragmentid, m.documentid) AS id
+RETURN id AS fragmentid, m.documentid AS documentid,
+       CASE WHEN m:Document THEN null ELSE m.text END AS text, u.weight AS weight,
+       CASE WHEN m:Document THEN 'category' WHEN m:Chapter THEN 'chapters'
+            WHEN m:Paragraph THEN 'paragraphs' WHEN m:Summary THEN 'summaries'
+            ELSE 'keywords' END AS source
+ORDER BY u.weight DESC, id

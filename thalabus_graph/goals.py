@@ -1,0 +1,364 @@
+"""Goals: what a goal uses (datasets, its own RAG fragments, loaded documents) and the RAG
+context built from them (docs/architecture.md, "Goals and their context").
+
+Two budgets stay apart. Each collection (the goal's own RAG fragments, its datasets' members)
+may fill the whole RAG message budget ``MAX_RAG_MESSAGE_LENGTH`` on its own; the loaded
+documents have their own budget ``MAX_LOADED_DOCUMENT_LENGTH``. What the loaded documents use is
+taken off the message only at the end, where the assembled message lines (fragment lines and
+category-only lines) are cut to what is left.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from thalabus_graph.datasets import Datasets, Member
+from thalabus_graph.errors import DatasetError
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.graph.database import Database, Record, run
+from thalabus_graph.settings import Settings
+
+ELLIPSIS = "…"
+"""Ends a message line the final truncation cut."""
+_PAGE = 1000
+"""Dataset members read per round trip while a context is collected."""
+_DETAILS_CHUNK = 200
+"""Documents whose details one read fetches for category-only lines: lines are made only until
+the message is full, so a goal holding a large filter's stubs reads few details."""
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """A document loaded into a goal whole: its chapters' text, cut to what the loaded-documents
+    budget left for it (``characters`` is its full length)."""
+
+    documentid: str
+    title: str
+    text: str
+    characters: int
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the loaded-documents budget cut this document's text."""
+        return len(self.text) < self.characters
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"documentid": self.documentid, "title": self.title, "text": self.text,
+                "characters": self.characters, "truncated": self.truncated}
+
+
+@dataclass(frozen=True)
+class GoalContext:
+    """What a goal contributes to a RAG message, and the message itself.
+
+    Attributes:
+        fragments: the goal's own RAG fragments, then its datasets' members (each fragment
+            once, the goal's own first), category stubs included.
+        fill_up_used / filled_from: whether (and from which datasets) fill-up added members
+            below the threshold.
+        truncated: a collection (own fragments or datasets) stopped at the message budget.
+        characters: text characters of the datasets' members collected.
+        rag_characters: text characters of the goal's own RAG fragments collected.
+        loaded: the loaded documents, each cut to the loaded-documents budget.
+        lines: the message lines: ``[fragmentid] text`` per fragment with text, then
+            ``[documentid] title | NAME=v1,v2; ...`` per document of a category-only member.
+        message_budget: the message's character budget: ``MAX_RAG_MESSAGE_LENGTH`` minus the
+            loaded documents' characters.
+        message_truncated: the final truncation dropped or cut lines.
+    """
+
+    fragments: list[Member]
+    fill_up_used: bool
+    truncated: bool
+    characters: int
+    datasets: list[str] = field(default_factory=list)
+    filled_from: list[str] = field(default_factory=list)
+    weight_scales: dict[str, str] = field(default_factory=dict)
+    rag_fragments: int = 0
+    rag_characters: int = 0
+    loaded: list[LoadedDocument] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    message_budget: int = 0
+    message_truncated: bool = False
+
+    @property
+    def message(self) -> str:
+        """The RAG message: the lines, one per line; never longer than ``message_budget``."""
+        return "\n".join(self.lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"fragments": [m.to_dict() for m in self.fragments],
+                "fill_up_used": self.fill_up_used, "truncated": self.truncated,
+                "characters": self.characters, "datasets": self.datasets,
+                "filled_from": self.filled_from, "weight_scales": self.weight_scales,
+                "rag_fragments": self.rag_fragments, "rag_characters": self.rag_characters,
+                "loaded": [d.to_dict() for d in self.loaded], "message": self.message,
+                "message_budget": self.message_budget,
+                "message_truncated": self.message_truncated}
+
+
+@dataclass(frozen=True)
+class _Collected:
+    """One dataset pass of a goal context: the members picked and how."""
+
+    picked: _Picked
+    fill_up: bool
+    filled_from: list[str]
+    scales: dict[str, str]
+
+
+class Goals:
+    """Attach datasets, RAG fragments and documents to goals; build a goal's context.
+
+    Example:
+        >>> graph.goals.use_dataset("g1", "s1#rerank_1")              # doctest: +SKIP
+        >>> graph.goals.load_document("g1", "docid-1003")             # doctest: +SKIP
+        >>> print(graph.goals.context("g1").message)                  # doctest: +SKIP
+    """
+
+    def __init__(self, db: Database, settings: Settings, datasets: Datasets) -> None:
+        self.db = db
+        self.settings = settings
+        self.datasets = datasets
+
+    def use_dataset(self, goalid: str, datasetid: str) -> int:
+        """Attach a dataset to a goal (created when new); returns its ordinal."""
+        return self.datasets.use_for_goal(goalid, datasetid)
+
+    def add_fragments(self, goalid: str, fragments: Iterable[Fragment | Member]) -> int:
+        """Attach RAG fragments to the goal itself (created when new), with their scores; a
+        fragment attached again takes its new score. Category stubs attach their Document.
+        One transaction: an id that is not in the graph fails it (``DatasetError``) and nothing
+        is attached. Returns how many were given."""
+        rows, stubs = _rows(fragments)
+
+        def work(tx: ManagedTransaction) -> int:
+            added = 0
+            for statement, chunk in (("goal_add_fragments", rows),
+                                     ("goal_add_documents", stubs)):
+                if chunk:
+                    added += int(run(tx, statement, goalid=goalid, rows=chunk)[0]["added"])
+            if added != len(rows) + len(stubs):
+                raise DatasetError(f"goal {goalid!r}: {len(rows) + len(stubs)} fragments given "
+                                   f"but only {added} exist in the graph")
+            return added
+
+        return self.db.write_tx(work, what="attaching RAG fragments to a goal")
+
+    def load_document(self, goalid: str, documentid: str) -> int:
+        """Load a whole document into a goal (created when new); returns its ordinal."""
+        rows = self.db.write("goal_load_document", goalid=goalid, documentid=documentid)
+        if not rows:
+            raise DatasetError(f"no document {documentid!r}")
+        return int(rows[0]["ordinal"])
+
+    def dataset_ids(self, goalid: str) -> list[str]:
+        """The goal's datasets in ordinal order."""
+        return [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
+
+    def context(self, goalid: str, *, min_score: float | None = None,
+                target: int | None = None, char_budget: int | None = None,
+                min_retrieval_score: float | None = None,
+                loaded_budget: int | None = None) -> GoalContext:
+        """The goal's RAG context: its own RAG fragments, its datasets' members and its loaded
+        documents, and the message lines built from them.
+
+        Datasets (docs/architecture.md, "Goals and their context"): members that pass the
+        threshold of their weight's scale (hidden ones skipped) within ``char_budget``; when
+        fewer than ``target`` pass, fill up per dataset from the best below-threshold members.
+        Reranker-scale weights are held to ``min_score`` (``MIN_RERANKING_SCORE_FRAG``),
+        retrieval-scale ones (a query's dataset, a rerank that kept the retrieved order, the
+        unscored members of a partly failed rerank) to ``min_retrieval_score``
+        (``MIN_RERANKING_SCORE_DOC``): a reranker threshold means nothing on retrieval scores.
+
+        Budgets: ``char_budget`` (``MAX_RAG_MESSAGE_LENGTH``) is the ceiling of each collection;
+        ``loaded_budget`` (``MAX_LOADED_DOCUMENT_LENGTH``) bounds the loaded documents, whose
+        characters are taken off ``char_budget`` for the final message.
+
+        Raises:
+            DatasetError: the goal uses nothing (no dataset, fragment or document).
+        """
+        s = self.settings
+        budget = s.max_rag_message_length if char_budget is None else char_budget
+        loaded_cap = s.max_loaded_document_length if loaded_budget is None else loaded_budget
+        datasets = self.dataset_ids(goalid)
+        own = self._own_fragments(goalid, budget)
+        loaded = self._loaded(goalid, loaded_cap)
+        if not datasets and not own.members and not loaded and not self._exists(goalid):
+            raise DatasetError(f"goal {goalid!r} uses no dataset, fragment or document")
+        collected = self._collect_datasets(
+            goalid, datasets, budget=budget,
+            threshold=s.min_reranking_score_frag if min_score is None else min_score,
+            retrieval_threshold=(s.min_reranking_score_doc if min_retrieval_score is None
+                                 else min_retrieval_score),
+            target=s.max_reranking_output_doc if target is None else target)
+        picked = collected.picked
+        ordered = sorted(picked.members.values(),
+                         key=lambda m: (m.unscored, -m.score, m.fragmentid))
+        merged = list(own.members.values())
+        merged += [m for m in ordered if m.fragmentid not in own.members]
+        message_budget = max(0, budget - sum(len(d.text) for d in loaded))
+        lines, cut = truncate_lines(self._lines(merged), message_budget)
+        return GoalContext(merged, collected.fill_up, picked.truncated or own.truncated,
+                           picked.used, datasets, collected.filled_from, collected.scales,
+                           len(own.members), own.used, loaded, lines, message_budget, cut)
+
+    # --- the collections ---------------------------------------------------------------
+    def _exists(self, goalid: str) -> bool:
+        return bool(self.db.read("goal_get", goalid=goalid)[0]["found"])
+
+    def _own_fragments(self, goalid: str, budget: int) -> _Picked:
+        """The goal's own RAG fragments, best first, within the whole message budget."""
+        picked = _Picked(budget)
+        for row in self.db.read("goal_rag_fragments", goalid=goalid):
+            if not picked.take(_member(row)):
+                break
+        return picked
+
+    def _collect_datasets(self, goalid: str, datasets: Sequence[str], *, budget: int,
+                          threshold: float, retrieval_threshold: float,
+                          target: int) -> _Collected:
+        """The datasets' members: threshold by scale, then fill-up per dataset.
+
+        Fill-up is skipped when the budget ran out in the normal pass (``truncated``), when
+        no member was below the threshold, or when the target is already met."""
+        picked = _Picked(budget)
+        fill_up = False
+        filled_from: list[str] = []
+        scales: dict[str, str] = {}
+        for datasetid in datasets:
+            scale = scales[datasetid] = self.datasets.weight_scale(datasetid)
+            below: list[Member] = []  # read best first: the first `target` are the candidates
+            for member in self._members(datasetid):
+                if member.fragmentid in picked.members:
+                    continue
+                on_retrieval = scale == "retrieval" or member.unscored
+                cut = retrieval_threshold if on_retrieval else threshold
+                if member.score < cut:
+                    if len(below) < target:
+                        below.append(member)
+                elif not picked.take(member):
+                    break
+            if picked.truncated or not below or len(picked.members) >= target:
+                continue
+            fill_up = True
+            before = len(picked.members)
+            for member in sorted(below, key=lambda m: (m.unscored, -m.score, m.fragmentid)):
+                if len(picked.members) >= target or not picked.take(member):
+                    break
+            filled_from.append(datasetid)
+            logger.info("goal %s: fill-up from %s (%s scale) added %d of %d members below "
+                        "the threshold", goalid, datasetid, scale,
+                        len(picked.members) - before, len(below))
+        return _Collected(picked, fill_up, filled_from, scales)
+
+    def _members(self, datasetid: str) -> Iterator[Member]:
+        """A dataset's visible members best first, read a page at a time."""
+        for page in self.datasets.pages(datasetid, page_size=_PAGE):
+            yield from page
+
+    def _loaded(self, goalid: str, budget: int) -> list[LoadedDocument]:
+        """The loaded documents in ordinal order, cut to what the budget leaves each one."""
+        out: list[LoadedDocument] = []
+        left = budget
+        for row in self.db.read("goal_loaded_documents", goalid=goalid):
+            text = "\n\n".join(t for t in row["chapters"] if t)
+            out.append(LoadedDocument(row["documentid"], row["title"], text[:max(0, left)],
+                                      len(text)))
+            left -= len(out[-1].text)
+        return out
+
+    # --- the message -------------------------------------------------------------------
+    def _lines(self, members: Sequence[Member]) -> Iterator[str]:
+        """A line per member with text, then a category-only line per stub's document (their
+        details read a chunk at a time, as the final truncation asks for more lines)."""
+        for m in members:
+            if m.source != "category":
+                yield f"[{m.fragmentid}] {' '.join((m.text or '').split())}"
+        stubs = list(dict.fromkeys(m.documentid for m in members if m.source == "category"))
+        for start in range(0, len(stubs), _DETAILS_CHUNK):
+            yield from category_only_lines(self.db, stubs[start:start + _DETAILS_CHUNK])
+
+
+def category_only_lines(db: Database, documentids: Sequence[str]) -> list[str]:
+    """``[documentid] title | NAME=v1,v2; ...``: what the message says of a document a
+    category filter matched, which has no text to quote (categories sorted by name)."""
+    if not documentids:
+        return []
+    rows = db.read("document_details", documentids=list(documentids))
+    details = {d[0]: d for d in rows[0]["documents"]} if rows else {}
+    lines: list[str] = []
+    for documentid in documentids:
+        _, properties, _, categories = details.get(documentid, (documentid, {}, None, []))
+        values: dict[str, list[str]] = {}
+        for c in categories:
+            values.setdefault(c["name"], []).append(c["value"])
+        described = "; ".join(f"{name}={','.join(sorted(vs))}"
+                              for name, vs in sorted(values.items()))
+        title = properties.get("title") or documentid
+        lines.append(f"[{documentid}] {title}" + (f" | {described}" if described else ""))
+    return lines
+
+
+def truncate_lines(lines: Iterable[str], budget: int) -> tuple[list[str], bool]:
+    """The lines whose newline-joined text fits ``budget`` characters, and whether any were
+    dropped. The first line that does not fit is cut (ending in ``ELLIPSIS``) when some of its
+    text still fits after its ``[id]``; every later line is dropped, unread."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        room = budget - used - (1 if out else 0)
+        if len(line) <= room:
+            out.append(line)
+            used += len(line) + (1 if len(out) > 1 else 0)
+            continue
+        head = line.find("] ") + 2
+        if room > head + len(ELLIPSIS):
+            out.append(line[:room - len(ELLIPSIS)] + ELLIPSIS)
+        return out, True
+    return out, False
+
+
+class _Picked:
+    """Members chosen for a goal context within a character budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.members: dict[str, Member] = {}
+        self.used = 0
+        self.truncated = False
+
+    def take(self, member: Member) -> bool:
+        """Add the member if its text fits the budget; False (and truncated) when it does not."""
+        size = len(member.text or "")
+        if self.used + size > self.budget:
+            self.truncated = True
+            return False
+        self.members[member.fragmentid] = member
+        self.used += size
+        return True
+
+
+def _member(row: Record) -> Member:
+    return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
+                  row["source"])
+
+
+def _rows(fragments: Iterable[Fragment | Member]
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows for the fragments and for the stubs' documents, each id once (last score wins)."""
+    rows: dict[str, dict[str, Any]] = {}
+    stubs: dict[str, dict[str, Any]] = {}
+    for f in fragments:
+        (stubs if f.source == "category" else rows)[f.fragmentid] = {
+            "id": f.fragmentid, "weight": float(f.score)}
+    return list(rows.values()), list(stubs.values())
