@@ -2,16 +2,23 @@
 
 Every read runs in a read transaction (routed to secondaries in a cluster), every write in a
 write transaction; neo4j exceptions become ``GraphError`` here and nowhere else.
+
+Causal consistency: every session a ``Database`` opens shares one bookmark manager, so each
+transaction waits until the server it runs on has applied every transaction this object
+committed before (read-your-writes on a cluster, where a read may go to a secondary).
+``bookmarks()`` hands that state to another process; ``wait_for`` (or ``bookmarks=`` at
+construction) makes this object's next transactions see the state such bookmarks name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session
+from neo4j.api import BookmarkManager
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
 from thalabus_graph.errors import GraphError
@@ -53,14 +60,19 @@ class Database:
         >>> db.read("count_documents")  # doctest: +SKIP
     """
 
-    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+    def __init__(self, driver: Driver, database: str = "neo4j", *,
+                 bookmarks: Iterable[str] = ()) -> None:
         self.driver = driver
         self.database = database
+        self.bookmark_manager: BookmarkManager = GraphDatabase.bookmark_manager(
+            initial_bookmarks=Bookmarks.from_raw_values(list(bookmarks)))
+        """Shared by every session of this object (``session``): the causal chain."""
 
     @classmethod
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
-                database: str = "neo4j") -> Database:
-        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
+                database: str = "neo4j", bookmarks: Iterable[str] = ()) -> Database:
+        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers;
+        ``bookmarks``: the first transactions wait until the server has applied them."""
         with mapped_errors(f"connecting to {uri}"):
             driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
             try:
@@ -68,7 +80,29 @@ class Database:
             except Exception:
                 driver.close()
                 raise
-        return cls(driver, database)
+        return cls(driver, database, bookmarks=bookmarks)
+
+    def session(self, **config: Any) -> Session:
+        """A driver session on this database that shares the bookmark manager; the only
+        way this project opens a session (``config``: other session options, e.g.
+        ``fetch_size``)."""
+        return self.driver.session(database=self.database,
+                                   bookmark_manager=self.bookmark_manager, **config)
+
+    def bookmarks(self) -> tuple[str, ...]:
+        """The bookmarks of every transaction this object committed or waited for, sorted:
+        the state another process passes to ``wait_for`` (or ``bookmarks=``) to see it."""
+        return tuple(sorted(self.bookmark_manager.get_bookmarks()))
+
+    def wait_for(self, bookmarks: Iterable[str]) -> None:
+        """Add ``bookmarks`` to the causal chain and wait until the server has applied them:
+        a read transaction runs now, so an unknown or unreachable state fails here
+        (``GraphError``), not at the first query. Later transactions keep waiting for them."""
+        given = [b for b in bookmarks if b]
+        if not given:
+            return
+        self.bookmark_manager.update_bookmarks((), given)
+        self.read_tx(lambda tx: run(tx, "bookmarks_wait"), what="waiting for bookmarks")
 
     def close(self) -> None:
         """Close the driver and its connection pool."""
@@ -100,19 +134,17 @@ class Database:
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
         """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self.session() as session:
             return session.execute_read(work)
 
     def write_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "write") -> T:
         """Run ``work`` in one managed write transaction: all of it commits or none of it."""
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self.session() as session:
             return session.execute_write(work)
 
     def run_schema(self, text: str, params: Mapping[str, Any] | None = None) -> None:
         """Run one schema statement in an auto-commit transaction (schema and data cannot mix)."""
-        with mapped_errors("schema statement"), self.driver.session(
-            database=self.database
-        ) as session:
+        with mapped_errors("schema statement"), self.session() as session:
             session.run(text, dict(params or {})).consume()
 
 
