@@ -169,13 +169,18 @@ class ThalabusGraph:
 
         What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
         ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
-        ``bookmarks`` (another process's ``result.bookmarks``): every transaction, the first
-        read included, waits until the server has applied them.
+        ``bookmarks`` (another process's ``result.bookmarks``): waited for before this
+        returns (``wait_for``), so the first read already sees that state.
         """
         target = Connection.resolve(uri, database=database)
         db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
-                              database=target.database, bookmarks=bookmarks)
-        graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
+                              database=target.database)
+        try:
+            graph = cls(db, settings=settings, embedder=embedder, reranker=reranker,
+                        bookmarks=bookmarks)
+        except Exception:
+            db.close()
+            raise
         graph.owns_database = True
         return graph
 

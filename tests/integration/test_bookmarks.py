@@ -116,3 +116,7 @@ def test_wait_for_sends_the_bookmarks_to_the_server(
         assert reader.datasets.get(created.dataset_ids[0]).members == len(created.fragments)
         with pytest.raises(GraphError, match=r"(?i)bookmark"):
             reader.wait_for(["not-a-bookmark"])  # the server refuses what it cannot parse
+        assert "not-a-bookmark" not in reader.bookmarks  # not kept: the object stays usable
+        assert reader.datasets.get(created.dataset_ids[0]).members == len(created.fragments)
+    with pytest.raises(GraphError, match=r"(?i)bookmark"):
+        connect(neo4j_connection, bookmarks=("not-a-bookmark",))

@@ -6,8 +6,8 @@ write transaction; neo4j exceptions become ``GraphError`` here and nowhere else.
 Causal consistency: every session a ``Database`` opens shares one bookmark manager, so each
 transaction waits until the server it runs on has applied every transaction this object
 committed before (read-your-writes on a cluster, where a read may go to a secondary).
-``bookmarks()`` hands that state to another process; ``wait_for`` (or ``bookmarks=`` at
-construction) makes this object's next transactions see the state such bookmarks name.
+``bookmarks()`` hands that state to another process; ``wait_for`` there makes that object's
+next transactions see the state such bookmarks name.
 """
 
 from __future__ import annotations
@@ -60,19 +60,16 @@ class Database:
         >>> db.read("count_documents")  # doctest: +SKIP
     """
 
-    def __init__(self, driver: Driver, database: str = "neo4j", *,
-                 bookmarks: Iterable[str] = ()) -> None:
+    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
         self.driver = driver
         self.database = database
-        self.bookmark_manager: BookmarkManager = GraphDatabase.bookmark_manager(
-            initial_bookmarks=Bookmarks.from_raw_values(list(bookmarks)))
+        self.bookmark_manager: BookmarkManager = GraphDatabase.bookmark_manager()
         """Shared by every session of this object (``session``): the causal chain."""
 
     @classmethod
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
-                database: str = "neo4j", bookmarks: Iterable[str] = ()) -> Database:
-        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers;
-        ``bookmarks``: the first transactions wait until the server has applied them."""
+                database: str = "neo4j") -> Database:
+        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
         with mapped_errors(f"connecting to {uri}"):
             driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
             try:
@@ -80,7 +77,7 @@ class Database:
             except Exception:
                 driver.close()
                 raise
-        return cls(driver, database, bookmarks=bookmarks)
+        return cls(driver, database)
 
     def session(self, **config: Any) -> Session:
         """A driver session on this database that shares the bookmark manager; the only
@@ -95,14 +92,17 @@ class Database:
         return tuple(sorted(self.bookmark_manager.get_bookmarks()))
 
     def wait_for(self, bookmarks: Iterable[str]) -> None:
-        """Add ``bookmarks`` to the causal chain and wait until the server has applied them:
-        a read transaction runs now, so an unknown or unreachable state fails here
-        (``GraphError``), not at the first query. Later transactions keep waiting for them."""
+        """Wait until the server has applied ``bookmarks``, then keep them in the causal
+        chain, so every later transaction sees that state too. A read transaction runs now
+        with them: bookmarks the server does not know, or a state it does not reach in time,
+        fail here (``GraphError``) and are not kept, so this object stays usable."""
         given = [b for b in bookmarks if b]
         if not given:
             return
+        with mapped_errors("waiting for bookmarks"), self.session(
+                bookmarks=Bookmarks.from_raw_values(given)) as session:
+            session.execute_read(lambda tx: run(tx, "bookmarks_wait"))
         self.bookmark_manager.update_bookmarks((), given)
-        self.read_tx(lambda tx: run(tx, "bookmarks_wait"), what="waiting for bookmarks")
 
     def close(self) -> None:
         """Close the driver and its connection pool."""
