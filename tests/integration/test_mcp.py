@@ -106,7 +106,7 @@ async def call(client: Client, name: str, **arguments: Any) -> Any:
     return await client.call_tool(name, arguments, read_timeout_seconds=120)
 
 
-async def exercise(client: Client, graph: ThalabusGraph) -> None:
+async def exercise(client: Client, graph: ThalabusGraph, goal: str) -> None:
     """What an agent does, with every answer checked against the in-process engine."""
     listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(listed) == ALL_TOOLS
@@ -156,12 +156,22 @@ async def exercise(client: Client, graph: ThalabusGraph) -> None:
     missing = await call(client, "dataset_show", dataset_id="no-such#1")
     assert missing.is_error and "no-such#1" in missing.content[0].text
 
+    attached = await call(client, "query", query=QUERY, create_dataset=True, session="mcp-g",
+                          goal_id=goal, documents=False)
+    context = await call(client, "goal_context", goal_id=goal)
+    assert not context.is_error, context.content
+    expected_context = graph.goal_context(goal)
+    assert context.structured_content["datasets"] == [attached.structured_content["dataset_id"]]
+    assert [m["fragmentid"] for m in context.structured_content["fragments"]] == \
+        [m.fragmentid for m in expected_context.fragments]
+    assert context.structured_content["fragments"]
+
 
 def test_stdio_lists_queries_explains_writes_and_reports_errors(
         graph: ThalabusGraph, server_env: dict[str, str]) -> None:
     async def run() -> None:
         async with Client(stdio_params(server_env, "--allow-writes")) as client:
-            await exercise(client, graph)
+            await exercise(client, graph, "goal-stdio")
 
     anyio.run(run)
 
@@ -171,7 +181,7 @@ def test_http_lists_queries_explains_writes_and_reports_errors(
     with http_server(server_env, "--allow-writes") as url:
         async def run() -> None:
             async with Client(http_transport(url, TOKEN)) as client:
-                await exercise(client, graph)
+                await exercise(client, graph, "goal-http")
 
         anyio.run(run)
 
