@@ -86,12 +86,16 @@ class QueryResult:
     dataset_ids: list[str] = field(default_factory=list)
     plan: dict[str, Any] | None = None
     warnings: list[QueryWarning] = field(default_factory=list)
+    bookmarks: tuple[str, ...] = ()
+    """The graph object's bookmarks after the query (its dataset written, when asked): hand
+    them to another process's ``ThalabusGraph`` so its reads see this state."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
         only when profiled."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
-                               "warnings": [w.to_dict() for w in self.warnings]}
+                               "warnings": [w.to_dict() for w in self.warnings],
+                               "bookmarks": list(self.bookmarks)}
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
@@ -121,6 +125,8 @@ class RerankResult:
     unscored: int = 0
     capped: int = 0
     """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
+    bookmarks: tuple[str, ...] = ()
+    """The graph object's bookmarks once the new dataset is written (see ``QueryResult``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -128,7 +134,8 @@ class RerankResult:
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
                 "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments]}
+                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments],
+                "bookmarks": list(self.bookmarks)}
 
 
 class ThalabusGraph:
@@ -141,8 +148,11 @@ class ThalabusGraph:
     """
 
     def __init__(self, db: Database, *, settings: Settings | None = None,
-                 embedder: Embedder | None = None, reranker: Reranker | None = None) -> None:
+                 embedder: Embedder | None = None, reranker: Reranker | None = None,
+                 bookmarks: Iterable[str] = ()) -> None:
         self.db = db
+        if bookmarks:
+            db.wait_for(bookmarks)
         self.owns_database = False
         self.settings = settings or Settings.from_env()
         self._embedder = embedder
@@ -155,17 +165,24 @@ class ThalabusGraph:
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
                 database: str | None = None, settings: Settings | None = None,
-                embedder: Embedder | None = None,
-                reranker: Reranker | None = None) -> ThalabusGraph:
+                embedder: Embedder | None = None, reranker: Reranker | None = None,
+                bookmarks: Iterable[str] = ()) -> ThalabusGraph:
         """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily.
 
         What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
         ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
+        ``bookmarks`` (another process's ``result.bookmarks``): waited for before this
+        returns (``wait_for``), so the first read already sees that state.
         """
         target = Connection.resolve(uri, database=database)
         db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
                               database=target.database)
-        graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
+        try:
+            graph = cls(db, settings=settings, embedder=embedder, reranker=reranker,
+                        bookmarks=bookmarks)
+        except Exception:
+            db.close()
+            raise
         graph.owns_database = True
         return graph
 
@@ -179,6 +196,17 @@ class ThalabusGraph:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def bookmarks(self) -> tuple[str, ...]:
+        """The bookmarks of everything this object has written or waited for (its one
+        bookmark manager, shared by all its sessions)."""
+        return self.db.bookmarks()
+
+    def wait_for(self, bookmarks: Iterable[str]) -> None:
+        """Wait until the server has applied ``bookmarks`` (another process's result's); from
+        then on every read of this object sees that state (``Database.wait_for``)."""
+        self.db.wait_for(bookmarks)
 
     @property
     def embedder(self) -> Embedder:
@@ -204,8 +232,10 @@ class ThalabusGraph:
         ``embed=False`` ingests only supplied embeddings (no model is loaded).
         """
         embedder = self.embedder if embed else None
-        return Ingestor(self.db, self.settings, embedder).ingest(
+        report = Ingestor(self.db, self.settings, embedder).ingest(
             documents, strict=strict, progress=progress)
+        report.bookmarks = self.db.bookmarks()
+        return report
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
@@ -314,7 +344,8 @@ class ThalabusGraph:
                     "embed_ms": round(evaluator.executor.embed_ms, 3),
                     "fragments": len(fragments),
                     "tree": evaluator.plan.to_dict(measured=True)}
-        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
+        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
+                           self.db.bookmarks())
 
     def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
                           subset_of_datasetids: Sequence[str] | None = None
@@ -403,7 +434,8 @@ class ThalabusGraph:
         if create_dataset:
             dataset_ids.append(self.datasets.create(picked, session=session,
                                                     query=serialize(parse(text))))
-        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings)
+        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings,
+                           bookmarks=self.db.bookmarks())
 
     # --- reranking -----------------------------------------------------------------------
     def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
@@ -503,7 +535,7 @@ class ThalabusGraph:
             reason, len(result.failures), scale)
         return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
                             result.reranked, reason, result.rounds, len(result.failures), scale,
-                            int(flags["unscored"]), result.capped)
+                            int(flags["unscored"]), result.capped, self.db.bookmarks())
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context and message (see ``goals.Goals.context``)."""

@@ -78,6 +78,9 @@ class IngestReport:
     errors: list[LineError] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     members_dropped: dict[str, int] = field(default_factory=dict)
+    bookmarks: tuple[str, ...] = ()
+    """The writing graph object's bookmarks after the run (``ThalabusGraph.ingest`` sets
+    them): another process that waits for them sees every document written."""
 
     @property
     def members_dropped_total(self) -> int:
@@ -101,6 +104,7 @@ class IngestReport:
             "duplicates": [{"documentid": d.documentid, "line": d.line_number,
                             "replaced_by": d.replaced_by} for d in self.duplicates],
             "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
+            "bookmarks": list(self.bookmarks),
         }
 
     def warnings(self) -> list[str]:

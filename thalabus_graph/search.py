@@ -425,9 +425,8 @@ class SearchExecutor:
         step.cypher = name
         start = time.perf_counter()
         try:
-            with mapped_errors(name), self.db.driver.session(
-                    database=self.db.database, default_access_mode=READ_ACCESS,
-                    fetch_size=STREAM_FETCH_SIZE) as session:
+            with mapped_errors(name), self.db.session(
+                    default_access_mode=READ_ACCESS, fetch_size=STREAM_FETCH_SIZE) as session:
                 for record in session.run(text, params):
                     step.rows += 1
                     yield tuple(record.values())
