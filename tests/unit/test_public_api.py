@@ -51,7 +51,7 @@ def test_readme_lists_every_setting_with_its_default() -> None:
 
 PINNED: dict[str, set[str]] = {
     "thalabus_graph.rerank": set(RERANK_NAMES),    # pinned in order in test_rerank_api.py
-    "thalabus_graph.retriever": {"ThalabusRetriever"},
+    "thalabus_graph.retriever": {"ThalabusRetriever", "distinct_texts"},
     "thalabus_graph.rerank.otel": {"INSTRUMENTATION_NAME", "OpenTelemetryTracer"},
     "thalabus_graph.graph.models": {
         "Aggregates", "CategoryNode", "Chapter", "Dataset", "DocumentNode", "FragmentNode", "Goal",
@@ -62,8 +62,8 @@ PINNED: dict[str, set[str]] = {
         "combine_or", "document_id_of", "all_stubs", "merge_contributions", "rag_select",
         "sort_fragments", "stub",
     },
-    "thalabus_graph.integrations.langchain": {"ThalabusRetriever"},
-    "thalabus_graph.integrations.llamaindex": {"ThalabusRetriever"},
+    "thalabus_graph.integrations.langchain": {"ThalabusLangChainRetriever"},
+    "thalabus_graph.integrations.llamaindex": {"ThalabusLlamaIndexRetriever"},
 }
 """``__all__`` of every public module the README (or the architecture's public API) imports
 from, besides the package root pinned above."""
