@@ -28,6 +28,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+NOTICE_LOGGERS = ("thalabus_graph.progress", "thalabus_graph.embeddings.local")
+"""Loggers whose INFO lines the CLI shows at its default level: progress of long work and the
+embedding model loading, so no long wait is silent."""
 
 
 def add_logging_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
@@ -67,6 +70,9 @@ def configure_logging(args: argparse.Namespace) -> None:
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(getattr(logging, level_name))
+    quiet = getattr(args, "log_level", None) is not None and level_name != "INFO"
+    for name in NOTICE_LOGGERS:  # at the default level, notices still show
+        logging.getLogger(name).setLevel(logging.NOTSET if quiet else logging.INFO)
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> None:

@@ -44,7 +44,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", help="JSON Lines file, one document per line")
     p.add_argument("--strict", action="store_true",
                    help="stop at the first bad line (default: skip and report it)")
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="show no progress (default: a bar with total, rate and ETA on a "
+                        "terminal, else a line on stderr every few seconds)")
     common.add_common_options(p)
     p.set_defaults(handler=_ingest)
 
@@ -157,7 +159,7 @@ def _print_warnings(warnings: list[dict[str, Any]]) -> None:
 def _ingest(args: argparse.Namespace) -> int:
     _check_readable(args.file)
     with _graph(args) as g:
-        progress = False if args.no_progress or args.json else None
+        progress = not (args.no_progress or args.json)
         report = g.ingest(args.file, strict=args.strict, progress=progress)
     if args.json:
         output.emit_json(report.to_dict())
