@@ -25,6 +25,7 @@ from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -83,7 +84,8 @@ class QueryResult:
     fragments: list[Fragment]
     documents: list[DocumentHit] | None = None
     dataset_ids: list[str] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
+    """The executed plan when profiled; a dict that prints as the CLI's tree."""
     warnings: list[QueryWarning] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -308,10 +310,9 @@ class ThalabusGraph:
                      if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
-            plan = {"query": serialize(node), "ms": round(elapsed, 3),
-                    "embed_ms": round(evaluator.executor.embed_ms, 3),
-                    "fragments": len(fragments),
-                    "tree": evaluator.plan.to_dict(measured=True)}
+            plan = Plan(query=serialize(node), ms=round(elapsed, 3),
+                        embed_ms=round(evaluator.executor.embed_ms, 3),
+                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
 
     def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,

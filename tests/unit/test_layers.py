@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress"},
+    {"settings", "errors", "progress", "plan_view"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

@@ -8,12 +8,13 @@ Every command that talks to Neo4j takes ``--uri``, ``--username``, ``--password-
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any
 
+from neo4j.exceptions import AuthError
+
+from thalabus_graph.cli.output import emit_json as emit_json  # the one JSON writer (depth-safe)
 from thalabus_graph.errors import (
     ConfigurationError,
     IngestError,
@@ -109,11 +110,6 @@ def connection(args: argparse.Namespace) -> Connection:
                               password=password, database=getattr(args, "database", None))
 
 
-def emit_json(value: Any) -> None:
-    """Print one JSON document on stdout."""
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-
-
 def run(args: argparse.Namespace) -> int:
     """Call the sub-command handler and map our exceptions to exit codes and one-line errors."""
     handler: Handler = args.handler
@@ -126,8 +122,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ThalabusError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_for_the_cli(exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _for_the_cli(exc: ThalabusError) -> str:
+    """The error's message in the CLI's terms: a failed login names the flags that set the
+    user and password (the library's message names the API's arguments and variables)."""
+    if isinstance(exc.__cause__, AuthError):
+        return (f"{exc}; on the command line: --username and --password-stdin")
+    return str(exc)
