@@ -282,6 +282,8 @@ def _say_if_no_reranker(graph: ThalabusGraph, what: str) -> None:
 
 
 def _rerank(args: argparse.Namespace) -> int:
+    if args.query is not None and not args.query.strip():
+        raise ConfigurationError("--query needs a question; it is blank")
     with _graph(args) as g:
         policy = _policy(args, g.settings)
         if args.max_output is not None and args.max_output < 1:
