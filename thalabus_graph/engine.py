@@ -26,6 +26,7 @@ from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -84,7 +85,8 @@ class QueryResult:
     fragments: list[Fragment]
     documents: list[DocumentHit] | None = None
     dataset_ids: list[str] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
+    """The executed plan when profiled; a dict that prints as the CLI's tree."""
     warnings: list[QueryWarning] = field(default_factory=list)
     bookmarks: tuple[str, ...] = ()
     """The graph object's bookmarks after the query (its dataset written, when asked): hand
@@ -340,10 +342,9 @@ class ThalabusGraph:
                      if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
-            plan = {"query": serialize(node), "ms": round(elapsed, 3),
-                    "embed_ms": round(evaluator.executor.embed_ms, 3),
-                    "fragments": len(fragments),
-                    "tree": evaluator.plan.to_dict(measured=True)}
+            plan = Plan(query=serialize(node), ms=round(elapsed, 3),
+                        embed_ms=round(evaluator.executor.embed_ms, 3),
+                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks())
 

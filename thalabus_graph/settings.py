@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
@@ -300,13 +301,29 @@ def field_docs() -> dict[str, str]:
     return docs
 
 
-def markdown_table() -> str:
-    """The README's configuration table: variable, default, meaning."""
+def markdown_table(*, compact: bool = False) -> str:
+    """The configuration table: variable, default, meaning (docs/configuration.md).
+
+    ``compact`` (the README's): each meaning is its first sentence without parentheses, the
+    measurements and reasons staying in the full table."""
     docs = field_docs()
     rows = ["| variable | default | meaning |", "|---|---|---|"]
     for f in fields(Settings):
         value = getattr(_DEFAULTS, f.name)
+        meaning = docs.get(f.name, "")
+        if compact:
+            meaning = _first_sentence(meaning)
         rows.append(f"| `{ENV_PREFIX}{f.name.upper()}` | `{value!r}` | "
-                    f"{docs.get(f.name, '').replace('|', '/')} |")
+                    f"{meaning.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
+
+
+def _first_sentence(text: str) -> str:
+    """``text`` without parenthesised asides (a space before the parenthesis: a call such as
+    ``max(a, b)`` stays), up to its first full stop."""
+    previous = None
+    while previous != text:
+        previous, text = text, re.sub(r"\s+\([^()]*\)", "", text)
+    match = re.match(r"(.+?\.)(\s|$)", text)
+    return (match.group(1) if match else text).rstrip(".") + "."
 

@@ -39,9 +39,9 @@ def mapped_errors(what: str) -> Iterator[None]:
         raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running? "
                          "(`thalabus-graph neo4j start`)") from exc
     except AuthError as exc:
-        raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check "
-                         "NEO4J_USERNAME and NEO4J_PASSWORD (or --username / --password-stdin)"
-                         ) from exc
+        raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check the "
+                         "user name and password: connect(auth=(user, password)), else "
+                         "NEO4J_USERNAME and NEO4J_PASSWORD") from exc
     except Neo4jError as exc:
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
