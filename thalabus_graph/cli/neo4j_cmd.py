@@ -130,6 +130,9 @@ def _start(args: argparse.Namespace) -> int:
     else:
         print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
               file=sys.stderr)
+        if server.auth_kept:
+            print("auth stays on: this store was set up with a password for user neo4j",
+                  file=sys.stderr)
         if args.auth:  # shown once: it is stored nowhere but in Neo4j's system database
             print(f"NEO4J_USERNAME=neo4j\nNEO4J_PASSWORD={password}")
         print(uri)

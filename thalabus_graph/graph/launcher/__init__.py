@@ -6,10 +6,10 @@ waits until the driver connects, and stops it with SIGTERM so the store shuts do
 Layout::
 
     <cache root>/<version>/          ~/.cache/thalabus-graph/neo4j, or $THALABUS_NEO4J_HOME
-        pom.xml  lib/*.jar  launcher.jar  launcher.sha256  install.lock
+        pom.xml  lib/*.jar  launcher-<source hash>.jar  install.lock
         cds/java<N>-<key>.jsa        class-data-sharing archive: ~40% less CPU per start
     <data dir>/                      chosen by the caller; one server per data dir
-        neo4j.pid.json  neo4j.log  neo4j.conf  neo4j.lock  data/  logs/
+        neo4j.pid.json  neo4j.log  neo4j.conf  neo4j.lock  neo4j.auth.json  data/  logs/
 
 
 The package: ``java`` finds a JDK, ``install`` fills the cache (jars, compiled launcher, class

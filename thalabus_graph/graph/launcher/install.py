@@ -115,8 +115,12 @@ class Installation:
 
     @property
     def launcher_jar(self) -> Path:
-        """The compiled Launcher class, in a jar (class-data sharing refuses directories)."""
-        return self.cache_dir / "launcher.jar"
+        """The compiled Launcher class, in a jar (class-data sharing refuses directories).
+
+        Named by the hash of its source, so installs of different thalabus-graph versions
+        sharing one cache never replace each other's launcher under a running start.
+        """
+        return self.cache_dir / f"launcher-{self.launcher_hash()[:16]}.jar"
 
     def installed(self) -> bool:
         """True when jars and an up-to-date compiled launcher are in the cache."""
@@ -179,12 +183,7 @@ class Installation:
         return hashlib.sha256(f"{low}\n{source}".encode()).hexdigest()
 
     def _launcher_current(self) -> bool:
-        stamp = self.cache_dir / "launcher.sha256"
-        try:
-            recorded = stamp.read_text(encoding="utf-8").strip()
-        except OSError:
-            return False
-        return self.launcher_jar.is_file() and recorded == self.launcher_hash()
+        return self.launcher_jar.is_file()
 
     def _compile_launcher(self, java: JavaInstallation) -> None:
         if not java.javac.is_file():
@@ -209,7 +208,6 @@ class Installation:
                 for path in sorted(out.rglob("*.class")):
                     archive.write(path, path.relative_to(out).as_posix())
             os.replace(jar, self.launcher_jar)
-        (self.cache_dir / "launcher.sha256").write_text(self.launcher_hash() + "\n")
 
     def classpath(self, *, with_launcher: bool = True) -> str:
         jars = sorted(str(p) for p in self.lib_dir.glob("*.jar"))
@@ -273,10 +271,7 @@ class Installation:
                 ok = ready and proc.returncode is not None and proc.returncode >= 0
                 if ok and partial.is_file() and partial.stat().st_size > 1 << 20:
                     os.replace(partial, archive)
-                    # Archives of an older launcher or jar set are dead weight (~80 MB each).
-                    for stale in archive.parent.glob(f"java{java.major}-*"):
-                        if stale.stem != archive.stem and ".partial" not in stale.name:
-                            stale.unlink(missing_ok=True)
+                    self._drop_stale_archives(archive, java)
                 else:
                     failed.write_text(f"training exited with {proc.returncode}\n"
                                       f"{_tail(log_path)}\n", encoding="utf-8")
@@ -288,6 +283,21 @@ class Installation:
                     proc.wait()
                 with contextlib.suppress(FileNotFoundError):
                     partial.unlink()
+
+    @staticmethod
+    def _drop_stale_archives(archive: Path, java: JavaInstallation) -> None:
+        """Remove archives of other launchers or jar sets unused for a month (~80 MB each).
+
+        Another thalabus-graph install may share this cache and use its own archive right
+        now, so only a month-old one counts as dead weight.
+        """
+        month_ago = time.time() - 30 * 86400
+        for stale in archive.parent.glob(f"java{java.major}-*"):
+            if stale.stem == archive.stem or ".partial" in stale.name:
+                continue
+            with contextlib.suppress(OSError):
+                if stale.stat().st_mtime < month_ago:
+                    stale.unlink()
 
     @staticmethod
     def await_marker(proc: subprocess.Popen[bytes], log_path: Path, deadline: float) -> bool:

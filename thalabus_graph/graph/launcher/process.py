@@ -17,13 +17,13 @@ import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from thalabus_graph.errors import LauncherError, PortTaken
+from thalabus_graph.graph.launcher.files import check_own_file, read_own, write_json_own
 
 PID_FILE = "neo4j.pid.json"
 LOCK_FILE = "neo4j.lock"
@@ -34,6 +34,10 @@ MIN_PASSWORD_LENGTH = 8
 """Neo4j's default ``dbms.security.auth_minimum_password_length``."""
 LOG_FILE = "neo4j.log"
 CONF_FILE = "neo4j.conf"
+AUTH_FILE = "neo4j.auth.json"
+"""The auth choice of the store: once a start enabled auth, every later start keeps it on."""
+OWN_FILES = (CONF_FILE, LOCK_FILE, PID_FILE, LOG_FILE, START_LOCK_FILE, AUTH_FILE)
+"""Every file the launcher writes or trusts in a data dir: each must be its own (``files``)."""
 READY_MARKER = "THALABUS-NEO4J-READY"
 LAUNCHER_CLASS = "Launcher"
 _STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
@@ -96,7 +100,7 @@ def lock_holder(path: Path) -> int | None:
     description lock reports pid -1) counts as held, with pid -1.
     """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
     try:
@@ -146,14 +150,6 @@ def _tail(path: Path, lines: int = 25) -> str:
     return "\n".join(kept[-lines:])
 
 
-def _write_json_atomic(path: Path, value: dict[str, Any]) -> None:
-    """Write JSON via a temp file and rename, so readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2)
-    os.replace(tmp, path)
-
-
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive flock, so concurrent installs of one version do not interleave."""
@@ -193,31 +189,67 @@ class DataDir:
         """The raw Neo4j settings the launcher loads."""
         return self.path / CONF_FILE
 
+    @property
+    def auth_file(self) -> Path:
+        """The record of the store's auth choice."""
+        return self.path / AUTH_FILE
+
+    def check_files(self) -> None:
+        """Refuse a data dir whose launcher files are links or not ours (see ``files``)."""
+        for name in OWN_FILES:
+            check_own_file(self.path / name)
+
     def read_pid_file(self) -> dict[str, Any] | None:
         """The pid file's record; None when there is none, {} when it is unreadable."""
-        try:
-            value = json.loads(self.pid_file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return {}
-        return value if isinstance(value, dict) else {}
+        return _read_json(self.pid_file)
+
+    def auth_recorded(self) -> bool:
+        """True when a start enabled auth on this store (so every later start keeps it)."""
+        return (_read_json(self.auth_file) or {}).get("auth") is True
+
+    def record_auth(self) -> None:
+        """Remember that the store has auth on; written before the server that sets it starts."""
+        write_json_own(self.auth_file, {"auth": True, "user": "neo4j"})
 
     def serves_this_dir(self, pid: int) -> bool:
         """True when ``pid`` is a live launcher whose own arguments name this data dir."""
         args = _launcher_args(pid) if process_alive(pid) else None
-        return bool(args) and args is not None and args[0] == str(self.path)
+        return bool(args) and args is not None and _same_dir(args[0], self.path)
+
+    def _holder_is_ours(self, pid: int) -> bool:
+        """True when the lock's holder is this data dir's launcher (or one on its way out).
+
+        A JVM whose main thread already ended shows an empty command line while its other
+        threads shut the store down: that process is leaving, and it held our lock.
+        """
+        if self.serves_this_dir(pid):
+            return True
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return cmdline == b"" and state in ("Z", "X")
 
     def server_pid(self) -> int | None:
         """The pid of the server of this data dir, found without trusting the pid file.
 
-        The holder of ``neo4j.lock`` is the server. Before the JVM takes that lock (its
-        first second), a pid named by the pid file counts only if that process's command
-        line names this very data dir: a copied or garbage pid file names nothing here.
+        The holder of ``neo4j.lock`` is the server, once its command line shows it is the
+        launcher of this very data dir (the check a pid file's pid gets too); another holder
+        is refused, never signalled. Before the JVM takes that lock (its first second), a pid
+        named by the pid file counts only if that process's command line names this very
+        data dir: a copied or garbage pid file names nothing here. A lock or pid file that is
+        a link is refused (``files``).
         """
+        check_own_file(self.lock_file)
+        check_own_file(self.pid_file)
         holder = lock_holder(self.lock_file)
         if holder is not None and holder > 0:
-            return holder
+            if self._holder_is_ours(holder):
+                return holder
+            raise LauncherError(
+                f"{self.lock_file} is locked by pid {holder}, which is not a Neo4j serving "
+                f"{self.path}; refusing to treat it as the server (nothing was signalled)")
         record = self.read_pid_file() or {}
         pid = record.get("pid")
         if isinstance(pid, int) and pid > 0 and self.serves_this_dir(pid):
@@ -282,14 +314,17 @@ class DataDir:
 
 def wait_ready(proc: subprocess.Popen[bytes], *, uri: str, port: int, deadline: float,
                log_file: Path, version: str, auth: tuple[str, str] | None,
-               port_chosen: bool) -> None:
+               port_chosen: bool, auth_without_password: bool = False) -> None:
     """Wait for the ready line and a driver connection; raise with the log if that fails.
 
     ``port_chosen``: the port was picked here (not by the caller), so losing it to another
-    process raises ``PortTaken`` and the start tries another one.
+    process raises ``PortTaken`` and the start tries another one. A refused password fails at
+    once: the store keeps the password its first auth start set. With
+    ``auth_without_password`` (auth kept on, no password given), a refusal is the answer
+    expected from a server that is up.
     """
     from neo4j import GraphDatabase
-    from neo4j.exceptions import DriverError, Neo4jError
+    from neo4j.exceptions import AuthError, DriverError, Neo4jError
 
     while True:
         code = proc.poll()
@@ -306,6 +341,14 @@ def wait_ready(proc: subprocess.Popen[bytes], *, uri: str, port: int, deadline: 
                 with GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0) as driver:
                     driver.verify_connectivity()
                 return
+            except AuthError as exc:
+                if auth_without_password:
+                    return
+                raise LauncherError(
+                    "Neo4j refused the password for user neo4j: this store keeps the password "
+                    "set at its first start with auth; give that one (to change it, run "
+                    "ALTER CURRENT USER SET PASSWORD FROM 'old' TO 'new' on the system "
+                    f"database): {exc.message or exc}") from exc
             except (DriverError, Neo4jError, OSError):
                 pass
         if time.monotonic() > deadline:
@@ -322,3 +365,23 @@ def _log_says_ready(log_file: Path) -> bool:
         return READY_MARKER.encode() in log_file.read_bytes()
     except OSError:
         return False
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from a data-dir file of ours; None when absent, {} when unreadable."""
+    data = read_own(path)
+    if data is None:
+        return None
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _same_dir(named: str, path: Path) -> bool:
+    """True when the directory a launcher was given is ``path`` (however either is spelt)."""
+    try:
+        return os.path.samefile(named, path)
+    except OSError:
+        return named == str(path)

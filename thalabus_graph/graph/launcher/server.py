@@ -15,6 +15,7 @@ from typing import Any
 
 from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
 from thalabus_graph.graph.launcher.config import conf_text
+from thalabus_graph.graph.launcher.files import open_own, own_file_lock, write_json_own, write_own
 from thalabus_graph.graph.launcher.install import Installation, default_cache_root, default_version
 from thalabus_graph.graph.launcher.java import (
     JVM_FLAGS,
@@ -24,13 +25,10 @@ from thalabus_graph.graph.launcher.java import (
     java_major_range,
 )
 from thalabus_graph.graph.launcher.process import (
-    CONF_FILE,
     LAUNCHER_CLASS,
     MIN_PASSWORD_LENGTH,
     START_LOCK_FILE,
     DataDir,
-    _file_lock,
-    _write_json_atomic,
     free_port,
     port_answers,
     wait_ready,
@@ -139,6 +137,8 @@ class LocalNeo4j:
                 f"the Neo4j password must have at least {MIN_PASSWORD_LENGTH} characters "
                 "and no line break")
         self._password = password
+        self.auth_kept = False
+        """True after a start without a password on a store whose auth stays on."""
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -227,17 +227,21 @@ class LocalNeo4j:
         self._refuse_if_running()
         self.install()
         java = find_java(self.version, self.java_home)
-        conf = self.data_dir / CONF_FILE
+        conf = self.files.conf_file
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            conf.write_text(self._conf_text(), encoding="utf-8")
         except OSError as exc:
             raise LauncherError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
+        self.files.check_files()  # before anything is written: no file here may be a link
+        self.auth_kept = self._password is None and self.files.auth_recorded()
+        if self._password is not None:
+            self.files.record_auth()
+        write_own(conf, self._conf_text().encode("utf-8"))
         cds_flags = (self.installation.cds_flags(java, self.heap, self._conf_text())
                      if self.class_data_sharing else [])
         deadline = time.monotonic() + timeout
         attempts = 1 if self.port is not None else 3
-        with _file_lock(self.data_dir / START_LOCK_FILE):
+        with own_file_lock(self.data_dir / START_LOCK_FILE):
             self._refuse_if_running()  # again, now that no other start can interleave
             for attempt in range(1, attempts + 1):
                 port = self.port if self.port is not None else free_port()
@@ -269,12 +273,15 @@ class LocalNeo4j:
             argv.append(f"-Dthalabus.parentPid={os.getpid()}")
         if self._password is not None:
             argv.append("-Dthalabus.auth=stdin")
+        elif self.auth_kept:
+            argv.append("-Dthalabus.auth=on")
         argv += [
             "-cp", self.installation.classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port),
             str(conf),
         ]
         uri = f"bolt://127.0.0.1:{port}"
-        with self.log_file.open("wb") as log:
+        with os.fdopen(open_own(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                       "wb") as log:
             proc = subprocess.Popen(
                 argv, cwd=self.data_dir, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL if self._password is None else subprocess.PIPE,
@@ -286,11 +293,11 @@ class LocalNeo4j:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.close()
         self._proc = proc
-        _write_json_atomic(self.pid_file, {
+        write_json_own(self.pid_file, {
             "pid": proc.pid, "port": port, "uri": uri, "version": self.version,
             "java_home": str(java.home), "data_dir": str(self.data_dir),
             "log_file": str(self.log_file), "started_at": time.time(),
-            "auth": self._password is not None,
+            "auth": self._password is not None or self.auth_kept,
             "class_data_archive": next(
                 (f.split("=", 1)[1] for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")),
                 None,
@@ -298,7 +305,8 @@ class LocalNeo4j:
         })
         try:
             wait_ready(proc, uri=uri, port=port, deadline=deadline, log_file=self.log_file,
-                       version=self.version, auth=self.auth, port_chosen=self.port is None)
+                       version=self.version, auth=self.auth, port_chosen=self.port is None,
+                       auth_without_password=self.auth_kept)
         except BaseException:
             self._kill(proc.pid, grace=10.0)
             with contextlib.suppress(FileNotFoundError):
