@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from thalabus_graph.cli import main
+from thalabus_graph.cli.migrate_cmd import format_report
 from thalabus_graph.errors import ChecksumMismatch, LockHeld, MigrationError
+from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
@@ -224,6 +229,50 @@ def test_lock_held_by_another_runner(runner: MigrationRunner, db: Database,
     release.join()
     assert time.monotonic() - began >= 0.9
     assert report.applied == ()
+    assert runner.dao.read_lock() is None
+
+
+_HOLD_THE_LOCK = """
+import os, sys, time
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import MigrationRunner
+target = Connection.resolve()
+db = Database.connect(target.uri, auth=target.auth, database=target.database)
+runner = MigrationRunner(db, migrations_dir=sys.argv[1])
+assert runner.dao.try_lock(runner.owner).owner == runner.owner
+print(runner.owner, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_lock_left_by_a_killed_runner_on_this_host_is_removed_at_once(
+        runner: MigrationRunner, db: Database, db_settings: Settings,
+        neo4j_connection: Connection) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    env.update(NEO4J_URI=neo4j_connection.uri, NEO4J_DATABASE=neo4j_connection.database)
+    if neo4j_connection.auth is not None:
+        env.update(NEO4J_USERNAME=neo4j_connection.auth[0],
+                   NEO4J_PASSWORD=neo4j_connection.auth[1])
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THE_LOCK, str(REPO_MIGRATIONS)],
+                              env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        owner = holder.stdout.readline().strip()
+        assert f":{holder.pid}:" in owner  # host:pid:token
+        assert runner.dao.read_lock() is not None
+    finally:
+        holder.kill()  # SIGKILL: the lock node stays behind
+        holder.wait()
+    left = runner.dao.read_lock()
+    assert left is not None and left.owner == owner
+    began = time.monotonic()
+    report = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS,
+                             lock_timeout=30).migrate()
+    assert time.monotonic() - began < 10
+    assert report.cleared_lock == owner
+    assert "removed the migration lock of runner " + owner in format_report(report)
     assert runner.dao.read_lock() is None
 
 

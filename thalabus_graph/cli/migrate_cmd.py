@@ -169,7 +169,10 @@ def handle_clean(args: argparse.Namespace) -> int:
 
 def format_report(report: MigrationReport) -> str:
     """Human-readable summary of one ``migrate()`` run."""
-    lines = [f"applied V{s.version:04d} {s.description} ({s.statements} statements, "
+    lines = [] if report.cleared_lock is None else [
+        f"removed the migration lock of runner {report.cleared_lock}: its process on this host "
+        "no longer runs"]
+    lines += [f"applied V{s.version:04d} {s.description} ({s.statements} statements, "
              f"{s.execution_time_ms} ms)" for s in report.applied]
     current = "none" if report.current_version is None else f"V{report.current_version:04d}"
     if not report.applied:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,12 +11,12 @@ from typing import Any
 
 from thalabus_graph.errors import (
     GraphError,
-    LockHeld,
     MigrationError,
 )
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.discovery import Migration, discover
 from thalabus_graph.graph.migrations.history import LOCK_NAME, HistoryDao
+from thalabus_graph.graph.migrations.lock import acquire, runner_name
 from thalabus_graph.graph.migrations.parsing import placeholder_values
 from thalabus_graph.graph.migrations.status import (
     STATE_WAITING,
@@ -55,6 +52,8 @@ class MigrationReport:
     current_version: int | None
     waiting: tuple[str, ...] = ()
     """Migrations left for a newer server line, each as ``status`` describes it."""
+    cleared_lock: str | None = None
+    """The runner whose lock this run removed: it named this host and a pid no longer running."""
 
     @property
     def changed(self) -> bool:
@@ -65,7 +64,8 @@ class MigrationReport:
         """JSON-ready form."""
         return {"applied": [s.to_dict() for s in self.applied],
                 "already_applied": self.already_applied,
-                "current_version": self.current_version, "waiting": list(self.waiting)}
+                "current_version": self.current_version, "waiting": list(self.waiting),
+                "cleared_lock": self.cleared_lock}
 
 
 class MigrationRunner:
@@ -90,7 +90,7 @@ class MigrationRunner:
         self.lock_timeout = lock_timeout
         self.index_timeout = index_timeout
         self.dao = HistoryDao(database, lock_name)
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.owner = runner_name()
         self._clock = clock
 
     def local(self) -> list[Migration]:
@@ -118,7 +118,8 @@ class MigrationRunner:
         Raises:
             ChecksumMismatch: an applied file was edited.
             SettingsMismatch: placeholder values differ from those recorded.
-            LockHeld: another runner kept the lock longer than ``lock_timeout``.
+            LockHeld: another runner kept the lock longer than ``lock_timeout`` (a lock
+                whose owner is a dead process on this host is removed at once, see ``lock``).
             MigrationError: a statement failed (named), or history and files disagree.
         """
         values = placeholder_values(self.settings)
@@ -126,7 +127,7 @@ class MigrationRunner:
         for m in local:  # unknown placeholders fail before anything runs
             m.render(values)
         self.dao.ensure_bootstrap_schema()
-        self._acquire_lock()
+        cleared = acquire(self.dao, self.owner, self.lock_timeout, self._clock)
         failed = True
         try:
             analysis = analyze(local, self.dao.history(), values, self.dao.server())
@@ -138,7 +139,8 @@ class MigrationRunner:
             waiting = tuple(f"V{r.version:04d} {r.description}: {r.detail}"
                             for r in status_rows(analysis) if r.state == STATE_WAITING)
             return MigrationReport(tuple(steps), len(analysis.applied),
-                                   max(versions, default=None), waiting)
+                                   max(versions, default=None), waiting,
+                                   cleared.owner if cleared else None)
         finally:
             self._release_lock(quiet=failed)
 
@@ -156,22 +158,6 @@ class MigrationRunner:
         self.dao.delete_history()
 
     # -- steps ---------------------------------------------------------------------------
-
-    def _acquire_lock(self) -> None:
-        deadline = self._clock() + self.lock_timeout
-        delay = 0.1
-        while True:
-            holder = self.dao.try_lock(self.owner)
-            if holder.owner == self.owner:
-                return
-            if self._clock() >= deadline:
-                since = holder.acquired_at.isoformat() if holder.acquired_at else "unknown"
-                raise LockHeld(
-                    f"another migration runner ({holder.owner}, since {since}) holds the "
-                    f"migration lock; waited {self.lock_timeout:g} s. If no runner is active, "
-                    "remove the lock with `thalabus-graph migrations unlock`")
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
 
     def _release_lock(self, *, quiet: bool) -> None:
         """Release our lock; when another error is on its way out, do not mask it."""
