@@ -7,12 +7,15 @@ analyzer from ``THALABUS_*`` settings) and shows which versions are applied or p
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from thalabus_graph.cli import common
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.errors import ConfigurationError, ThalabusError
 from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
     STATE_PENDING,
@@ -114,11 +117,30 @@ def handle_migrate(args: argparse.Namespace) -> int:
         report = _runner(args, db).migrate()
     finally:
         db.close()
+    warnings = local_server_warnings(common.connection(args).uri)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        common.emit_json(report.to_dict())
+        common.emit_json({**report.to_dict(), "warnings": warnings})
     else:
         print(format_report(report))
     return common.EXIT_OK
+
+
+def local_server_warnings(uri: str) -> list[str]:
+    """The warnings of the local launcher server ``uri`` points at (default data dir).
+
+    Such as a store that has outgrown its page cache; nothing when ``uri`` is another server.
+    """
+    parsed = urlsplit(uri)
+    if parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return []
+    try:
+        state = LocalNeo4j(data_dir=default_data_dir()).status()
+        port = parsed.port
+    except (ThalabusError, ValueError):
+        return []
+    return list(state.warnings) if state.running and state.port == port else []
 
 
 def handle_status(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ Layout::
 
 The package: ``java`` finds a JDK, ``install`` fills the cache (jars, compiled launcher, class
 archive), ``process`` knows the data dir's files and which pid serves it, ``server`` holds
-``LocalNeo4j``.
+``LocalNeo4j``, ``memory`` sizes heap and page cache from the machine and the store.
 
 Which process serves a data dir is never taken from ``neo4j.pid.json``: the launcher JVM holds
 an fcntl lock on ``<data dir>/neo4j.lock`` for its whole life, and ``fcntl(F_GETLK)`` names the
@@ -34,6 +34,7 @@ from thalabus_graph.graph.launcher.java import (
     java_installation,
     java_major_range,
 )
+from thalabus_graph.graph.launcher.memory import MemoryPlan, recommend
 from thalabus_graph.graph.launcher.process import (
     CONF_FILE,
     LOCK_FILE,
@@ -45,12 +46,8 @@ from thalabus_graph.graph.launcher.process import (
     port_answers,
     process_alive,
 )
-from thalabus_graph.graph.launcher.server import (
-    LocalNeo4j,
-    ServerStatus,
-    default_data_dir,
-    generate_password,
-)
+from thalabus_graph.graph.launcher.server import LocalNeo4j, default_data_dir, generate_password
+from thalabus_graph.graph.launcher.status import ServerStatus
 
 __all__ = [
     "CONF_FILE",
@@ -63,6 +60,7 @@ __all__ = [
     "Installation",
     "JavaInstallation",
     "LocalNeo4j",
+    "MemoryPlan",
     "ServerStatus",
     "default_cache_root",
     "default_data_dir",
@@ -75,4 +73,5 @@ __all__ = [
     "lock_holder",
     "port_answers",
     "process_alive",
+    "recommend",
 ]

@@ -276,6 +276,9 @@ class DataDir:
             "version": record.get("version") or _version_of(pid),
             "started_at": record.get("started_at"),
             "auth": record.get("auth"),
+            "heap": record.get("heap") if isinstance(record.get("heap"), str) else None,
+            "page_cache": (record.get("page_cache")
+                           if isinstance(record.get("page_cache"), str) else None),
         }
 
     def drop_stale_pid_file(self) -> None:

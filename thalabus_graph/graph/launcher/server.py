@@ -8,10 +8,8 @@ import re
 import secrets
 import subprocess
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
 from thalabus_graph.graph.launcher.config import conf_text
@@ -24,6 +22,13 @@ from thalabus_graph.graph.launcher.java import (
     find_java,
     java_major_range,
 )
+from thalabus_graph.graph.launcher.memory import (
+    HEAP_ENV,
+    PAGE_CACHE_ENV,
+    MemoryPlan,
+    fill_sizes,
+    setting,
+)
 from thalabus_graph.graph.launcher.process import (
     LAUNCHER_CLASS,
     MIN_PASSWORD_LENGTH,
@@ -33,34 +38,9 @@ from thalabus_graph.graph.launcher.process import (
     port_answers,
     wait_ready,
 )
+from thalabus_graph.graph.launcher.status import ServerStatus, server_status
 
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-.][A-Za-z0-9.]+)?$")
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """Whether a data dir's server runs (its lock holder) and where it listens."""
-
-    data_dir: Path
-    running: bool
-    pid: int | None = None
-    port: int | None = None
-    uri: str | None = None
-    version: str | None = None
-    log_file: Path | None = None
-    started_at: float | None = None
-    answering: bool = False
-    """True when the Bolt port accepts a TCP connection right now."""
-    auth: bool | None = None
-    """True when the server was started with auth (user neo4j); None when unknown."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready view (paths as strings)."""
-        out = asdict(self)
-        out["data_dir"] = str(self.data_dir)
-        out["log_file"] = str(self.log_file) if self.log_file else None
-        return out
-
 
 
 class LocalNeo4j:
@@ -83,8 +63,8 @@ class LocalNeo4j:
         java_home: Path | str | None = None,
         cache_dir: Path | str | None = None,
         *,
-        heap: str = "1g",
-        page_cache: str = "256m",
+        heap: str | None = None,
+        page_cache: str | None = None,
         transaction_memory: str = "512m",
         exit_with_parent: bool = False,
         class_data_sharing: bool | None = None,
@@ -101,7 +81,10 @@ class LocalNeo4j:
             java_home: a JDK to use instead of the automatic choice.
             cache_dir: cache root for jars and the compiled launcher; the version is a
                 sub-directory (default ``$THALABUS_NEO4J_HOME`` or ~/.cache/thalabus-graph/neo4j).
-            heap: JVM ``-Xmx``; page_cache and transaction_memory: Neo4j memory limits.
+            heap: JVM ``-Xmx``, page_cache: Neo4j's page cache (``512m``, ``2g``); None:
+                ``$THALABUS_NEO4J_HEAP`` / ``$THALABUS_NEO4J_PAGE_CACHE``, else sized at
+                start from the machine and the store (``memory.recommend``).
+            transaction_memory: the memory all transactions together may use.
             exit_with_parent: the server shuts itself down when this Python process ends
                 (for tests: a crashed run leaves no JVM behind). The CLI leaves it off.
             class_data_sharing: map a JVM class archive for faster starts (trained by one
@@ -123,8 +106,11 @@ class LocalNeo4j:
         self.cache_dir = root.absolute() / self.version
         self.installation = Installation(self.version, self.cache_dir, self.java_home)
         self.files = DataDir(self.data_dir)
-        self.heap = heap
-        self.page_cache = page_cache
+        self.heap = heap if heap is not None else setting(None, HEAP_ENV)
+        self.page_cache = (page_cache if page_cache is not None
+                           else setting(None, PAGE_CACHE_ENV))
+        self.memory_plan: MemoryPlan | None = None
+        """What the sizing rule gave at the last start (None: both sizes were set)."""
         self.transaction_memory = transaction_memory
         self.exit_with_parent = exit_with_parent
         if class_data_sharing is None:
@@ -194,24 +180,7 @@ class LocalNeo4j:
 
     def status(self) -> ServerStatus:
         """Whether a server runs on this data dir (its lock holder), and where it listens."""
-        pid = self.server_pid()
-        if pid is None:
-            self.files.drop_stale_pid_file()
-            return ServerStatus(data_dir=self.data_dir, running=False, log_file=self.log_file)
-        details = self.files.details(pid)
-        port = details["port"]
-        return ServerStatus(
-            data_dir=self.data_dir,
-            running=True,
-            pid=pid,
-            port=port,
-            uri=details["uri"],
-            version=details["version"],
-            log_file=self.log_file,
-            started_at=details["started_at"],
-            answering=isinstance(port, int) and port_answers(port),
-            auth=details["auth"],
-        )
+        return server_status(self.files)
 
     def start(self, timeout: float = 180.0) -> str:
         """Start the server and return its Bolt URI once the driver can connect.
@@ -236,8 +205,9 @@ class LocalNeo4j:
         self.auth_kept = self._password is None and self.files.auth_recorded()
         if self._password is not None:
             self.files.record_auth()
+        self._size_memory()
         write_own(conf, self._conf_text().encode("utf-8"))
-        cds_flags = (self.installation.cds_flags(java, self.heap, self._conf_text())
+        cds_flags = (self.installation.cds_flags(java, self._heap(), self._conf_text())
                      if self.class_data_sharing else [])
         deadline = time.monotonic() + timeout
         attempts = 1 if self.port is not None else 3
@@ -267,7 +237,7 @@ class LocalNeo4j:
     def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float,
                 cds_flags: list[str]) -> str:
         """Start one JVM on ``port`` and wait for it; on failure kill it and drop the pid file."""
-        argv = [str(java.java), f"-Xmx{self.heap}", *JVM_FLAGS, *_version_flags(java),
+        argv = [str(java.java), f"-Xmx{self._heap()}", *JVM_FLAGS, *_version_flags(java),
                 *cds_flags]
         if self.exit_with_parent:
             argv.append(f"-Dthalabus.parentPid={os.getpid()}")
@@ -298,6 +268,7 @@ class LocalNeo4j:
             "java_home": str(java.home), "data_dir": str(self.data_dir),
             "log_file": str(self.log_file), "started_at": time.time(),
             "auth": self._password is not None or self.auth_kept,
+            "heap": self.heap, "page_cache": self.page_cache,
             "class_data_archive": next(
                 (f.split("=", 1)[1] for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")),
                 None,
@@ -316,7 +287,21 @@ class LocalNeo4j:
 
     def _conf_text(self) -> str:
         """The ``neo4j.conf`` this server starts with."""
-        return conf_text(page_cache=self.page_cache, transaction_memory=self.transaction_memory)
+        if self.page_cache is None:
+            self._size_memory()
+        return conf_text(page_cache=str(self.page_cache),
+                         transaction_memory=self.transaction_memory)
+
+    def _heap(self) -> str:
+        return self.heap or self._size_memory().heap_size
+
+    def _size_memory(self) -> MemoryPlan:
+        """Fill the sizes not set from the machine and the store (``memory.recommend``)."""
+        filled = self.heap is None or self.page_cache is None
+        self.heap, self.page_cache, plan = fill_sizes(self.data_dir, self.heap, self.page_cache)
+        if filled:
+            self.memory_plan = plan
+        return plan
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Stop the server with SIGTERM (SIGKILL after ``timeout`` s); False if none ran."""
