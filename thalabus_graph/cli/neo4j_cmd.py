@@ -17,7 +17,6 @@ from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir, generate
 from thalabus_graph.graph.launcher.memory import (
     HEAP_ENV,
     PAGE_CACHE_ENV,
-    format_size,
     setting,
 )
 
@@ -168,9 +167,13 @@ def _memory_line(server: LocalNeo4j) -> str:
     line = f"heap {server.heap}, page cache {server.page_cache}"
     if plan is None:
         return line + " (as set)"
-    return (line + f" (sized for {format_size(plan.machine // (1 << 20) * (1 << 20))} of memory "
-            f"and a {format_size(max(plan.store // (1 << 20), 1) * (1 << 20))} store; "
-            "--heap / --page-cache set them)")
+    return (line + f" (sized for {_human(plan.machine)} of memory and a {_human(plan.store)} "
+            "store; --heap / --page-cache set them)")
+
+
+def _human(size: int) -> str:
+    """Bytes in GiB with one decimal, or in MiB below one GiB."""
+    return f"{size / (1 << 30):.1f} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.1f} MiB"
 
 
 def _stop(args: argparse.Namespace) -> int:
