@@ -21,6 +21,7 @@ and ``IngestReport.duplicates`` names both lines (one id per document is remembe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -40,9 +41,14 @@ from thalabus_graph.documents import (
 )
 from thalabus_graph.embeddings import Embedder, text_hash
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.settings import Settings
 
+logger = logging.getLogger(__name__)
+
+INDEX_WAIT_SECONDS = 600
+"""How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
 
 
@@ -78,6 +84,10 @@ class IngestReport:
     errors: list[LineError] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     members_dropped: dict[str, int] = field(default_factory=dict)
+    index_wait_seconds: float = 0.0
+    """Time spent at the end waiting for the indexes to be ONLINE and queryable (in ``seconds``)."""
+    index_warning: str = ""
+    """Why an index is not online after the ingest (empty when all are)."""
 
     @property
     def members_dropped_total(self) -> int:
@@ -101,6 +111,7 @@ class IngestReport:
             "duplicates": [{"documentid": d.documentid, "line": d.line_number,
                             "replaced_by": d.replaced_by} for d in self.duplicates],
             "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
+            "index_wait_seconds": round(self.index_wait_seconds, 3),
         }
 
     def warnings(self) -> list[str]:
@@ -109,6 +120,8 @@ class IngestReport:
                f"{d.replaced_by}; the later line replaces it whole" for d in self.duplicates]
         out.extend(f"dataset {ds}: {n} members dropped (their fragments left re-ingested "
                    "documents)" for ds, n in sorted(self.members_dropped.items()))
+        if self.index_warning:
+            out.append(self.index_warning)
         return out
 
 
@@ -132,6 +145,7 @@ class Ingestor:
         self.db = db
         self.settings = settings
         self.embedder = embedder
+        self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
                *, strict: bool = False, progress: bool | None = None) -> IngestReport:
@@ -151,11 +165,32 @@ class Ingestor:
                 self._write_batch(batch, report, strict)
                 bar.update(len(batch))
                 bar.set_postfix_str(_rates(report, time.perf_counter() - start))
+            if report.documents:
+                self.index_warning = ""
+                report.index_wait_seconds = self._await_indexes()
+                report.index_warning = self.index_warning
         finally:
             bar.close()
             report.seconds = time.perf_counter() - start
             report.errors.sort(key=lambda e: e.line_number)
         return report
+
+    def _await_indexes(self) -> float:
+        """Wait until every index is ONLINE, so the ingest returns a queryable graph.
+
+        ``db.awaitIndexes`` covers the indexes populating after this ingest's writes; the
+        time it took is logged and reported (``index_wait_seconds``).
+        """
+        began = time.perf_counter()
+        try:
+            self.db.run_schema(cypher_library.load("migrations_await_indexes"),
+                               {"timeout": INDEX_WAIT_SECONDS})
+        except GraphError as exc:  # the documents are written; say why queries may suffer
+            self.index_warning = f"an index is not online after the ingest: {exc}"
+            logger.warning("ingest: %s", self.index_warning)
+        waited = time.perf_counter() - began
+        logger.info("ingest: waited %.2f s for the indexes to be online", waited)
+        return waited
 
     # --- input ---------------------------------------------------------------------------
     def _documents(self, source: Any, strict: bool, report: IngestReport
