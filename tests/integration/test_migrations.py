@@ -365,3 +365,46 @@ def test_cli_migrate_and_status(runner: MigrationRunner, neo4j_uri: str,
 def test_clean_db_keeps_schema_and_history(clean_db: Database, runner: MigrationRunner) -> None:
     assert history_versions(runner) == applicable_versions(runner)
     assert set(VECTOR_INDEXES) <= schema_names(runner)
+
+
+def test_stored_bad_vectors_are_reported_by_status_and_removed_on_request(
+        clean_db: Database, runner: MigrationRunner, neo4j_uri: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    dims = runner.settings.embedding_dimensions
+    vectors = {
+        "bad-zero": [0.0] * dims,
+        "bad-tiny": [1e-200] * dims,
+        "bad-huge": [1e300] * dims,
+        "bad-short": [0.5] * (dims - 1),
+        "good": [0.1] * dims,
+    }
+    for fragmentid, vector in vectors.items():
+        clean_db.driver.execute_query(
+            "CREATE (:Fragment:Chapter {fragmentid: $f, documentid: 'doc-' + $f, "
+            "embedding: $v})", {"f": fragmentid, "v": vector}, database_=clean_db.database)
+    clean_db.driver.execute_query(
+        "CREATE (:Fragment:Chapter {fragmentid: 'bad-nan', documentid: 'doc-bad-nan', "
+        "embedding: [0.0 / 0.0] + [x IN range(2, $d) | 0.1]})", {"d": dims},
+        database_=clean_db.database)
+
+    check = runner.check_vectors()
+    assert check.total == 5
+    assert {b.fragmentid: b.problem for b in check.listed} == {
+        "bad-huge": "not finite", "bad-nan": "not finite", "bad-short": "dimension",
+        "bad-tiny": "norm", "bad-zero": "norm"}
+    assert main(["migrations", "status", "--uri", neo4j_uri]) == 0
+    err = capsys.readouterr().err
+    assert "5 stored embedding(s) no search can use" in err
+    assert "migrations repair-vectors --yes" in err
+
+    assert main(["migrations", "repair-vectors", "--uri", neo4j_uri]) == 2
+    assert runner.check_vectors().total == 5  # nothing removed without --yes
+    assert main(["migrations", "repair-vectors", "--uri", neo4j_uri, "--yes", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done == {"removed": 5, "documentids": sorted(
+        f"doc-{f}" for f in ("bad-huge", "bad-nan", "bad-short", "bad-tiny", "bad-zero"))}
+    assert runner.check_vectors().total == 0
+    kept = clean_db.driver.execute_query(
+        "MATCH (f:Fragment) WHERE f.embedding IS NOT NULL RETURN collect(f.fragmentid) AS ids",
+        database_=clean_db.database).records[0]["ids"]
+    assert kept == ["good"]

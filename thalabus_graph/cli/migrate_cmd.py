@@ -33,6 +33,7 @@ examples:
   THALABUS_EMBEDDING_DIMENSIONS=768 thalabus-graph migrate
   thalabus-graph migrations status
   thalabus-graph migrations unlock
+  thalabus-graph migrations repair-vectors --yes
   thalabus-graph migrations clean --schema --yes && thalabus-graph migrate
 
 exit codes: 0 ok; 1 failure (edited migration, lock held, failed statement, Neo4j
@@ -71,6 +72,15 @@ def register(subparsers: Any) -> None:
     )
     _add_options(status)
     status.set_defaults(handler=handle_status)
+    repair = actions.add_parser(
+        "repair-vectors", help="remove stored embeddings no search can use",
+        description="Remove every stored embedding with the wrong dimension, a value that is "
+        "not finite, or a norm of (almost) zero, which `migrations status` reports; searches "
+        "then pass those fragments by until their documents are re-ingested. Needs --yes.",
+    )
+    _add_options(repair)
+    repair.add_argument("--yes", action="store_true", help="confirm")
+    repair.set_defaults(handler=handle_repair_vectors)
     unlock = actions.add_parser(
         "unlock", help="remove a lock left by a migration runner that died",
         description="Delete the migration lock node. Only when no runner is active.",
@@ -147,15 +157,39 @@ def handle_status(args: argparse.Namespace) -> int:
     """Print one row per migration version; exit 1 when history and files disagree."""
     db = _connect(args)
     try:
-        rows = _runner(args, db).status()
+        runner = _runner(args, db)
+        rows = runner.status()
+        vectors = runner.check_vectors()
     finally:
         db.close()
+    if vectors.total:
+        print(f"warning: {vectors.advice()}", file=sys.stderr)
     if args.json:
         common.emit_json([r.to_dict() for r in rows])
     else:
         print(format_table(rows))
     ok = all(r.state in (STATE_APPLIED, STATE_PENDING, STATE_WAITING) for r in rows)
     return common.EXIT_OK if ok else common.EXIT_FAILURE
+
+
+def handle_repair_vectors(args: argparse.Namespace) -> int:
+    """Remove the bad stored embeddings; needs ``--yes``."""
+    if not args.yes:
+        raise ConfigurationError("`migrations repair-vectors` removes embeddings: add --yes "
+                                 "to confirm")
+    db = _connect(args)
+    try:
+        removed, documentids = _runner(args, db).repair_vectors()
+    finally:
+        db.close()
+    if args.json:
+        common.emit_json({"removed": removed, "documentids": documentids})
+    elif removed:
+        print(f"removed {removed} bad embedding(s); re-ingest these documents to embed them "
+              f"again: {', '.join(documentids)}")
+    else:
+        print("no bad embeddings stored")
+    return common.EXIT_OK
 
 
 def handle_unlock(args: argparse.Namespace) -> int:

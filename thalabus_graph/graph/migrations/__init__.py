@@ -5,6 +5,8 @@ placeholders), ``checksums``, ``discovery`` (``discover``). Running them: ``hist
 (``HistoryDao``, every history and lock statement, named files ``cypher/migrations_*.cypher``),
 ``lock`` (who holds the lock, and whether that owner is still alive), ``runner``
 (``MigrationRunner``). ``status``: the pure ``analyze`` comparing files with the history.
+``vectors``: stored embeddings no search can use, reported by ``migrations status`` and
+removed by ``migrations repair-vectors``.
 
 File format and rules:
 
@@ -85,6 +87,7 @@ from thalabus_graph.graph.migrations.status import (
     analyze,
     status_rows,
 )
+from thalabus_graph.graph.migrations.vectors import BadVector, VectorCheck
 
 __all__ = [
     "FILE_PATTERN",
@@ -103,6 +106,7 @@ __all__ = [
     "Analysis",
     "AppliedMigration",
     "AppliedStep",
+    "BadVector",
     "HistoryDao",
     "LockInfo",
     "Migration",
@@ -113,6 +117,7 @@ __all__ = [
     "SettingsMismatch",
     "Statement",
     "StatusRow",
+    "VectorCheck",
     "analyze",
     "checksum",
     "discover",

@@ -25,6 +25,7 @@ from thalabus_graph.graph.migrations.status import (
     analyze,
     status_rows,
 )
+from thalabus_graph.graph.migrations.vectors import VectorCheck, check_vectors, remove_bad_vectors
 from thalabus_graph.settings import Settings
 
 
@@ -143,6 +144,14 @@ class MigrationRunner:
                                    cleared.owner if cleared else None)
         finally:
             self._release_lock(quiet=failed)
+
+    def check_vectors(self) -> VectorCheck:
+        """The stored embeddings no search can use (wrong dimension, not finite, zero norm)."""
+        return check_vectors(self.database, self.settings.embedding_dimensions)
+
+    def repair_vectors(self) -> tuple[int, list[str]]:
+        """Remove the bad stored embeddings; returns how many and the documents to re-ingest."""
+        return remove_bad_vectors(self.database, self.settings.embedding_dimensions)
 
     def unlock(self) -> bool:
         """Remove a lock left by a runner that died; True when there was one."""
