@@ -21,6 +21,7 @@ and ``IngestReport.duplicates`` names both lines (one id per document is remembe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -40,10 +41,15 @@ from thalabus_graph.documents import (
 )
 from thalabus_graph.embeddings import Embedder, text_hash
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.progress import Progress
 from thalabus_graph.settings import Settings
 
+logger = logging.getLogger(__name__)
+
+INDEX_WAIT_SECONDS = 600
+"""How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
 
 
@@ -87,6 +93,10 @@ class IngestReport:
     bookmarks: tuple[str, ...] = ()
     """The writing graph object's bookmarks after the run (``ThalabusGraph.ingest`` sets
     them): another process that waits for them sees every document written."""
+    index_wait_seconds: float = 0.0
+    """Time spent at the end waiting for the indexes to be ONLINE and queryable (in ``seconds``)."""
+    index_warning: str = ""
+    """Why an index is not online after the ingest (empty when all are)."""
 
     @property
     def members_dropped_total(self) -> int:
@@ -111,6 +121,7 @@ class IngestReport:
                             "replaced_by": d.replaced_by} for d in self.duplicates],
             "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
             "bookmarks": list(self.bookmarks),
+            "index_wait_seconds": round(self.index_wait_seconds, 3),
         }
 
     def warnings(self) -> list[str]:
@@ -119,6 +130,8 @@ class IngestReport:
                f"{d.replaced_by}; the later line replaces it whole" for d in self.duplicates]
         out.extend(f"dataset {ds}: {n} members dropped (their fragments left re-ingested "
                    "documents)" for ds, n in sorted(self.members_dropped.items()))
+        if self.index_warning:
+            out.append(self.index_warning)
         return out
 
 
@@ -143,6 +156,7 @@ class Ingestor:
         self.settings = settings
         self.embedder = embedder
         self._bar: Progress | _NoProgress = _NoProgress()
+        self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
                *, strict: bool = False, progress: bool | None = None) -> IngestReport:
@@ -167,12 +181,33 @@ class Ingestor:
             for batch in self._batches(self._documents(source, strict, report)):
                 self._write_batch(batch, report, strict)
                 bar.advance(len(batch))
+            if report.documents:
+                self.index_warning = ""
+                report.index_wait_seconds = self._await_indexes()
+                report.index_warning = self.index_warning
         finally:
             bar.close()
             self._bar = _NoProgress()
             report.seconds = time.perf_counter() - start
             report.errors.sort(key=lambda e: e.line_number)
         return report
+
+    def _await_indexes(self) -> float:
+        """Wait until every index is ONLINE, so the ingest returns a queryable graph.
+
+        ``db.awaitIndexes`` covers the indexes populating after this ingest's writes; the
+        time it took is logged and reported (``index_wait_seconds``).
+        """
+        began = time.perf_counter()
+        try:
+            self.db.run_schema(cypher_library.load("migrations_await_indexes"),
+                               {"timeout": INDEX_WAIT_SECONDS})
+        except GraphError as exc:  # the documents are written; say why queries may suffer
+            self.index_warning = f"an index is not online after the ingest: {exc}"
+            logger.warning("ingest: %s", self.index_warning)
+        waited = time.perf_counter() - began
+        logger.info("ingest: waited %.2f s for the indexes to be online", waited)
+        return waited
 
     # --- input ---------------------------------------------------------------------------
     def _documents(self, source: Any, strict: bool, report: IngestReport
