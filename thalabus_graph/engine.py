@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,13 +17,14 @@ from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError, UnknownCategoryError
-from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.plan.steps import IN_INDEX_UNKNOWN, VECTOR_SOURCES, InIndexFilter
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -36,12 +36,9 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import (
-    IN_INDEX_UNKNOWN,
-    VECTOR_SOURCES,
-    InIndexFilter,
-    SearchExecutor,
-)
+from thalabus_graph.search.documents import DocumentHit as DocumentHit
+from thalabus_graph.search.documents import documents_of, log_sources
+from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -52,26 +49,6 @@ IN_INDEX_RECHECK_SECONDS = 60.0
 """How long the state of the ontology-filtered vector indexes is trusted before it is read
 again (``ThalabusGraph.in_index_filter``)."""
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DocumentHit:
-    """A document-level result: its best fragment score and its details."""
-
-    documentid: str
-    score: float
-    title: str | None
-    ontology: str | None
-    properties: dict[str, Any]
-    categories: dict[str, list[str]]
-    fragments: list[Fragment]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"documentid": self.documentid, "score": self.score, "title": self.title,
-                "ontology": self.ontology, "properties": self.properties,
-                "categories": self.categories,
-                "fragments": [f.to_dict() for f in self.fragments]}
 
 
 @dataclass(frozen=True)
@@ -257,13 +234,24 @@ class ThalabusGraph:
         (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
         pattern counts already read with the query's vocabulary, ``check_query``)."""
         node = parse(query) if isinstance(query, str) else query
+        evaluator = self._evaluator(ontology_id, subset_of_datasetids, reference=reference,
+                                    automatically_rerank=automatically_rerank,
+                                    profile=profile, document_details=document_details,
+                                    reads=reads)
+        return evaluator.results(node), evaluator
+
+    def _evaluator(self, ontology_id: str | None, subset_of_datasetids: Sequence[str] | None,
+                   *, reference: bool = False, automatically_rerank: bool = False,
+                   profile: bool = False, document_details: bool = False,
+                   reads: QueryReads | None = None) -> Evaluator:
+        """The evaluator of one query, its executor's scope resolved and given what the
+        vocabulary read returned (``reads``)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = self._rerank_branch if automatically_rerank else None
-        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
-        return evaluator.evaluate(node), evaluator
+        return Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
                subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
@@ -292,23 +280,24 @@ class ThalabusGraph:
         node = parse(text)
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
+        canonical = serialize(node)
         start = time.perf_counter()
-        fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
-                                             subset_of_datasetids=subset_of_datasetids,
-                                             automatically_rerank=automatically_rerank,
-                                             profile=profile, document_details=return_documents,
-                                             reads=reads)
+        evaluator = self._evaluator(ontology_id, subset_of_datasetids,
+                                    automatically_rerank=automatically_rerank,
+                                    profile=profile, document_details=return_documents,
+                                    reads=reads)
+        fragments = evaluator.results(node)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=serialize(node)))
-        _log_sources(fragments)
-        documents = (self.documents_of(fragments, known=evaluator.executor.details)
+                                                    query=canonical))
+        log_sources(fragments)
+        documents = (documents_of(self.db, fragments, known=evaluator.executor.details)
                      if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
-            plan = {"query": serialize(node), "ms": round(elapsed, 3),
+            plan = {"query": canonical, "ms": round(elapsed, 3),
                     "embed_ms": round(evaluator.executor.embed_ms, 3),
                     "fragments": len(fragments),
                     "tree": evaluator.plan.to_dict(measured=True)}
@@ -350,36 +339,9 @@ class ThalabusGraph:
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
-        """Aggregate fragments to documents: best score each, details attached, best first.
-
-        ``known``: details the searches already read (documentid -> [documentid, properties,
-        ontologyid, categories], as ``document_details`` returns them; ``query`` passes its
-        executor's); only the documents missing there are read, in one statement.
-        """
-        ranked = aggregate_documents(fragments)
-        if not ranked:
-            return []
-        details: dict[str, Sequence[Any]] = dict(known or {})
-        missing = [d for d, _ in ranked if d not in details]
-        if missing:
-            rows = self.db.read_plain("document_details", documentids=missing)
-            details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
-        by_doc: dict[str, list[Fragment]] = {}
-        for f in fragments:
-            by_doc.setdefault(f.documentid, []).append(f)
-        out: list[DocumentHit] = []
-        for documentid, score in ranked:
-            _, props, ontology, categories = (details.get(documentid)
-                                              or (documentid, None, None, None))
-            cats: dict[str, list[str]] = {}
-            for c in categories or ():
-                if c.get("name") is not None:
-                    cats.setdefault(c["name"], []).append(c["value"])
-            props = dict(props or {})
-            out.append(DocumentHit(documentid, score, props.get("title"), ontology, props,
-                                   {k: sorted(set(v)) for k, v in cats.items()},
-                                   by_doc.get(documentid, [])))
-        return out
+        """Aggregate fragments to documents: best score each, details attached, best first
+        (``search.documents.documents_of``; ``known``: details the searches already read)."""
+        return documents_of(self.db, fragments, known=known)
 
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
@@ -501,16 +463,6 @@ class ThalabusGraph:
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context (see ``Datasets.goal_context``)."""
         return self.datasets.goal_context(goalid, **kwargs)
-
-
-def _log_sources(fragments: Sequence[Fragment]) -> None:
-    """One INFO line per fragment source kind of a query's result (how many, best score)."""
-    if not logger.isEnabledFor(logging.INFO):
-        return
-    counts = Counter(f.source for f in fragments)
-    for source in sorted(counts):
-        best = max(f.score for f in fragments if f.source == source)
-        logger.info("query: %d %s fragments (best score %.4f)", counts[source], source, best)
 
 
 class _NoEmbedder:

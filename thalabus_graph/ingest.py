@@ -79,11 +79,6 @@ class IngestReport:
     duplicates: list[Duplicate] = field(default_factory=list)
     members_dropped: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def members_dropped_total(self) -> int:
-        """Dataset members dropped in all datasets."""
-        return sum(self.members_dropped.values())
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
         secs = max(self.seconds, 1e-9)

@@ -62,7 +62,7 @@ from tests.support.embedders import SeededEmbedder, text_seed
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database, Record
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.search.executor import SearchExecutor
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/filtered_search.json")
 RECALL_AT = 10

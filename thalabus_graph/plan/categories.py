@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph.graph.database import Database
+from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
-from thalabus_graph.search import CategoryPattern, pattern_params
 
 UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
@@ -58,13 +58,6 @@ class _Vocabulary:
     counts: tuple[int, ...] = ()
 
 
-def check_categories(db: Database, node: Node, ontology_id: str | None = None
-                     ) -> list[QueryWarning]:
-    """Warnings for every category name, value and ontology of the query that no stored
-    document has, in reading order, each once; no read when the query has neither."""
-    return check_query(db, node, ontology_id)[0]
-
-
 @dataclass(frozen=True)
 class QueryReads:
     """What the plan needs that the vocabulary read returned in the same round trip:
@@ -79,7 +72,9 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
                 datasetids: list[str] | None = None,
                 patterns: Sequence[CategoryPattern] = ()
                 ) -> tuple[list[QueryWarning], QueryReads]:
-    """``check_categories`` and, from the same round trip, what the plan would read next:
+    """Warnings for every category name, value and ontology of the query that no stored
+    document has (in reading order, each once) and, from the same round trip, what the plan
+    would read next:
     the node counts, the scope's size and the count of every pushed pattern; no read when
     the query has no category and no scope."""
     predicates = category_predicates(node)
@@ -113,7 +108,8 @@ def _read(db: Database, predicates: list[Category], ontology_id: str | None,
     rows = db.read("category_vocabulary", names=names, values=values,
                    exact_names=sorted({p.name for p in predicates}),
                    exact_pairs=[list(pair) for pair in exact_pairs], ontologyid=ontology_id,
-                   datasetids=datasetids, patterns=[pattern_params(p) for p in patterns])
+                   datasetids=datasetids,
+                   patterns=[pattern_params(pattern) for pattern in patterns])
     row = rows[0] if rows else {}
     sizes = row.get("sizes")
     return _Vocabulary(frozenset(row.get("names") or ()),

@@ -7,7 +7,7 @@ first and whether its filter side is pushed into the phrase as a Cypher pattern,
 restriction pushed into the node (a document set known now, the other AND side's documents
 known at run time, a category pattern, the ontology pattern), the documents of every pure
 filter, and for every phrase the searches it will run with their statements, paths, ``k``
-and the counts that chose them (``searches.phrase_steps``). The reads the decisions need
+and the counts that chose them (``searches.phrase_plan``). The reads the decisions need
 (every category of the query in one round trip, the pattern counts, the universe of a NOT,
 the node counts) are made here and shown as the node's steps in both readers.
 
@@ -23,11 +23,12 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.filters import filter_pattern
-from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
+from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
+from thalabus_graph.plan.steps import CategoryPattern, DocSet, FilterPattern, Step
 from thalabus_graph.plan.texts import QueryTexts
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
 from thalabus_graph.query import children as node_children
-from thalabus_graph.search import CategoryPattern, DocSet, FilterPattern, SearchExecutor, Step
+from thalabus_graph.search.executor import SearchExecutor
 
 RUNTIME = "runtime"
 """A document set known only at run time (it depends on a scored side's results)."""
@@ -251,8 +252,7 @@ class Compiler:
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
-            if self.ex.ontologyid is not None or self.ex.datasetids is not None:
-                self.ex.scoped()  # the scope's size decides every path
+            self.ex.reads.sized()  # the scope's size decides every path
             pattern = filter_pattern(root) if self.pushdown and plan_root.pure_filter else None
             if pattern is not None:
                 self._stream(plan_root, pattern)
@@ -346,15 +346,12 @@ class Compiler:
     def _node(self, node: Node, plan: PlanNode, restrict: Docs) -> _Frame:
         ex = self.ex
         if isinstance(node, Semantic | Text):
-            if isinstance(restrict, str):
-                plan.planned = runtime_steps(ex, self._state, node)
-            else:
-                plan.planned = phrase_steps(ex, self._state, node, restrict, plan.pattern)
+            plan.planned = planned(ex, self._state, node, restrict, plan.pattern)
             return RUNTIME
         if isinstance(node, Category):
             found: DocSet = frozenset().union(*(self._pairs[(node.name, v)]
                                                 for v in node.values))
-            plan.category_documents = found if ex.scope is None else found & ex.scope
+            plan.category_documents = found if ex.ids is None else found & ex.ids
             plan.reads.append(Step("category", {
                 "name": node.name, "values": list(node.values),
                 "documents": len(plan.category_documents),
@@ -368,7 +365,7 @@ class Compiler:
             if isinstance(restrict, str):
                 universe = RUNTIME
             else:
-                narrowed = None if restrict is None else ex.restriction(restrict)
+                narrowed = None if restrict is None else ex.effective(restrict)
                 universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (node.operand, universe)
             if excluded is None:

@@ -23,9 +23,11 @@ from typing import TypeAlias
 from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
-from thalabus_graph.plan.searches import PhraseState, phrase_steps
+from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
+from thalabus_graph.plan.steps import DocSet, FilterPattern, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
-from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, Step, stubs
+from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.hits import stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -79,7 +81,7 @@ class Evaluator:
         self.record = record
         self.plan: CompiledPlan | None = None
 
-    def evaluate(self, node: Node) -> list[Fragment]:
+    def results(self, node: Node) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
         return list(self.stream(node))
 
@@ -148,14 +150,14 @@ class Evaluator:
         if isinstance(plan.restriction, str) and restrict is not None:
             plan.restricted_to = len(restrict)
         if isinstance(node, Semantic | Text):
-            if isinstance(plan.restriction, str):  # its plan is made now: the documents are known
+            if isinstance(plan.restriction, str):  # chosen now: the documents are known
                 saved, ex.steps = ex.steps, []
-                plan.planned = phrase_steps(ex, PhraseState.of(ex), node, restrict, plan.pattern)
+                chosen = phrase_plan(ex, PhraseState.of(ex), node, restrict, plan.pattern)
+                plan.planned = render(ex, chosen)
                 ex.steps = saved
-            if isinstance(node, Semantic):
-                return ex.semantic(node.text, restrict, category=plan.pattern)
-            return ex.text(node.text, restrict, case_sensitive=node.case_sensitive,
-                           category=plan.pattern)
+            else:
+                chosen = phrase_plan(ex, PhraseState.of(ex), node, restrict, plan.pattern)
+            return ex.run(chosen)
         if isinstance(node, Category):
             docs = plan.category_documents
             return stubs(docs if restrict is None else docs & restrict)
@@ -166,7 +168,7 @@ class Evaluator:
                 excluded = yield (plan.children[0], restrict)
                 assert excluded is not None, "a pushed filter is never TRUE"
                 return combine_not(stubs(restrict, UNIVERSE), excluded)
-            narrowed = None if restrict is None else ex.restriction(restrict)
+            narrowed = None if restrict is None else ex.effective(restrict)
             universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (plan.children[0], universe)
             if excluded is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from thalabus_graph.plan.compile import CompiledPlan, Compiler
 from thalabus_graph.query import Node
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.search.executor import SearchExecutor
 
 
 class Explainer:
