@@ -39,6 +39,7 @@ from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.runner import Runner
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -309,7 +310,7 @@ class ThalabusGraph:
         """The query's category and ontology warnings (raised as an error when ``strict``),
         and the node counts, scope size and the counts of the patterns the plan pushes, read
         in the same round trip (``check_query``)."""
-        warnings, reads = check_query(self.db, node, ontology_id,
+        warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       None if subset_of_datasetids is None
                                       else list(subset_of_datasetids), pushed_patterns(node))
         if strict and warnings:

@@ -27,6 +27,7 @@ from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
 from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.runner import Runner
 
 ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
 STORIES = docs_where(lambda d: d.get("ontology") == "stories")
@@ -273,7 +274,7 @@ def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
     (step,) = ex.steps
     assert step.cypher == "category_vocabulary" and "read" not in step.detail
     preloaded = SearchExecutor(graph.db, graph.settings, graph.embedder, ontologyid=ontology)
-    _, reads = check_query(graph.db, Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
+    _, reads = check_query(Runner(graph.db), Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
                            patterns=[pattern])
     preloaded.preload(reads.sizes, reads.counts)
     assert preloaded.category_count(pattern) == len(expected)

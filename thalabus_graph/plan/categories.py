@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
+from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
@@ -68,7 +68,7 @@ class QueryReads:
     counts: dict[CategoryPattern, int] = field(default_factory=dict)
 
 
-def check_query(db: Database, node: Node, ontology_id: str | None = None,
+def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
                 datasetids: list[str] | None = None,
                 patterns: Sequence[CategoryPattern] = ()
                 ) -> tuple[list[QueryWarning], QueryReads]:
@@ -80,7 +80,7 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     predicates = category_predicates(node)
     if not predicates and ontology_id is None and datasetids is None:
         return [], QueryReads()
-    vocabulary = _read(db, predicates, ontology_id, datasetids, patterns)
+    vocabulary = _read(runner, predicates, ontology_id, datasetids, patterns)
     return (_warnings(vocabulary, predicates, ontology_id),
             QueryReads(vocabulary.sizes, dict(zip(patterns, vocabulary.counts, strict=True))))
 
@@ -100,12 +100,12 @@ def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
     return warnings
 
 
-def _read(db: Database, predicates: list[Category], ontology_id: str | None,
+def _read(runner: Runner, predicates: list[Category], ontology_id: str | None,
           datasetids: list[str] | None, patterns: Sequence[CategoryPattern]) -> _Vocabulary:
     names = sorted({p.name.lower() for p in predicates})
     values = sorted({v.lower() for p in predicates for v in p.values})
     exact_pairs = sorted({(p.name, v) for p in predicates for v in p.values})
-    rows = db.read("category_vocabulary", names=names, values=values,
+    rows = runner.quiet("category_vocabulary", names=names, values=values,
                    exact_names=sorted({p.name for p in predicates}),
                    exact_pairs=[list(pair) for pair in exact_pairs], ontologyid=ontology_id,
                    datasetids=datasetids,

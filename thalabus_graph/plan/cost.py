@@ -18,10 +18,10 @@ from typing import Any
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
     CategoryPattern,
-    DocSet,
     FilterPattern,
     InIndexFilter,
     PathChoice,
+    Restriction,
     VectorSource,
 )
 from thalabus_graph.settings import Settings
@@ -45,7 +45,7 @@ class Scope:
 
     ontologyid: str | None = None
     datasetids: tuple[str, ...] | None = None
-    ids: DocSet | None = None
+    ids: Restriction | None = None
     counts: Mapping[str, int] | None = None
     documents: int | None = None
     in_index: InIndexFilter = IN_INDEX_UNKNOWN
@@ -93,7 +93,7 @@ class Scope:
             return self.documents
         return self.node_counts()["documents"]
 
-    def effective(self, restriction: DocSet | None) -> DocSet | None:
+    def effective(self, restriction: Restriction | None) -> Restriction | None:
         """The restriction a search applies: the id scope intersected with ``restriction``.
         A restriction that keeps every document is none: searching unfiltered gives the same
         fragments without shipping every document id to the server."""
@@ -111,7 +111,7 @@ class Scope:
         return (isinstance(category, FilterPattern) and category.seeds() is not None
                 and self.ontology_pattern() is None and self.dataset_pattern() is None)
 
-    def restricted_documents(self, restriction: DocSet | None,
+    def restricted_documents(self, restriction: Restriction | None,
                              category: CategoryPattern | None = None) -> int:
         """The estimated number of documents a search restricted to ``restriction`` (None:
         the scope) and ``category`` covers: the smaller of the id set's size and the
@@ -142,7 +142,7 @@ def unfiltered_k(settings: Settings, top_n: int) -> int:
     return min(max(math.ceil(top_n * s.vector_k_factor), s.vector_min_k), s.index_max_k)
 
 
-def text_k(scope: Scope, settings: Settings, restriction: DocSet | None,
+def text_k(scope: Scope, settings: Settings, restriction: Restriction | None,
            category: CategoryPattern | None = None, *, case_sensitive: bool = False) -> int:
     """Hits asked of a full-text index: ``top_n_text``, over-fetched by the restriction's
     estimated selectivity (``restriction``, the scope patterns, ``category``) and five times

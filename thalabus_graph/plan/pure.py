@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, stub
-from thalabus_graph.graph import cypher_library
 from thalabus_graph.plan.steps import FilterPattern, Step, category_key
 from thalabus_graph.query import And, Category, Node, Not, Or, TrueNode, fold
 from thalabus_graph.search.executor import SearchExecutor
@@ -108,8 +107,8 @@ def stream_stubs(ex: SearchExecutor, root: Node, pattern: FilterPattern,
     """The stubs of the pure filter ``root`` (whose normal form is ``pattern``), by document
     id, streamed from one statement; ``step`` counts the rows."""
     program = DocumentFilter(root)
-    text = cypher_library.load("search_filter_documents")
-    for documentid, keys, details in ex.stream(step, STATEMENT, text, filter=pattern.param(),
+    for documentid, keys, details in ex.runner.stream(step, "search_filter_documents",
+                                                      filter=pattern.param(),
                                                seeds=pattern.seeds(), keys=program.keys(),
                                                details=ex.document_details,
                                                **ex.reads.sized().pattern_parameters()):

@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph import lucene
+from thalabus_graph.fragments import Fragment
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.steps import (
     TEXT_SOURCES,
     VECTOR_SOURCES,
     CategoryPattern,
-    DocSet,
     Fusion,
     PhraseCall,
     PhrasePlan,
+    Restriction,
     Role,
     Search,
     TextSearch,
@@ -63,7 +64,7 @@ class PhraseState:
 
 
 def planned(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
-            restriction: DocSet | str | None,
+            restriction: Restriction | str | None,
             category: CategoryPattern | None) -> list[PlannedStep]:
     """What explain shows for a phrase node: its chosen searches (``phrase_plan``), or, when
     it is restricted to the other AND side's documents (``restriction`` is a string: known
@@ -91,24 +92,24 @@ def uses_text(settings: Settings, phrase: str) -> bool:
 
 
 def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
-                restriction: DocSet | None, category: CategoryPattern | None, *,
+                restriction: Restriction | None, category: CategoryPattern | None, *,
                 with_text: bool | None = None, query: str | None = None) -> PhrasePlan:
     """The searches of ``node`` restricted to ``restriction`` (None: none) and ``category``;
     ``state`` is updated as the run will update it. ``with_text`` overrides whether a phrase
     fuses its text search (``uses_text``); ``query``: the node's ``lucene_query``."""
     query = lucene_query(node) if query is None else query
     if isinstance(node, Text):
-        docs = ex.effective(restriction)
+        effective = ex.effective(restriction)
         return PhrasePlan(node.text, False, tuple(_text_searches(
-            ex, node.text, docs, query, case_sensitive=node.case_sensitive,
+            ex, node.text, effective, query, case_sensitive=node.case_sensitive,
             category=category)))
     phrase = node.text
     fuse = uses_text(ex.settings, phrase) if with_text is None else with_text
     restricted = restriction is not None or category is not None
     out: list[Search] = []
     primed = fuse and restricted and _primes(ex, state, phrase)
-    docs = ex.effective(restriction)
-    filtered = docs is not None or ex.reads.sized().scoped() or category is not None
+    effective = ex.effective(restriction)
+    filtered = effective is not None or ex.reads.sized().scoped() or category is not None
     if primed:
         out.append(PhraseCall(phrase, True, query, results=not filtered, statistics=True))
         state.ranges.add(phrase)
@@ -116,16 +117,24 @@ def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
     if not filtered and not primed:
         out.append(PhraseCall(phrase, fuse, query if fuse else ""))
     elif filtered:
-        out += _vector_searches(ex, phrase, docs, category)
-    unrestricted = docs == ex.ids and category is None
+        out += _vector_searches(ex, phrase, effective, category)
+    unrestricted = effective == ex.ids and category is None
     if unrestricted:
         state.ranges.add(phrase)
     if fuse:
         if filtered:
-            out += _text_searches(ex, phrase, docs, query, case_sensitive=False,
+            out += _text_searches(ex, phrase, effective, query, case_sensitive=False,
                                   category=category)
         out += _fusion(ex, state, phrase, query, restricted=not unrestricted)
     return PhrasePlan(phrase, True, tuple(out), unrestricted)
+
+
+def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:
+    """The bag-of-words full-text search a SEMANTIC phrase fuses in (any word, BM25-ranked,
+    unrestricted), run on its own: the query language offers only the phrase form of TEXT."""
+    searches = _text_searches(ex, phrase, ex.effective(None), lucene.terms_query(phrase),
+                              case_sensitive=False, category=None)
+    return ex.run(PhrasePlan(phrase, False, tuple(searches)))
 
 
 def _primes(ex: SearchExecutor, state: PhraseState, phrase: str) -> bool:
@@ -135,7 +144,7 @@ def _primes(ex: SearchExecutor, state: PhraseState, phrase: str) -> bool:
             and phrase not in state.ranges)
 
 
-def _vector_searches(ex: SearchExecutor, phrase: str, docs: DocSet | None,
+def _vector_searches(ex: SearchExecutor, phrase: str, restriction: Restriction | None,
                      category: CategoryPattern | None,
                      role: Role = "results") -> list[Search]:
     """One search per vector source, each on the path the cost model chooses."""
@@ -144,7 +153,7 @@ def _vector_searches(ex: SearchExecutor, phrase: str, docs: DocSet | None,
     for src in VECTOR_SOURCES:
         top_n = cost.top_n(settings, src)
         detail: dict[str, Any] = {"phrase": phrase, "source": src.source, "top_n": top_n}
-        if docs is None and not ex.reads.sized().scoped() and category is None:
+        if restriction is None and not ex.reads.sized().scoped() and category is None:
             if not ex.reads.ready().node_counts().get(src.source, 0):
                 detail.update(path="skipped", reason=f"no {src.source} in the graph")
                 out.append(VectorSearch(phrase, src, top_n, None, None, "skipped", 0, detail,
@@ -155,7 +164,7 @@ def _vector_searches(ex: SearchExecutor, phrase: str, docs: DocSet | None,
             out.append(VectorSearch(phrase, src, top_n, None, None, "index", k, detail,
                                     "search_vector", role))
             continue
-        n_docs = ex.reads.restricted(docs, category)
+        n_docs = ex.reads.restricted(restriction, category)
         choice = cost.choose_vector_path(ex.reads.ready(), settings, src, top_n, n_docs)
         detail.update(choice.to_dict(), filtered_documents=n_docs)
         scope = ex.reads.sized().pattern_parameters()
@@ -165,19 +174,19 @@ def _vector_searches(ex: SearchExecutor, phrase: str, docs: DocSet | None,
             detail["dataset_pattern"] = scope["datasetids"]
         if category is not None:
             detail["category_pattern"] = category.to_dict()
-        out.append(VectorSearch(phrase, src, top_n, docs, category, choice.path, choice.k,
+        out.append(VectorSearch(phrase, src, top_n, restriction, category, choice.path, choice.k,
                                 detail, _STATEMENTS[choice.path], role, filtered=True))
     return out
 
 
-def _text_searches(ex: SearchExecutor, term: str, docs: DocSet | None, query: str, *,
+def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | None, query: str, *,
                    case_sensitive: bool, category: CategoryPattern | None,
                    role: Role = "results") -> list[Search]:
     """One search per full-text index (``query``: the Lucene query), its ``k`` over-fetched
     by the restriction."""
-    if not query or (docs is not None and not docs):
+    if not query or (restriction is not None and not restriction):
         return []
-    own_best = docs == ex.ids and category is None
+    own_best = restriction == ex.ids and category is None
     out: list[Search] = []
     for source, index in TEXT_SOURCES:
         detail: dict[str, Any] = {"term": term, "index": index, "lucene": query,
@@ -186,12 +195,12 @@ def _text_searches(ex: SearchExecutor, term: str, docs: DocSet | None, query: st
         if not ex.reads.ready().node_counts().get(source, 0):
             detail.update(path="skipped", reason=f"no {source} in the graph")
         else:
-            k = cost.text_k(ex.reads.for_text(docs, category), ex.settings, docs, category,
-                            case_sensitive=case_sensitive)
+            k = cost.text_k(ex.reads.for_text(restriction, category), ex.settings,
+                            restriction, category, case_sensitive=case_sensitive)
             detail["k"] = k
             if category is not None:
                 detail["category_pattern"] = category.to_dict()
-        out.append(TextSearch(term, source, index, query, case_sensitive, docs, category, k,
+        out.append(TextSearch(term, source, index, query, case_sensitive, restriction, category, k,
                               detail, own_best, role))
     return out
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-DocSet = frozenset[str]
-"""A set of document ids; ``None`` in its place means "no restriction"."""
+Restriction = frozenset[str]
+"""The documents a search or a plan node is restricted to (their ids); ``None`` in its place
+means no restriction. The one word for it in the code: a parameter, attribute or local holding
+one is called ``restriction``."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ class VectorSearch:
     phrase: str
     source: VectorSource
     top_n: int
-    restriction: DocSet | None
+    restriction: Restriction | None
     category: CategoryPattern | None
     path: str
     k: int
@@ -229,7 +231,7 @@ class TextSearch:
     index: str
     query: str
     case_sensitive: bool
-    restriction: DocSet | None
+    restriction: Restriction | None
     category: CategoryPattern | None
     k: int | None
     detail: dict[str, Any]

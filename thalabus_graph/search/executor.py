@@ -14,7 +14,7 @@ documents.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from thalabus_graph.embeddings import Embedder
@@ -24,11 +24,11 @@ from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
     CategoryPattern,
-    DocSet,
     Fusion,
     InIndexFilter,
     PhraseCall,
     PhrasePlan,
+    Restriction,
     Role,
     Step,
     TextSearch,
@@ -55,7 +55,7 @@ class SearchExecutor:
     """
 
     def __init__(self, db: Database, settings: Settings, embedder: Embedder,
-                 ids: DocSet | None = None, *, ontologyid: str | None = None,
+                 ids: Restriction | None = None, *, ontologyid: str | None = None,
                  datasetids: Sequence[str] | None = None,
                  profile: bool = False, document_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN) -> None:
@@ -92,7 +92,7 @@ class SearchExecutor:
         return self.runner.details
 
     @property
-    def ids(self) -> DocSet | None:
+    def ids(self) -> Restriction | None:
         """The id scope (None: the scope is the patterns, or every document)."""
         return self.reads.value.ids
 
@@ -121,7 +121,7 @@ class SearchExecutor:
             self._vectors[phrase] = [float(x) for x in vec]
         return self._vectors[phrase]
 
-    def effective(self, restriction: DocSet | None) -> DocSet | None:
+    def effective(self, restriction: Restriction | None) -> Restriction | None:
         """The restriction a search applies (``Scope.effective``; the counts read when a
         restriction must be compared with the scope's size)."""
         if restriction is None or self.ids is not None:
@@ -179,7 +179,7 @@ class SearchExecutor:
         return self.reads.count(category).pattern_counts[category]
 
     def pair_documents(self, pairs: Sequence[tuple[str, str]]
-                       ) -> dict[tuple[str, str], DocSet]:
+                       ) -> dict[tuple[str, str], Restriction]:
         """Many categories' documents in one round trip (``Lookups.pair_documents``)."""
         return self.lookups.pair_documents(pairs)
 
@@ -188,11 +188,6 @@ class SearchExecutor:
         """The categories of a few documents (``Lookups.document_categories``)."""
         return self.lookups.document_categories(documentids)
 
-    def universe(self) -> DocSet:
+    def universe(self) -> Restriction:
         """Every document of the scope (``Lookups.universe``)."""
         return self.lookups.universe()
-
-    def stream(self, step: Step, name: str, text: str, /,
-               **params: Any) -> Iterator[tuple[Any, ...]]:
-        """A streamed read (``Runner.stream``)."""
-        return self.runner.stream(step, name, text, **params)

@@ -8,7 +8,7 @@ from typing import Any
 
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.graph.database import Record
-from thalabus_graph.plan.steps import DocSet, VectorSource
+from thalabus_graph.plan.steps import Restriction, VectorSource
 from thalabus_graph.settings import Settings
 
 Hit = tuple[str, str, str | None, float]
@@ -52,7 +52,7 @@ def stored_language(value: Any) -> str | None:
     return str(value) if value else None
 
 
-def id_set(rows: Sequence[Record]) -> DocSet:
+def id_set(rows: Sequence[Record]) -> Restriction:
     """The ``documentids`` list of a one-record id query, as a set."""
     return frozenset(rows[0]["documentids"]) if rows else frozenset()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from thalabus_graph.plan.steps import DocSet, Step
+from thalabus_graph.plan.steps import Restriction, Step
 from thalabus_graph.search.hits import id_set
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
@@ -18,9 +18,9 @@ class Lookups:
     def __init__(self, runner: Runner, reads: ScopeReads) -> None:
         self.runner = runner
         self.reads = reads
-        self._universe: DocSet | None = None
+        self._universe: Restriction | None = None
 
-    def category_documents(self, name: str, values: Sequence[str]) -> DocSet:
+    def category_documents(self, name: str, values: Sequence[str]) -> Restriction:
         """Documents having any of ``values`` for category ``name`` (within the scope)."""
         step = self.runner.step("category", {"name": name, "values": list(values)})
         rows = self.runner.read(step, "search_category", name=name, values=list(values),
@@ -31,11 +31,11 @@ class Lookups:
         return docs if ids is None else docs & ids
 
     def pair_documents(self, pairs: Sequence[tuple[str, str]]
-                       ) -> dict[tuple[str, str], DocSet]:
+                       ) -> dict[tuple[str, str], Restriction]:
         """The documents of many category (name, value) pairs in one round trip, within the
         scope patterns (not the id scope): a query's categories are read once, however many
         it has. Pairs no document has map to the empty set."""
-        out: dict[tuple[str, str], DocSet] = {pair: frozenset() for pair in pairs}
+        out: dict[tuple[str, str], Restriction] = {pair: frozenset() for pair in pairs}
         if pairs:
             step = self.runner.step("category", {"pairs": len(pairs)})
             rows = self.runner.read(step, "explain_category_documents",
@@ -58,7 +58,7 @@ class Lookups:
                 having.setdefault((name, value), set()).add(row["documentid"])
         return having
 
-    def universe(self) -> DocSet:
+    def universe(self) -> Restriction:
         """Every document of the scope (all documents when there is no scope), read once per
         evaluation: only NOT and TRUE need the scope as a set."""
         ids = self.reads.value.ids

@@ -17,6 +17,7 @@ from typing import Any
 
 from neo4j import READ_ACCESS
 
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind
 
@@ -84,13 +85,12 @@ class Runner:
             self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
 
-    def stream(self, step: Step, name: str, text: str, /,
-               **params: Any) -> Iterator[tuple[Any, ...]]:
-        """Run the read ``text`` (the statement ``name``, loaded by the caller) and yield its
-        records' values one by one as the driver fetches them (in batches of its fetch size),
-        so a result of any length is never held as a list; ``step`` gets the statement, rows
-        and time (including the consumer's)."""
+    def stream(self, step: Step, name: str, /, **params: Any) -> Iterator[tuple[Any, ...]]:
+        """Run the read ``name`` and yield its records' values one by one as the driver
+        fetches them (in batches of its fetch size), so a result of any length is never held
+        as a list; ``step`` gets the statement, rows and time (including the consumer's)."""
         step.cypher = name
+        text = cypher_library.load(name)
         start = time.perf_counter()
         try:
             with mapped_errors(name), self.db.driver.session(

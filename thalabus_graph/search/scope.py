@@ -16,9 +16,9 @@ from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
     CategoryPattern,
-    DocSet,
     FilterPattern,
     InIndexFilter,
+    Restriction,
     pattern_params,
 )
 from thalabus_graph.search.runner import Runner
@@ -34,7 +34,7 @@ class ScopeReads:
     """
 
     def __init__(self, runner: Runner, *, ontologyid: str | None = None,
-                 datasetids: Sequence[str] | None = None, ids: DocSet | None = None,
+                 datasetids: Sequence[str] | None = None, ids: Restriction | None = None,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN) -> None:
         self.runner = runner
         self.value = Scope(ontologyid, None if datasetids is None
@@ -92,7 +92,7 @@ class ScopeReads:
         self.value = replace(self.value, in_index=InIndexFilter(False, why))
         return self.value
 
-    def restricted(self, restriction: DocSet | None,
+    def restricted(self, restriction: Restriction | None,
                    category: CategoryPattern | None) -> int:
         """The estimated documents of a search restricted to ``restriction`` (None: the
         scope) and ``category`` (``Scope.restricted_documents``, the counts read first)."""
@@ -101,7 +101,7 @@ class ScopeReads:
             scope = self.count(category)
         return scope.restricted_documents(restriction, category)
 
-    def for_text(self, restriction: DocSet | None,
+    def for_text(self, restriction: Restriction | None,
                  category: CategoryPattern | None) -> Scope:
         """The scope with what a full-text search's ``k`` needs (``plan.cost.text_k``):
         the counts behind its selectivity when it is restricted."""
@@ -145,7 +145,7 @@ class ScopeReads:
         return self.value
 
 
-def restriction_params(scope: Scope, restriction: DocSet | None,
+def restriction_params(scope: Scope, restriction: Restriction | None,
                        category: CategoryPattern | None, *, details: bool) -> dict[str, Any]:
     """The restriction parameters of the search statements: the id list (or null), the scope
     patterns, the category pattern (or nulls) and whether rows carry their documents'

@@ -10,7 +10,7 @@ from typing import Any
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.steps import CategoryPattern, DocSet, Step, TextSearch
+from thalabus_graph.plan.steps import CategoryPattern, Restriction, Step, TextSearch
 from thalabus_graph.search.hits import hits_of, text_fragments
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads, restriction_params
@@ -45,7 +45,7 @@ class TextSearches:
         return text_fragments(self.settings, search.source, hits_of(rows), float(best))
 
     def _fulltext(self, step: Step | None, index: str, query: str,
-                  restriction: DocSet | None, exact: str | None,
+                  restriction: Restriction | None, exact: str | None,
                   category: CategoryPattern | None, k: int) -> list[Record]:
         """Full-text rows best first, restricted with over-fetch ``k``, optionally kept only
         where the text contains ``exact``."""
