@@ -16,15 +16,16 @@ from typing import TYPE_CHECKING, Any
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.errors import PlanError, UnknownCategoryError
+from thalabus_graph.errors import PlanError
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
-from thalabus_graph.plan.steps import IN_INDEX_UNKNOWN, VECTOR_SOURCES, InIndexFilter
+from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -34,12 +35,12 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     reranker_from_settings,
 )
-from thalabus_graph.rerank.policies import ranked
-from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
+from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class ThalabusGraph:
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
         self.datasets = Datasets(db, self.settings)
         # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
-        self._in_index: tuple[float, InIndexFilter] | None = None
+        self._in_index = InIndexState(db, self.settings, IN_INDEX_RECHECK_SECONDS)
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
@@ -169,7 +170,7 @@ class ThalabusGraph:
         from thalabus_graph.graph.migrations import MigrationRunner
 
         report = MigrationRunner(self.db, self.settings).migrate()
-        self._in_index = None  # the migration may have built the filtered indexes
+        self._in_index.forget()  # the migration may have built the filtered indexes
         return report
 
     def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -185,35 +186,23 @@ class ThalabusGraph:
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
-                 subset_of_datasetids: Sequence[str] | None = None,
-                 profile: bool = False, document_details: bool = False) -> SearchExecutor:
+                 subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
+                 document_details: bool = False, embedder: Embedder | None = None
+                 ) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
-        (``document_details``: its unfiltered searches also read their documents' details)."""
-        return SearchExecutor(self.db, self.settings, self.embedder, ontologyid=ontology_id,
+        (``document_details``: its unfiltered searches also read their documents' details;
+        ``embedder``: instead of the configured one, which is then not loaded)."""
+        return SearchExecutor(self.db, self.settings, embedder or self.embedder,
+                              ontologyid=ontology_id,
                               datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details,
                               in_index=self.in_index_filter(ontology_id))
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
-        indexes (migration V0007, Neo4j 2026.01+): all three ONLINE and the setting
-        ``vector_in_index_filter`` on. Read at most once per ``IN_INDEX_RECHECK_SECONDS`` (an
-        index dropped or built meanwhile is seen at the next read); not read without an
-        ontology, which never uses them."""
-        if ontology_id is None:
-            return IN_INDEX_UNKNOWN
-        if not self.settings.vector_in_index_filter:
-            return InIndexFilter(False, "switched off (vector_in_index_filter)")
-        now = time.monotonic()
-        if self._in_index is None or now - self._in_index[0] > IN_INDEX_RECHECK_SECONDS:
-            names = [src.filtered_index for src in VECTOR_SOURCES]
-            online = {r["name"] for r in self.db.read("search_filtered_indexes", names=names)}
-            missing = [name for name in names if name not in online]
-            state = (InIndexFilter(True) if not missing else InIndexFilter(
-                False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
-                "Neo4j 2026.01 or newer)"))
-            self._in_index = (now, state)
-        return self._in_index[1]
+        indexes (``search.scope.InIndexState``: read at most once per
+        ``IN_INDEX_RECHECK_SECONDS``, never without an ontology)."""
+        return self._in_index.state(ontology_id)
 
     def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error).
@@ -251,16 +240,13 @@ class ThalabusGraph:
                            profile=profile, document_details=document_details)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
-        branch = self._rerank_branch if automatically_rerank else None
+        branch = BranchRerank(self.reranker, self.settings) if automatically_rerank else None
         return Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
                subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
-        """A query's raw fragments, best first, as an iterator. A pure filter query (only
-        categories under AND / OR / NOT) runs as one statement whose stubs come straight from
-        the driver's result, in constant memory however many documents match
-        (``datasets.create`` writes such an iterator in pages); any other query is evaluated
-        first, as ``evaluate``."""
+        """A query's raw fragments, best first, as an iterator (``Evaluator.stream``: a pure
+        filter query's stubs come straight from the driver, in constant memory)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
         return Evaluator(ex).stream(parse(text))
 
@@ -279,8 +265,9 @@ class ThalabusGraph:
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
         node = parse(text)
-        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
-                                                 subset_of_datasetids)
+        warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                      _listed(subset_of_datasetids), pushed_patterns(node),
+                                      strict=strict_categories)
         canonical = serialize(node)
         start = time.perf_counter()
         evaluator = self._evaluator(ontology_id, subset_of_datasetids,
@@ -304,19 +291,6 @@ class ThalabusGraph:
                     "tree": evaluator.plan.to_dict(measured=True)}
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
 
-    def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
-                          subset_of_datasetids: Sequence[str] | None = None
-                          ) -> tuple[list[QueryWarning], QueryReads]:
-        """The query's category and ontology warnings (raised as an error when ``strict``),
-        and the node counts, scope size and the counts of the patterns the plan pushes, read
-        in the same round trip (``check_query``)."""
-        warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                      None if subset_of_datasetids is None
-                                      else list(subset_of_datasetids), pushed_patterns(node))
-        if strict and warnings:
-            raise UnknownCategoryError(warnings)
-        return warnings, reads
-
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
                 strict_categories: bool = False) -> dict[str, Any]:
@@ -324,19 +298,16 @@ class ThalabusGraph:
         category and universe lookups (read transactions) give each filtered semantic search
         its estimated selectivity and chosen path. No query embedding is computed. Category
         warnings are listed as in ``query`` (``strict_categories`` raises them)."""
-        from thalabus_graph.plan.explain import Explainer
+        from thalabus_graph.plan.explain import explained
 
         node = parse(text)
-        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
-                                                 subset_of_datasetids)
-        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
-                            datasetids=self._scope(subset_of_datasetids),
-                            in_index=self.in_index_filter(ontology_id))
+        warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                      _listed(subset_of_datasetids), pushed_patterns(node),
+                                      strict=strict_categories)
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
+                           embedder=_NO_EMBEDDER)
         ex.preload(reads.sizes, reads.counts)
-        tree = Explainer(ex).explain(node)
-        return {"query": serialize(node), "ast": node.to_dict(),
-                "plan": tree.to_dict(measured=False),
-                "warnings": [w.to_dict() for w in warnings]}
+        return explained(ex, node, warnings)
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
@@ -367,36 +338,6 @@ class ThalabusGraph:
         return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings)
 
     # --- reranking -----------------------------------------------------------------------
-    def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
-        """Branch-level reranking: the branch's semantic clauses score its fragments.
-
-        One scale per branch: when the reranker scored any fragment of the branch, every
-        fragment it did not score (a category stub, a failed batch, an id missing from the
-        reply) takes the branch's lowest reranker score, so it ranks after every scored
-        fragment and AND/OR never compare a retrieval score with a reranker score. When
-        nothing was scored (no semantic clause, a failure), the branch keeps its retrieval
-        scores whole.
-        """
-        query = rerank_query(node)
-        if not query:
-            return fragments
-        scorable = [f for f in fragments if f.text]
-        result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
-                                  query, self.reranker, _KeepAll(),
-                                  round_size=self.settings.max_reranking_input_frag)
-        if not result.reranked:
-            logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
-                        result.reason)
-            return fragments
-        scores = {f.fragmentid: f.score for f in result.fragments[: result.scored]}
-        if not scores:
-            return fragments
-        floor = min(scores.values())
-        unscored = sum(1 for f in fragments if f.fragmentid not in scores)
-        if unscored:
-            logger.info("branch %s: %d of %d fragments unscored take the branch's lowest "
-                        "reranker score %.6g", query, unscored, len(fragments), floor)
-        return [f.with_score(scores.get(f.fragmentid, floor)) for f in fragments]
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
                        session: str | None = None, policy: SelectionPolicy | None = None,
@@ -466,6 +407,11 @@ class ThalabusGraph:
         return self.datasets.goal_context(goalid, **kwargs)
 
 
+def _listed(datasetids: Sequence[str] | None) -> list[str] | None:
+    """The parent datasets of a scope as the statements take them (None: no dataset scope)."""
+    return None if datasetids is None else list(datasetids)
+
+
 class _NoEmbedder:
     """Stands in for the embedder where nothing may be embedded (explain)."""
 
@@ -479,11 +425,3 @@ class _NoEmbedder:
 
 
 _NO_EMBEDDER: Any = _NoEmbedder()
-
-
-class _KeepAll:
-    """Selection policy that keeps every scored fragment (branch reranking rescores only)."""
-
-    def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
-        return ranked(scored)
-

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
 from thalabus_graph.search.runner import Runner
@@ -70,19 +71,25 @@ class QueryReads:
 
 def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
                 datasetids: list[str] | None = None,
-                patterns: Sequence[CategoryPattern] = ()
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
                 ) -> tuple[list[QueryWarning], QueryReads]:
     """Warnings for every category name, value and ontology of the query that no stored
     document has (in reading order, each once) and, from the same round trip, what the plan
-    would read next:
-    the node counts, the scope's size and the count of every pushed pattern; no read when
-    the query has no category and no scope."""
+    would read next: the node counts, the scope's size and the count of every pushed
+    pattern; no read when the query has no category and no scope.
+
+    Raises:
+        UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
+    """
     predicates = category_predicates(node)
     if not predicates and ontology_id is None and datasetids is None:
         return [], QueryReads()
     vocabulary = _read(runner, predicates, ontology_id, datasetids, patterns)
-    return (_warnings(vocabulary, predicates, ontology_id),
-            QueryReads(vocabulary.sizes, dict(zip(patterns, vocabulary.counts, strict=True))))
+    warnings = _warnings(vocabulary, predicates, ontology_id)
+    if strict and warnings:
+        raise UnknownCategoryError(warnings)
+    return warnings, QueryReads(vocabulary.sizes,
+                                dict(zip(patterns, vocabulary.counts, strict=True)))
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],

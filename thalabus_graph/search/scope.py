@@ -8,13 +8,16 @@ choice made over it sees exactly what was known when it was made.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
+    VECTOR_SOURCES,
     CategoryPattern,
     FilterPattern,
     InIndexFilter,
@@ -22,6 +25,7 @@ from thalabus_graph.plan.steps import (
     pattern_params,
 )
 from thalabus_graph.search.runner import Runner
+from thalabus_graph.settings import Settings
 
 
 class ScopeReads:
@@ -152,3 +156,38 @@ def restriction_params(scope: Scope, restriction: Restriction | None,
     details."""
     return {"documentids": None if restriction is None else sorted(restriction),
             **scope.pattern_parameters(), **pattern_params(category), "details": details}
+
+
+class InIndexState:
+    """Whether the ontology-filtered vector indexes (migration V0007, Neo4j 2026.01+) can
+    serve: all three ONLINE and the setting ``vector_in_index_filter`` on. Read at most once
+    per ``recheck_seconds`` (an index dropped or built meanwhile is seen at the next read);
+    not read without an ontology, which never uses them."""
+
+    def __init__(self, db: Database, settings: Settings, recheck_seconds: float) -> None:
+        self.db = db
+        self.settings = settings
+        self.recheck_seconds = recheck_seconds
+        self._read: tuple[float, InIndexFilter] | None = None
+
+    def forget(self) -> None:
+        """Read the indexes' state again at the next search (a migration may build them)."""
+        self._read = None
+
+    def state(self, ontologyid: str | None) -> InIndexFilter:
+        """Whether searches scoped to ``ontologyid`` can use the filtered indexes, and if not,
+        why."""
+        if ontologyid is None:
+            return IN_INDEX_UNKNOWN
+        if not self.settings.vector_in_index_filter:
+            return InIndexFilter(False, "switched off (vector_in_index_filter)")
+        now = time.monotonic()
+        if self._read is None or now - self._read[0] > self.recheck_seconds:
+            names = [src.filtered_index for src in VECTOR_SOURCES]
+            online = {r["name"] for r in self.db.read("search_filtered_indexes", names=names)}
+            missing = [name for name in names if name not in online]
+            found = (InIndexFilter(True) if not missing else InIndexFilter(
+                False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
+                "Neo4j 2026.01 or newer)"))
+            self._read = (now, found)
+        return self._read[1]
