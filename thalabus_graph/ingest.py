@@ -98,11 +98,6 @@ class IngestReport:
     index_warning: str = ""
     """Why an index is not online after the ingest (empty when all are)."""
 
-    @property
-    def members_dropped_total(self) -> int:
-        """Dataset members dropped in all datasets."""
-        return sum(self.members_dropped.values())
-
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
         secs = max(self.seconds, 1e-9)
