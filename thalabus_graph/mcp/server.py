@@ -20,11 +20,11 @@ from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.mcp.language import QUERY_RULES, SERVER_INSTRUCTIONS
 from thalabus_graph.mcp.tools import Tools
 
-Scope = MutableMapping[str, Any]
+AsgiScope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ASGIApp = Callable[[AsgiScope, Receive, Send], Awaitable[None]]
 
 QUERY_DESCRIPTION = f"""\
 Search the document graph with a Thalabus query and get documents (default) or fragments,
@@ -103,7 +103,7 @@ class BearerAuth:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
