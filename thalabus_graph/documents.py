@@ -35,8 +35,9 @@ Decisions:
 - ``embeddings`` are precomputed vectors keyed by fragment id of a chapter, paragraph or
   summary of this document (keywords are not embedded). Alternatively keyed by kind:
   ``{"chapters": [[...], null, ...], "paragraphs": [...], "summaries": [...]}`` with one entry
-  (or null) per fragment in order. Vectors must be non-empty lists of finite numbers; their
-  dimension is checked at ingest, against the settings.
+  (or null) per fragment in order. Vectors must be non-empty lists of numbers that pass
+  ``vectors.vector_problem`` (finite as float32, norm in [1e-6, 1e18]); their dimension is
+  checked at ingest, against the settings.
 - Category names match ``[A-Za-z_][A-Za-z0-9_]*``; values are non-blank strings, kept
   verbatim (``art$16``, ``x}y`` are plain data), de-duplicated in order; an empty list is
   the same as no such category.
@@ -65,6 +66,7 @@ from typing import Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
 from thalabus_graph.query.ast import NAME_PATTERN
+from thalabus_graph.vectors import vector_problem
 
 FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "keyword"]
 Scalar: TypeAlias = str | int | float | bool
@@ -512,6 +514,9 @@ class _Builder:
                 raise IngestError(
                     f"embedding of {fragmentid} holds {_shown(x)}, not a finite number")
             vector.append(value)
+        problem = vector_problem(vector)
+        if problem is not None:
+            raise IngestError(f"embedding of {fragmentid} {problem}")
         return tuple(vector)
 
 

@@ -15,7 +15,7 @@ LAYERS: list[set[str]] = [
     {"plan"},
     {"search", "fusion", "lucene"},
     {"datasets"},
-    {"documents", "ingest"},
+    {"documents", "ingest", "vectors"},
     {"rerank"},
     {"query", "fragments"},
     {"embeddings"},
