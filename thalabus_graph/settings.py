@@ -12,6 +12,9 @@ Each threshold below names the scale it applies to.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import logging
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -208,6 +211,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Defaults, then ``THALABUS_*`` variables, then keyword overrides."""
         env = os.environ if environ is None else environ
+        warn_misspelled(env)
         values: dict[str, Any] = {}
         for f in fields(cls):
             raw = env.get(ENV_PREFIX + f.name.upper())
@@ -235,24 +239,81 @@ class Settings:
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __post_init__(self) -> None:
-        if self.embedding_dimensions <= 0:
-            raise ConfigurationError("embedding_dimensions must be positive")
+        for name, (low, high) in RANGES.items():
+            _check_range(name, getattr(self, name), low, high)
         if self.fusion not in FUSION_RULES:
             raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
                                      f"not {self.fusion!r}")
-        for name in ("fusion_text_weight", "fusion_full_coverage"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ConfigurationError(f"{name} must lie in [0, 1]")
-        if not 1 <= self.vector_hnsw_m <= 512:
-            raise ConfigurationError("vector_hnsw_m must lie in [1, 512]")
-        if not 1 <= self.vector_hnsw_ef_construction <= 3200:
-            raise ConfigurationError("vector_hnsw_ef_construction must lie in [1, 3200]")
-        if self.vector_k_factor < 1.0:
-            raise ConfigurationError("vector_k_factor must be at least 1")
-        for name in ("top_n_chapters", "top_n_paragraphs", "top_n_summaries", "top_n_text",
-                     "max_reranking_input_frag", "max_parallelism", "reranker_batch_size"):
-            if getattr(self, name) < 1:
-                raise ConfigurationError(f"{name} must be at least 1")
+
+
+_BIG = 1_000_000
+_HUGE = 1_000_000_000
+RANGES: Mapping[str, tuple[float, float]] = {
+    "embedding_dimensions": (1, 4096),
+    "vector_hnsw_m": (1, 512),
+    "vector_hnsw_ef_construction": (1, 3200),
+    "embedder_batch_size": (1, 10_000),
+    "embedder_max_concurrency": (1, 1024),
+    "embedder_timeout_seconds": (0.001, 86_400),
+    "embedder_max_retries": (0, 100),
+    "query_embedding_cache_size": (0, _HUGE),
+    "top_n_chapters": (1, _BIG),
+    "top_n_paragraphs": (1, _BIG),
+    "top_n_summaries": (1, _BIG),
+    "score_factor_chapters": (0, 1000),
+    "score_factor_paragraphs": (0, 1000),
+    "score_factor_summaries": (0, 1000),
+    "score_cap_chapters": (0, 1000),
+    "score_cap_paragraphs": (0, 1000),
+    "score_cap_summaries": (0, 1000),
+    "min_score": (0, 1),
+    "short_query_max_words": (0, _BIG),
+    "fusion_text_weight": (0, 1),
+    "fusion_full_coverage": (0, 1),
+    "rrf_k": (0, _BIG),
+    "exact_search_max_candidates": (0, _HUGE),
+    "vector_overfetch_factor": (1, 1000),
+    "vector_k_factor": (1, 1000),
+    "vector_min_k": (1, _BIG),
+    "index_max_k": (1, _BIG),
+    "top_n_text": (1, _BIG),
+    "min_reranking_score_doc": (0, 1),
+    "max_fragments_per_doc": (1, _BIG),
+    "max_rag_output_frag": (1, _BIG),
+    "reranker_batch_size": (1, 10_000),
+    "reranker_timeout_seconds": (0.001, 86_400),
+    "reranker_max_retries": (0, 100),
+    "max_parallelism": (1, 1024),
+    "max_rerank_chars": (1, _HUGE),
+    "max_reranking_input_frag": (1, _BIG),
+    "min_reranking_score_frag": (-_HUGE, _HUGE),
+    "max_reranking_output_frag": (1, _BIG),
+    "min_reranking_output_frag": (0, _BIG),
+    "min_reranking_output_doc": (0, _BIG),
+    "max_reranking_output_doc": (0, _BIG),
+    "max_rag_message_length": (1, _HUGE),
+    "write_batch_size": (1, _BIG),
+}
+"""The closed range of every numeric setting; a value outside it, NaN or an infinity is a
+``ConfigurationError`` naming the setting (``tests/adversarial/test_settings_ranges.py`` checks
+that every numeric field has one). Thresholds on the retrieval scale lie in [0, 1]; reranker
+scores are uncalibrated (logits may be negative), so their threshold only has to be finite."""
+
+
+def _check_range(name: str, value: Any, low: float, high: float) -> None:
+    """Refuse a value of the wrong type, NaN, an infinity or one outside ``[low, high]``."""
+    env = f"{ENV_PREFIX}{name.upper()}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigurationError(f"{name} ({env}) must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise ConfigurationError(f"{name} ({env}) must be a finite number, not {value!r}")
+    if not low <= value <= high:
+        raise ConfigurationError(
+            f"{name} ({env}) must lie in [{_shown(low)}, {_shown(high)}], not {value!r}")
+
+
+def _shown(bound: float) -> str:
+    return f"{bound:,}".replace(",", "_") if float(bound).is_integer() else f"{bound:g}"
 
 
 SECRET_NAME_PARTS = ("api_key", "token", "password", "secret")
@@ -280,6 +341,38 @@ def _coerce(name: str, raw: str, kind: type) -> Any:
 
 
 _DEFAULTS = Settings()
+logger = logging.getLogger(__name__)
+OTHER_VARIABLES = frozenset({
+    "THALABUS_NEO4J_DATA", "THALABUS_NEO4J_HOME", "THALABUS_NEO4J_CDS", "THALABUS_STRESS",
+    "THALABUS_MIGRATIONS_DIR", "THALABUS_CYPHER_DIR", "THALABUS_NEO4J_HEAP",
+    "THALABUS_NEO4J_PAGE_CACHE",
+})
+"""``THALABUS_*`` variables read outside ``Settings`` (launcher, test suite, resource dirs)."""
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``THALABUS_*`` name the package reads: the settings and ``OTHER_VARIABLES``."""
+    return frozenset(ENV_PREFIX + f.name.upper() for f in fields(Settings)) | OTHER_VARIABLES
+
+
+def misspelled_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """Unknown ``THALABUS_*`` names close to a known one, mapped to the name they probably mean
+    (``difflib.get_close_matches``, cutoff 0.8); a far-off unknown name is not reported."""
+    known = known_variables()
+    found: dict[str, str] = {}
+    for name in environ:
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+            if close:
+                found[name] = close[0]
+    return found
+
+
+def warn_misspelled(environ: Mapping[str, str]) -> None:
+    """Log a warning for each misspelled ``THALABUS_*`` name: it is ignored, not fatal."""
+    for name, meant in sorted(misspelled_variables(environ).items()):
+        logger.warning("%s is not a thalabus-graph setting and is ignored; did you mean %s?",
+                       name, meant)
 
 
 def field_docs() -> dict[str, str]:
