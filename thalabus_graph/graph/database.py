@@ -14,8 +14,9 @@ import neo4j
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-from thalabus_graph.errors import GraphError
+from thalabus_graph.errors import GraphError, InvalidTextError
 from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.connection import check_uri, redact_uri
 
 T = TypeVar("T")
 Record = dict[str, Any]
@@ -43,6 +44,10 @@ def mapped_errors(what: str) -> Iterator[None]:
         raise GraphError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j.exceptions.DriverError as exc:
         raise GraphError(f"{what}: {exc}") from exc
+    except UnicodeEncodeError as exc:  # the driver packing a str with a lone surrogate
+        bad = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+        raise InvalidTextError(f"{what}: a text argument holds a lone surrogate "
+                               f"(U+{ord(bad):04X}), which is not valid Unicode text") from exc
 
 
 class Database:
@@ -61,7 +66,8 @@ class Database:
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
                 database: str = "neo4j") -> Database:
         """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
-        with mapped_errors(f"connecting to {uri}"):
+        check_uri(uri)
+        with mapped_errors(f"connecting to {redact_uri(uri)}"):
             driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
             try:
                 driver.verify_connectivity()

@@ -108,11 +108,23 @@ def _from_text(text: str) -> Node:
     return parse(text)
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate on its own: not valid Unicode text (cannot be encoded as UTF-8)."""
+
+
+def _check_unicode(what: str, text: str) -> None:
+    bad = LONE_SURROGATE.search(text)
+    if bad is not None:
+        raise QueryNodeError(f"{what} holds a lone surrogate (U+{ord(bad.group()):04X} at "
+                             f"character {bad.start() + 1}), which is not valid Unicode text")
+
+
 def _check_phrase(kind: str, text: object) -> str:
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"{kind} text must be a str, not {type(text).__name__}")
     if not text.strip():
         raise QueryNodeError(f"{kind} text must not be empty or blank")
+    _check_unicode(f"{kind} text", text)
     return text
 
 
@@ -185,6 +197,7 @@ class Category(_NodeBase):
                 raise QueryNodeTypeError(f"category values must be str, not {type(value).__name__}")
             if not value.strip():
                 raise QueryNodeError("category values must not be empty or blank")
+            _check_unicode("a category value", value)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_hash", hash(("CATEGORY", self.name, values)))
 
