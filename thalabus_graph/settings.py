@@ -16,6 +16,7 @@ import difflib
 import logging
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
@@ -234,6 +235,8 @@ class Settings:
             value = getattr(self, f.name)
             if _is_secret(f.name) and value:
                 parts.append(f"{f.name}='***'")
+            elif f.name.endswith("_url") and value:
+                parts.append(f"{f.name}={_USER_INFO.sub('***@', value)!r}")
             else:
                 parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
@@ -317,6 +320,8 @@ def _shown(bound: float) -> str:
 
 
 SECRET_NAME_PARTS = ("api_key", "token", "password", "secret")
+_USER_INFO = re.compile(r"(?<=://)[^/\s@]+@")
+"""The user info of a URL (``user:password@``), never shown in a repr."""
 
 
 def _is_secret(name: str) -> bool:
