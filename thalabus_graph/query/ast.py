@@ -14,6 +14,7 @@ use :func:`thalabus_graph.query.serialize.to_json` for deep trees.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar
@@ -125,7 +126,13 @@ def _check_phrase(kind: str, text: object) -> str:
     if not text.strip():
         raise QueryNodeError(f"{kind} text must not be empty or blank")
     _check_unicode(f"{kind} text", text)
-    return text
+    return nfc(text)
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: the form every phrase, text term and category value
+    is compared, embedded and stored in (an NFD ``café`` and an NFC ``café`` are one word)."""
+    return unicodedata.normalize("NFC", text)
 
 
 def _check_child(kind: str, child: object) -> _NodeBase:
@@ -147,7 +154,7 @@ class Semantic(_NodeBase):
     text: str
 
     def __post_init__(self) -> None:
-        _check_phrase("SEMANTIC", self.text)
+        object.__setattr__(self, "text", _check_phrase("SEMANTIC", self.text))
         object.__setattr__(self, "_hash", hash(("SEMANTIC", self.text)))
 
 
@@ -165,7 +172,7 @@ class Text(_NodeBase):
     case_sensitive: bool = False
 
     def __post_init__(self) -> None:
-        _check_phrase("TEXT", self.text)
+        object.__setattr__(self, "text", _check_phrase("TEXT", self.text))
         if not isinstance(self.case_sensitive, bool):
             raise QueryNodeTypeError("TEXT case_sensitive must be a bool")
         object.__setattr__(self, "_hash", hash(("TEXT", self.text, self.case_sensitive)))
@@ -198,6 +205,7 @@ class Category(_NodeBase):
             if not value.strip():
                 raise QueryNodeError("category values must not be empty or blank")
             _check_unicode("a category value", value)
+        values = tuple(nfc(value) for value in values)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_hash", hash(("CATEGORY", self.name, values)))
 
