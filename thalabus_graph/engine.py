@@ -6,6 +6,7 @@ number of workers can share one Neo4j (or a cluster, through ``neo4j://`` routin
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -34,6 +35,7 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     reranker_from_settings,
 )
+from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
 from thalabus_graph.search import (
@@ -85,12 +87,18 @@ class QueryResult:
     dataset_ids: list[str] = field(default_factory=list)
     plan: dict[str, Any] | None = None
     warnings: list[QueryWarning] = field(default_factory=list)
+    rerank: dict[str, Any] | None = None
+    """With ``automatically_rerank``: ``BranchOutcomes.flags()`` (``reranked``, ``reason``,
+    ``weight_scale``, ``failures``, ``unscored``); a partial or failed rerank is also a
+    warning of kind ``rerank``."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
-        only when profiled."""
+        only when profiled; ``rerank`` only when reranking was asked for."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
                                "warnings": [w.to_dict() for w in self.warnings]}
+        if self.rerank is not None:
+            out["rerank"] = self.rerank
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
@@ -250,7 +258,8 @@ class ThalabusGraph:
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 document_details: bool = False, reads: QueryReads | None = None
+                 document_details: bool = False, reads: QueryReads | None = None,
+                 rerank_outcomes: BranchOutcomes | None = None
                  ) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
         evaluator, which holds the executed plan tree when ``profile`` is set
@@ -261,7 +270,8 @@ class ThalabusGraph:
                            profile=profile, document_details=document_details)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
-        branch = self._rerank_branch if automatically_rerank else None
+        branch = (functools.partial(self._rerank_branch, outcomes=rerank_outcomes)
+                  if automatically_rerank else None)
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.evaluate(node), evaluator
 
@@ -293,16 +303,21 @@ class ThalabusGraph:
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
         start = time.perf_counter()
+        outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
+                    if automatically_rerank else None)
         fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
                                              subset_of_datasetids=subset_of_datasetids,
                                              automatically_rerank=automatically_rerank,
                                              profile=profile, document_details=return_documents,
-                                             reads=reads)
+                                             reads=reads, rerank_outcomes=outcomes)
         elapsed = (time.perf_counter() - start) * 1000
+        flags = outcomes.flags() if outcomes is not None else None
+        if outcomes is not None and (line := outcomes.warning()) is not None:
+            warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=serialize(node)))
+                                                    query=serialize(node), flags=flags))
         _log_sources(fragments)
         documents = (self.documents_of(fragments, known=evaluator.executor.details)
                      if return_documents else None)
@@ -312,7 +327,7 @@ class ThalabusGraph:
                     "embed_ms": round(evaluator.executor.embed_ms, 3),
                     "fragments": len(fragments),
                     "tree": evaluator.plan.to_dict(measured=True)}
-        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
+        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings, flags)
 
     def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
                           subset_of_datasetids: Sequence[str] | None = None
@@ -404,7 +419,8 @@ class ThalabusGraph:
         return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings)
 
     # --- reranking -----------------------------------------------------------------------
-    def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
+    def _rerank_branch(self, node: Node, fragments: list[Fragment],
+                       outcomes: BranchOutcomes | None = None) -> list[Fragment]:
         """Branch-level reranking: the branch's semantic clauses score its fragments.
 
         One scale per branch: when the reranker scored any fragment of the branch, every
@@ -421,6 +437,11 @@ class ThalabusGraph:
         result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
                                   query, self.reranker, _KeepAll(),
                                   round_size=self.settings.max_reranking_input_frag)
+        scored = {f.fragmentid for f in result.fragments[: result.scored]}
+        if outcomes is not None:  # what happened, for the result's flags and warnings
+            no_reranker = "no-reranker" if isinstance(self.reranker, NoReranking) else None
+            outcomes.add(result, sum(1 for f in scorable if f.fragmentid not in scored),
+                         reason=no_reranker)
         if not result.reranked:
             logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
                         result.reason)
