@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from thalabus_graph.bounds import parse_within_limits, within_budget
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
@@ -265,7 +266,7 @@ class ThalabusGraph:
         evaluator, which holds the executed plan tree when ``profile`` is set
         (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
         pattern counts already read with the query's vocabulary, ``check_query``)."""
-        node = parse(query) if isinstance(query, str) else query
+        node = parse_within_limits(query, self.settings)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
         if reads is not None:
@@ -283,8 +284,9 @@ class ThalabusGraph:
         (``datasets.create`` writes such an iterator in pages); any other query is evaluated
         first, as ``evaluate``."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
-        return Evaluator(ex).stream(parse(text))
+        return Evaluator(ex).stream(parse_within_limits(text, self.settings))
 
+    @within_budget
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,
@@ -299,7 +301,7 @@ class ThalabusGraph:
         (with a "did you mean" when only the letter case differs); ``strict_categories``
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
-        node = parse(text)
+        node = parse_within_limits(text, self.settings)
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
         start = time.perf_counter()
@@ -342,6 +344,7 @@ class ThalabusGraph:
             raise UnknownCategoryError(warnings)
         return warnings, reads
 
+    @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
                 strict_categories: bool = False) -> dict[str, Any]:
@@ -351,7 +354,7 @@ class ThalabusGraph:
         warnings are listed as in ``query`` (``strict_categories`` raises them)."""
         from thalabus_graph.plan.explain import Explainer
 
-        node = parse(text)
+        node = parse_within_limits(text, self.settings)
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,

@@ -16,6 +16,7 @@
     ├── DatasetError                    unknown dataset / goal, or a failed dataset write
     │   └── DatasetInputError           also a ConfigurationError: unknown id or bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
+    │   └── QueryTimeout                a query outran its time budget (query_timeout_seconds)
     ├── LauncherError                   the local Neo4j launcher could not do what was asked
     │   └── PortTaken                   another process bound the chosen port first
     ├── MigrationError                  a migration failed or history disagrees with files
@@ -168,6 +169,11 @@ class GraphError(ThalabusError):
     """Neo4j reported a failure; the original driver exception is the ``__cause__``."""
 
 
+class QueryTimeout(GraphError):
+    """A query ran past its time budget (``Settings.query_timeout_seconds``): Neo4j ended a
+    read at its transaction timeout, or the deadline had passed before the next read."""
+
+
 class LauncherError(ThalabusError):
     """The local Neo4j launcher could not install, start, stop or find a server."""
 
@@ -240,6 +246,7 @@ __all__ = [
     "PortTaken",
     "QueryNodeError",
     "QueryNodeTypeError",
+    "QueryTimeout",
     "RateLimited",
     "RetryableServiceError",
     "ServiceError",

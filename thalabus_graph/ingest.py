@@ -38,7 +38,7 @@ from thalabus_graph.documents import (
     document_from_dict,
     iter_documents,
 )
-from thalabus_graph.embeddings import Embedder, text_hash
+from thalabus_graph.embeddings import Embedder, WindowedEmbedder, text_hash
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.settings import Settings
@@ -178,9 +178,15 @@ class Ingestor:
             yield item
 
     def _check_dimensions(self, doc: SourceDocument) -> SourceDocument | LineError:
-        """The document, or a line error when a supplied vector fails ``vector_problem``
-        (dimension, finite float32 values, norm bounds)."""
+        """The document, or a line error when a fragment's text is longer than
+        ``max_passage_chars`` or a supplied vector fails ``vector_problem`` (dimension, finite
+        float32 values, norm bounds)."""
         dims = self.settings.embedding_dimensions
+        longest = max((len(f.text) for f in doc.fragments()), default=0)
+        if longest > self.settings.max_passage_chars:
+            return LineError(doc.line_number or 0, f"a fragment of {longest:,} characters; "
+                             f"the limit is {self.settings.max_passage_chars:,} "
+                             "(max_passage_chars)")
         for frag in doc.embeddable():
             if frag.embedding is None:
                 continue
@@ -250,7 +256,9 @@ class Ingestor:
         if missing and self.embedder is None:
             raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
-            vectors = self.embedder.embed_passages([wanted[f].text for f in missing])
+            windowed = WindowedEmbedder(self.embedder, self.settings.embedding_window_chars,
+                                        self.settings.embedding_max_windows)
+            vectors = windowed.embed_passages([wanted[f].text for f in missing])
             for fragmentid, vec in zip(missing, vectors, strict=True):
                 out[fragmentid] = ([float(x) for x in vec], hashes[fragmentid])
         report.embeddings_supplied += supplied

@@ -13,6 +13,8 @@ is recorded as a ``Step`` for explain.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -639,8 +641,9 @@ class SearchExecutor:
         calls = [(key, self._phrase_params(key[0], with_text=key[1])) for key in wanted]
         with ThreadPoolExecutor(max_workers=len(calls)) as pool:
             for key, params in calls:
-                self._prefetched[key] = pool.submit(self.db.read_plain, "search_phrase",
-                                                    **params)
+                # each call in a copy of this context: the query's deadline goes along
+                read = functools.partial(self.db.read_plain, "search_phrase", **params)
+                self._prefetched[key] = pool.submit(contextvars.copy_context().run, read)
 
     def _new_step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         step = Step(kind, detail)

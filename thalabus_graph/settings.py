@@ -202,6 +202,28 @@ class Settings:
     max_rag_message_length: int = 40000
     """Character budget of a goal context."""
 
+    # --- bounds -----------------------------------------------------------------------
+    max_query_chars: int = 100_000
+    """Longest query text, in characters (checked before parsing further)."""
+    max_query_terms: int = 128
+    """Most terms (phrases, texts, categories) in one query: each phrase costs an embedding
+    and several index searches."""
+    max_query_depth: int = 32
+    """Deepest nesting of one query: parentheses and NOT prefixes around a term."""
+    max_phrase_chars: int = 4000
+    """Longest phrase, text term or category value list of a query, in characters."""
+    max_passage_chars: int = 16_000_000
+    """Longest text of one ingested fragment, in characters; a longer one is a line error."""
+    query_timeout_seconds: float = 60.0
+    """Time budget of one query: Neo4j's transaction timeout on its reads plus a deadline
+    checked before each read; past it the query ends with ``QueryTimeout``."""
+    embedding_window_chars: int = 2000
+    """A passage longer than this is embedded in windows of this many characters (about the
+    512-token window of e5-small), split at whitespace."""
+    embedding_max_windows: int = 8
+    """Most windows embedded per passage (the first ones); their L2-normalised vectors are
+    averaged and normalised again."""
+
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"
     """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
@@ -296,6 +318,14 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "max_reranking_output_doc": (0, _BIG),
     "max_rag_message_length": (1, _HUGE),
     "write_batch_size": (1, _BIG),
+    "max_query_chars": (1, _HUGE),
+    "max_query_terms": (1, _BIG),
+    "max_query_depth": (1, 10_000),
+    "max_phrase_chars": (1, _HUGE),
+    "max_passage_chars": (1, _HUGE),
+    "query_timeout_seconds": (0.001, 86_400),
+    "embedding_window_chars": (100, _BIG),
+    "embedding_max_windows": (1, 1000),
 }
 """The closed range of every numeric setting; a value outside it, NaN or an infinity is a
 ``ConfigurationError`` naming the setting (``tests/adversarial/test_settings_ranges.py`` checks

@@ -11,7 +11,7 @@ import thalabus_graph
 PACKAGE = Path(thalabus_graph.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"__init__", "engine", "cli", "retriever", "integrations", "demo"},
+    {"__init__", "engine", "cli", "retriever", "integrations", "demo", "bounds"},
     {"plan"},
     {"search", "fusion", "lucene"},
     {"datasets"},

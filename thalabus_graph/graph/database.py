@@ -6,15 +6,17 @@ write transaction; neo4j exceptions become ``GraphError`` here and nowhere else.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import Driver, GraphDatabase, ManagedTransaction, unit_of_work
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-from thalabus_graph.errors import GraphError, InvalidTextError
+from thalabus_graph.errors import GraphError, InvalidTextError, QueryTimeout
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import check_uri, redact_uri
 
@@ -22,6 +24,42 @@ T = TypeVar("T")
 Record = dict[str, Any]
 AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
 """Neo4j's answer after repeated failed logins (not an ``AuthError`` in the driver)."""
+
+
+_DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
+                                                              default=None)
+"""(monotonic end, budget in seconds) of the query running in this context, if any."""
+TIMEOUT_CODES = ("Neo.ClientError.Transaction.TransactionTimedOut",
+                 "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration")
+
+
+@contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Run the block under a time budget: every ``read_tx`` in this context first checks that
+    time is left (else ``QueryTimeout``) and runs with Neo4j's transaction timeout set to what
+    is left. Reads started on other threads are not bound by it."""
+    token = _DEADLINE.set(None if seconds is None else (time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _time_left(what: str) -> float | None:
+    """Seconds left of this context's budget (None without one); ``QueryTimeout`` if none."""
+    current = _DEADLINE.get()
+    if current is None:
+        return None
+    left = current[0] - time.monotonic()
+    if left <= 0:
+        raise QueryTimeout(_timeout_message(what, current[1]))
+    return left
+
+
+def _timeout_message(what: str, budget: float | None) -> str:
+    spent = f" of {budget:g} s" if budget is not None else ""
+    return (f"{what}: the query ran past its time budget{spent} (query_timeout_seconds, "
+            "THALABUS_QUERY_TIMEOUT_SECONDS); narrow the query or raise the budget")
 
 
 @contextmanager
@@ -37,6 +75,10 @@ def mapped_errors(what: str) -> Iterator[None]:
                          "NEO4J_USERNAME and NEO4J_PASSWORD (or --username / --password-stdin)"
                          ) from exc
     except Neo4jError as exc:
+        if exc.code in TIMEOUT_CODES:
+            current = _DEADLINE.get()
+            raise QueryTimeout(_timeout_message(what, current[1] if current else None)
+                               ) from exc
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
                              "this user for a few seconds (dbms.security.auth_lock_time); check "
@@ -105,7 +147,11 @@ class Database:
         return self.read_tx(work, what=name)
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
-        """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
+        """Run ``work`` in one managed read transaction (retried by the driver if transient),
+        bounded by the time left of a ``deadline`` block."""
+        left = _time_left(what)
+        if left is not None:
+            work = unit_of_work(timeout=left)(work)
         with mapped_errors(what), self.driver.session(database=self.database) as session:
             return session.execute_read(work)
 
