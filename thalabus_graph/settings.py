@@ -208,8 +208,10 @@ class Settings:
     max_query_terms: int = 128
     """Most terms (phrases, texts, categories) in one query: each phrase costs an embedding
     and several index searches."""
-    max_query_depth: int = 32
-    """Deepest nesting of one query: parentheses and NOT prefixes around a term."""
+    max_query_depth: int = 1024
+    """Deepest nesting of one query: parentheses and NOT prefixes around a term (a pure
+    category filter of 1,000 nested NOTs runs as one statement; phrases are bounded by
+    ``max_query_terms``)."""
     max_phrase_chars: int = 4000
     """Longest phrase, text term or category value list of a query, in characters."""
     max_passage_chars: int = 16_000_000

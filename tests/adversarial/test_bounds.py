@@ -46,8 +46,8 @@ def or_chain(n: int) -> str:
 @pytest.mark.integration
 @pytest.mark.parametrize(("text", "position", "what"), [
     (or_chain(1000), len(or_chain(128)) + len(" OR "), "max_query_terms"),
-    ("(" * 40 + '"x"' + ")" * 40, 40, "max_query_depth"),
-    ("NOT " * 40 + "KIND=a", 160, "max_query_depth"),
+    ("(" * 1100 + '"x"' + ")" * 1100, 1100, "max_query_depth"),
+    ("NOT " * 1100 + "KIND=a", 4400, "max_query_depth"),
     ('"' + "word " * 10_000 + '"', 0, "max_phrase_chars"),
     ("'" + "x" * 200_000 + "'", 100_000, "max_query_chars"),
 ])

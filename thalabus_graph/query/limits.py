@@ -25,7 +25,7 @@ class QueryLimits:
 
     max_chars: int = 100_000
     max_terms: int = 128
-    max_depth: int = 32
+    max_depth: int = 1024
     max_phrase_chars: int = 4_000
 
     @classmethod
