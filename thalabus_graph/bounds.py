@@ -1,7 +1,8 @@
 """The bounds of one query call: its size limits, checked before any work, and its time budget.
 
 ``parse_within_limits`` parses a query text after ``query.limits.check_query_text`` (and checks
-a prebuilt tree with ``check_query_node``); ``within_budget`` runs a ``ThalabusGraph`` method
+a prebuilt tree with ``check_query_node``), ``parse_for_explain`` holds explain to the length
+limit only; ``within_budget`` runs a ``ThalabusGraph`` method
 under ``graph.database.deadline(settings.query_timeout_seconds)``, so every read of the query
 is bounded by Neo4j's transaction timeout and by a deadline checked before it starts.
 """
@@ -41,6 +42,14 @@ def parse_within_limits(query: str | Node, settings: Settings) -> Node:
     return query
 
 
+def parse_for_explain(text: str, settings: Settings) -> Node:
+    """The query's tree for ``explain``, held to ``max_query_chars`` only: explain runs no
+    search and no embedding, and renders a plan of any number of terms in linear time."""
+    check_query_text(text, QueryLimits(max_chars=settings.max_query_chars, max_terms=len(text),
+                                       max_depth=len(text), max_phrase_chars=len(text)))
+    return parse(text)
+
+
 def within_budget(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
     """Run ``method`` under its object's ``settings.query_timeout_seconds`` (``QueryTimeout``
     past it)."""
@@ -53,4 +62,4 @@ def within_budget(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenat
     return bounded
 
 
-__all__ = ["parse_within_limits", "within_budget"]
+__all__ = ["parse_for_explain", "parse_within_limits", "within_budget"]

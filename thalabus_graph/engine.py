@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from thalabus_graph.bounds import parse_within_limits, within_budget
+from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
 from thalabus_graph.datasets import Datasets, GoalContext, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
@@ -354,7 +354,7 @@ class ThalabusGraph:
         warnings are listed as in ``query`` (``strict_categories`` raises them)."""
         from thalabus_graph.plan.explain import Explainer
 
-        node = parse_within_limits(text, self.settings)
+        node = parse_for_explain(text, self.settings)
         warnings, reads = self._check_categories(node, ontology_id, strict_categories,
                                                  subset_of_datasetids)
         ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,

@@ -1,8 +1,9 @@
 """Bounds on the work one query may ask for, checked on its text before anything runs.
 
-A query's cost grows with its terms (each phrase is one embedding and several index
-searches), its nesting (each level a combination step) and the length of its phrases (the
-embedder and the full-text query). :func:`check_query_text` walks the lexer's tokens once, in
+A query's cost grows with its searched terms (each phrase or text term is an embedding and
+index searches; a category filter is a set operation or part of one pattern statement, and
+does not count), its nesting (each level a combination step) and the length of its phrases
+(the embedder and the full-text query). :func:`check_query_text` walks the lexer's tokens once, in
 linear time, and refuses the first term beyond a limit as a :class:`ThalabusSyntaxError` at
 that term's position; :func:`check_query_node` applies the same limits to a tree built in
 Python or from JSON, as a :class:`QueryNodeError`. The limits are ``Settings`` fields
@@ -23,10 +24,10 @@ from thalabus_graph.settings import Settings
 class QueryLimits:
     """The bounds one query is held to (see ``Settings``)."""
 
-    max_chars: int = 100_000
-    max_terms: int = 128
-    max_depth: int = 1024
-    max_phrase_chars: int = 4_000
+    max_chars: int = 1_000_000
+    max_terms: int = 512
+    max_depth: int = 10_000
+    max_phrase_chars: int = 32_000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> QueryLimits:
@@ -58,12 +59,12 @@ def check_query_text(text: str, limits: QueryLimits) -> None:
         elif token.kind is TokenKind.NOT:
             nots += 1
         elif token.kind in TERM_KINDS:
-            terms += 1
+            terms += token.kind is not TokenKind.CATEGORY
             depth = len(parens) + sum(parens) + nots
             nots = 0
             if terms > limits.max_terms:
-                raise ThalabusSyntaxError(f"more than {limits.max_terms} terms in one query "
-                                          "(max_query_terms)", token.start, text)
+                raise ThalabusSyntaxError(f"more than {limits.max_terms} phrases and text terms "
+                                          "in one query (max_query_terms)", token.start, text)
             if depth > limits.max_depth:
                 raise ThalabusSyntaxError(f"nested deeper than {limits.max_depth} levels "
                                           "(max_query_depth)", token.start, text)
@@ -82,10 +83,10 @@ def check_query_node(node: Node, limits: QueryLimits) -> None:
         current, depth = stack.pop()
         kids = children(current)
         if isinstance(current, Semantic | Text | Category):
-            terms += 1
+            terms += not isinstance(current, Category)
             if terms > limits.max_terms:
-                raise QueryNodeError(f"more than {limits.max_terms} terms in one query "
-                                     "(max_query_terms)")
+                raise QueryNodeError(f"more than {limits.max_terms} phrases and text terms in "
+                                     "one query (max_query_terms)")
             if _term_chars(current) > limits.max_phrase_chars:
                 raise QueryNodeError(f"a term longer than {limits.max_phrase_chars:,} "
                                      "characters (max_phrase_chars)")
