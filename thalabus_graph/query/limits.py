@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from thalabus_graph.errors import QueryNodeError, ThalabusSyntaxError
 from thalabus_graph.query.ast import And, Category, Node, Not, Or, Semantic, Text, children
 from thalabus_graph.query.lexer import TERM_KINDS, TokenKind, tokenize
+from thalabus_graph.query.parser import reject_lone_surrogates
 from thalabus_graph.settings import Settings
 
 
@@ -42,6 +43,7 @@ def check_query_text(text: str, limits: QueryLimits) -> None:
     Depth counts open parentheses and NOT prefixes on the way to a term; a phrase's length is
     that of its unquoted text (a category counts its values).
     """
+    reject_lone_surrogates(text)
     if len(text) > limits.max_chars:
         raise ThalabusSyntaxError(f"the query is {len(text):,} characters long; the limit is "
                                   f"{limits.max_chars:,} (max_query_chars)",

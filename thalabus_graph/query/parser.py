@@ -55,11 +55,16 @@ def parse(text: str) -> Node:
     """
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"a query must be a str, not {type(text).__name__}")
+    reject_lone_surrogates(text)
+    return _Parser(text).run()
+
+
+def reject_lone_surrogates(text: str) -> None:
+    """A ``ThalabusSyntaxError`` at the first lone surrogate of ``text`` (not valid Unicode)."""
     bad = LONE_SURROGATE.search(text)
     if bad is not None:
         raise ThalabusSyntaxError(f"a lone surrogate (U+{ord(bad.group()):04X}) is not valid "
                                   "Unicode text", bad.start(), text)
-    return _Parser(text).run()
 
 
 class _Parser:
