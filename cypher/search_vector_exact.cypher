@@ -86,6 +86,10 @@ CALL (d) {
 }
 WITH node
 WHERE node.embedding IS NOT NULL
+  // A stored vector cosine cannot compare (zero or not finite as float32, written before
+  // ingest checked vectors) is skipped, as the vector index skips it, instead of failing.
+  AND any(x IN node.embedding WHERE abs(x) >= 1e-30)
+  AND all(x IN node.embedding WHERE abs(x) <= 3.4e38)
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k

@@ -29,8 +29,9 @@ import json
 import logging
 import math
 import random
+import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +100,8 @@ class Endpoint:
     @property
     def label(self) -> str:
         """How error messages name this endpoint: ``"<name> <url>"`` or the bare URL."""
-        return f"{self.name} {self.url}" if self.name else self.url
+        url = redact(self.url)
+        return f"{self.name} {url}" if self.name else url
 
 
 def bearer_headers(api_key: str | None) -> dict[str, str]:
@@ -135,10 +137,50 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(seconds, 0.0)
 
 
-def snippet(text: str, limit: int = 300) -> str:
-    """``text`` on one line, cut to ``limit`` characters (for error messages)."""
-    text = " ".join(text.split())
+SNIPPET_CHARS = 200
+"""Longest piece of a service's reply body an error message quotes."""
+_CREDENTIALS = (
+    # Authorization schemes followed by their token: Bearer, Basic, Token, ...
+    (re.compile(r"\b([Bb]earer)(\s+)[^\s\"',;}]+"), r"\1\2***"),
+    (re.compile(r"\b(Basic|Token|Digest|ApiKey)(\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1\2***"),
+    # key = value, "key": "value", key: value for names of secrets
+    (re.compile(r"(?i)((?:api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|token|"
+                r"secret|password|passwd|pwd|authorization|credentials?)[\"']?\s*[:=]\s*"
+                r"[\"']?)(?!Bearer\b|Basic\b|\*\*\*)[^\s\"',;&}]+"), r"\1***"),
+    # OpenAI-style and similar prefixed keys
+    (re.compile(r"\b(sk|pk|rk|hf|ghp|gho|xox[abp])([-_])[A-Za-z0-9_\-]{6,}"), r"\1\2***"),
+    # user info in URLs: scheme://user:password@host
+    (re.compile(r"(?<=://)[^/\s@]+@"), "***@"),
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with everything shaped like a credential replaced by ``***``: Authorization
+    tokens (Bearer, Basic...), ``api_key=...`` / ``"token": "..."`` values, ``sk-...`` keys,
+    URL user info, and each of ``secrets`` verbatim (the request's own key, if echoed)."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    for pattern, replacement in _CREDENTIALS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS, secrets: Iterable[str] = ()) -> str:
+    """``text`` on one line, credentials redacted (:func:`redact`), cut to ``limit``
+    characters: the only form in which a service's reply reaches an error message or a log."""
+    text = redact(" ".join(text.split()), secrets)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _secrets(endpoint: Endpoint) -> list[str]:
+    """The credentials the request carried (header values and the tokens in them)."""
+    found: list[str] = []
+    for name, value in endpoint.headers.items():
+        if name.lower() in ("authorization", "x-api-key", "api-key", "proxy-authorization"):
+            found.append(value)
+            found.extend(value.split()[1:])
+    return found
 
 
 def transport_failure(endpoint: Endpoint, exc: httpx.TransportError) -> RetryableServiceError:
@@ -146,12 +188,15 @@ def transport_failure(endpoint: Endpoint, exc: httpx.TransportError) -> Retryabl
     if isinstance(exc, httpx.TimeoutException):
         return ServiceTimeout(
             f"{endpoint.label} did not answer within {endpoint.timeout_seconds}s")
-    return RetryableServiceError(f"cannot reach {endpoint.label}: {type(exc).__name__}: {exc}")
+    return RetryableServiceError(
+        f"cannot reach {endpoint.label}: {type(exc).__name__}: {snippet(str(exc))}")
 
 
 def decode_response(endpoint: Endpoint, response: httpx.Response) -> Any:
-    """The decoded JSON of a 2xx ``response``; any other status raises per the module table."""
+    """The decoded JSON of a 2xx ``response``; any other status raises per the module table.
+    A quoted body is shortened and its credentials redacted (:func:`snippet`)."""
     status = response.status_code
+    body = snippet(response.text, secrets=_secrets(endpoint)) if status >= 300 else ""
     if status == 429:
         raise RateLimited(
             f"{endpoint.label} is rate limiting (HTTP 429)",
@@ -159,19 +204,19 @@ def decode_response(endpoint: Endpoint, response: httpx.Response) -> Any:
         )
     if status >= 500 or status in RETRIED_STATUSES:
         raise RetryableServiceError(
-            f"{endpoint.label} failed with HTTP {status}: {snippet(response.text)}")
+            f"{endpoint.label} failed with HTTP {status}: {body}")
     if status >= 400:
         raise ServiceStatusError(
             f"{endpoint.label} refused the request with HTTP {status}: "
-            f"{snippet(response.text)}", status)
+            f"{body}", status)
     if not 200 <= status < 300:
         raise ServiceReplyError(f"{endpoint.label} answered HTTP {status}")
     try:
         return json.loads(response.content)
     except (ValueError, UnicodeDecodeError) as exc:
+        body = snippet(response.text, secrets=_secrets(endpoint))
         raise ServiceReplyError(
-            f"{endpoint.label} sent a reply that is not JSON: {snippet(response.text)}"
-        ) from exc
+            f"{endpoint.label} sent a reply that is not JSON: {body}") from exc
 
 
 def next_delay(endpoint: Endpoint, attempt: int, exc: RetryableServiceError) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from thalabus_graph.documents import MAX_KEY_BYTES
-from thalabus_graph.errors import DatasetError
+from thalabus_graph.errors import DatasetError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.query import Semantic, serialize
@@ -142,9 +142,9 @@ class Datasets:
         """
         node_flags = {"weight_scale": "retrieval", **(flags or {})}
         if node_flags["weight_scale"] not in WEIGHT_SCALES:
-            raise DatasetError(f"weight_scale must be one of {WEIGHT_SCALES}")
+            raise DatasetInputError(f"weight_scale must be one of {WEIGHT_SCALES}")
         if not session or "#" in session:
-            raise DatasetError("a session name must be non-empty and contain no '#'")
+            raise DatasetInputError("a session name must be non-empty and contain no '#'")
         _check_session(session)
         pages: Iterable[Sequence[Fragment | Member]] = (
             [fragments] if isinstance(fragments, Sequence) else _pages(fragments))
@@ -191,8 +191,8 @@ class Datasets:
         """The dataset's node properties, member counts and parents; DatasetError if unknown."""
         rows = self.db.read("dataset_get", datasetid=datasetid)
         if not rows:
-            raise DatasetError(f"no dataset {datasetid!r} (list them: thalabus-graph datasets "
-                               "list)")
+            raise DatasetInputError(f"no dataset {datasetid!r} (list them: thalabus-graph "
+                                    "datasets list)")
         return DatasetInfo.from_record(rows[0])
 
     def list_datasets(self, session: str | None = None) -> list[Record]:
@@ -254,11 +254,12 @@ def _check_session(session: str) -> None:
     try:
         size = len(session.encode("utf-8"))
     except UnicodeEncodeError:
-        raise DatasetError("a session name must be valid Unicode text (it holds a lone "
-                           "surrogate)") from None
+        raise DatasetInputError("a session name must be valid Unicode text (it holds a lone "
+                                "surrogate)") from None
     if size > MAX_KEY_BYTES:
-        raise DatasetError(f"a session name is {size} bytes long; the limit is MAX_KEY_BYTES = "
-                           f"{MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot index longer ids)")
+        raise DatasetInputError(f"a session name is {size} bytes long; the limit is "
+                                f"MAX_KEY_BYTES = {MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot "
+                                "index longer ids)")
 
 
 def _member(row: Record) -> Member:

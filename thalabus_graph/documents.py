@@ -35,11 +35,14 @@ Decisions:
 - ``embeddings`` are precomputed vectors keyed by fragment id of a chapter, paragraph or
   summary of this document (keywords are not embedded). Alternatively keyed by kind:
   ``{"chapters": [[...], null, ...], "paragraphs": [...], "summaries": [...]}`` with one entry
-  (or null) per fragment in order. Vectors must be non-empty lists of finite numbers; their
-  dimension is checked at ingest, against the settings.
+  (or null) per fragment in order. Vectors must be non-empty lists of numbers that pass
+  ``vectors.vector_problem`` (finite as float32, norm in [1e-6, 1e18]); their dimension is
+  checked at ingest, against the settings.
+- Text (chapters, paragraphs, summaries, keywords, title) and category values are stored in
+  Unicode NFC, the form queries are normalised to (docs/architecture.md, "Unicode").
 - Category names match ``[A-Za-z_][A-Za-z0-9_]*``; values are non-blank strings, kept
-  verbatim (``art$16``, ``x}y`` are plain data), de-duplicated in order; an empty list is
-  the same as no such category.
+  verbatim but for NFC (``art$16``, ``x}y`` are plain data), de-duplicated in order; an
+  empty list is the same as no such category.
 - A documentid repeated within one file is not an error: both lines are yielded in order and
   the later line wins whole (text and vectors); the ingest report lists the repeated lines.
 - Hostile values are line errors, never crashes: text with a lone surrogate (``"\\ud800"``,
@@ -59,12 +62,14 @@ import math
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
 from thalabus_graph.query.ast import NAME_PATTERN
+from thalabus_graph.vectors import vector_problem
 
 FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "keyword"]
 Scalar: TypeAlias = str | int | float | bool
@@ -363,9 +368,9 @@ class _Builder:
             raise IngestError(f"{key} is blank")
         if key == "ontology":
             _check_key(value, key)
-        else:
-            _check_text(value, key)
-        return value
+            return value
+        _check_text(value, key)
+        return _nfc(value)
 
     def _properties(self, obj: dict[str, Any]) -> dict[str, Scalar]:
         props: dict[str, Scalar] = {}
@@ -412,6 +417,7 @@ class _Builder:
                 if not item.strip():
                     raise IngestError(f"category {name} has a blank value")
                 _check_key(item, f"category {name} value")
+                item = _nfc(item)
                 if item not in values:
                     values.append(item)
             if values:
@@ -431,7 +437,7 @@ class _Builder:
             if not item.strip():
                 raise IngestError(f"{key}[{i}] is blank")
             _check_text(item, f"{key}[{i}]")
-        return [item.strip() for item in items]
+        return [_nfc(item.strip()) for item in items]
 
     def _explicit_paragraphs(
         self, value: Any, chapter_texts: list[str] | None,
@@ -455,7 +461,7 @@ class _Builder:
                 if not item.strip():
                     raise IngestError(f"paragraphs[{c}][{p}] is blank")
                 _check_text(item, f"paragraphs[{c}][{p}]")
-                texts.append(item.strip())
+                texts.append(_nfc(item.strip()))
             if chapter_texts is None and not texts:
                 raise IngestError(f"paragraphs[{c}] is empty and there is no chapter text")
             groups.append(texts)
@@ -512,6 +518,9 @@ class _Builder:
                 raise IngestError(
                     f"embedding of {fragmentid} holds {_shown(x)}, not a finite number")
             vector.append(value)
+        problem = vector_problem(vector)
+        if problem is not None:
+            raise IngestError(f"embedding of {fragmentid} {problem}")
         return tuple(vector)
 
 
@@ -520,6 +529,11 @@ def _with_vector(
 ) -> SourceFragment:
     vector = vectors.get(fragment.fragmentid)
     return fragment if vector is None else replace(fragment, embedding=vector)
+
+
+def _nfc(text: str) -> str:
+    """Text in Unicode normal form C, the one form text and category values are stored in."""
+    return unicodedata.normalize("NFC", text)
 
 
 def _check_text(value: str, what: str) -> None:

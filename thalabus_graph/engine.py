@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
 from thalabus_graph.datasets import Datasets, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
@@ -37,6 +38,7 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     reranker_from_settings,
 )
+from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
@@ -70,13 +72,19 @@ class QueryResult:
     bookmarks: tuple[str, ...] = ()
     """The graph object's bookmarks after the query (its dataset written, when asked): hand
     them to another process's ``ThalabusGraph`` so its reads see this state."""
+    rerank: dict[str, Any] | None = None
+    """With ``automatically_rerank``: ``BranchOutcomes.flags()`` (``reranked``, ``reason``,
+    ``weight_scale``, ``failures``, ``unscored``); a partial or failed rerank is also a
+    warning of kind ``rerank``."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
-        only when profiled."""
+        only when profiled; ``rerank`` only when reranking was asked for."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
                                "warnings": [w.to_dict() for w in self.warnings],
                                "bookmarks": list(self.bookmarks)}
+        if self.rerank is not None:
+            out["rerank"] = self.rerank
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
@@ -251,30 +259,33 @@ class ThalabusGraph:
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
-                 document_details: bool = False, reads: QueryReads | None = None
+                 document_details: bool = False, reads: QueryReads | None = None,
+                 rerank_outcomes: BranchOutcomes | None = None
                  ) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
         evaluator, which holds the executed plan tree when ``profile`` is set
         (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
         pattern counts already read with the query's vocabulary, ``check_query``)."""
-        node = parse(query) if isinstance(query, str) else query
+        node = parse_within_limits(query, self.settings)
         evaluator = self._evaluator(ontology_id, subset_of_datasetids, reference=reference,
                                     automatically_rerank=automatically_rerank,
                                     profile=profile, document_details=document_details,
-                                    reads=reads)
+                                    reads=reads, rerank_outcomes=rerank_outcomes)
         return evaluator.results(node), evaluator
 
     def _evaluator(self, ontology_id: str | None, subset_of_datasetids: Sequence[str] | None,
                    *, reference: bool = False, automatically_rerank: bool = False,
                    profile: bool = False, document_details: bool = False,
-                   reads: QueryReads | None = None) -> Evaluator:
+                   reads: QueryReads | None = None,
+                   rerank_outcomes: BranchOutcomes | None = None) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
         vocabulary read returned (``reads``)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
-        branch = BranchRerank(self.reranker, self.settings) if automatically_rerank else None
+        branch = (BranchRerank(self.reranker, self.settings, rerank_outcomes)
+                  if automatically_rerank else None)
         return Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
@@ -282,8 +293,9 @@ class ThalabusGraph:
         """A query's raw fragments, best first, as an iterator (``Evaluator.stream``: a pure
         filter query's stubs come straight from the driver, in constant memory)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
-        return Evaluator(ex).stream(parse(text))
+        return Evaluator(ex).stream(parse_within_limits(text, self.settings))
 
+    @within_budget
     def query(self, text: str, *, ontology_id: str | None = None,
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,
@@ -298,22 +310,27 @@ class ThalabusGraph:
         (with a "did you mean" when only the letter case differs); ``strict_categories``
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
-        node = parse(text)
+        node = parse_within_limits(text, self.settings)
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
         canonical = serialize(node)
         start = time.perf_counter()
+        outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
+                    if automatically_rerank else None)
         evaluator = self._evaluator(ontology_id, subset_of_datasetids,
                                     automatically_rerank=automatically_rerank,
                                     profile=profile, document_details=return_documents,
-                                    reads=reads)
+                                    reads=reads, rerank_outcomes=outcomes)
         fragments = evaluator.results(node)
         elapsed = (time.perf_counter() - start) * 1000
+        flags = outcomes.flags() if outcomes is not None else None
+        if outcomes is not None and (line := outcomes.warning()) is not None:
+            warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=canonical))
+                                                    query=canonical, flags=flags))
         log_sources(fragments)
         documents = (documents_of(self.db, fragments, known=evaluator.executor.details)
                      if return_documents else None)
@@ -323,8 +340,9 @@ class ThalabusGraph:
                         embed_ms=round(evaluator.executor.embed_ms, 3),
                         fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
-                           self.db.bookmarks())
+                           self.db.bookmarks(), flags)
 
+    @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
                 strict_categories: bool = False) -> dict[str, Any]:
@@ -334,7 +352,7 @@ class ThalabusGraph:
         warnings are listed as in ``query`` (``strict_categories`` raises them)."""
         from thalabus_graph.plan.explain import explained
 
-        node = parse(text)
+        node = parse_for_explain(text, self.settings)
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)

@@ -8,12 +8,15 @@
     │   └── QueryNodeTypeError (TypeError)  ... or with a value of the wrong type
     ├── PlanError                       a valid query that cannot be planned or evaluated
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
-    │   └── UnknownCategoryError        strict_categories: a filter names no stored category
+    │   ├── UnknownCategoryError        strict_categories: a filter names no stored category
+    │   └── InvalidTextError (ValueError)   a text argument that is not valid Unicode
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
     │   └── UnembeddedDocuments         fragments lack vectors and no embedder is configured
     ├── DatasetError                    unknown dataset / goal, or a failed dataset write
+    │   └── DatasetInputError           also a ConfigurationError: unknown id or bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
+    │   └── QueryTimeout                a query outran its time budget (query_timeout_seconds)
     ├── LauncherError                   the local Neo4j launcher could not do what was asked
     │   └── PortTaken                   another process bound the chosen port first
     ├── MigrationError                  a migration failed or history disagrees with files
@@ -126,6 +129,11 @@ class UnknownCategoryError(ConfigurationError):
         super().__init__(f"strict categories: {found}")
 
 
+class InvalidTextError(ConfigurationError, ValueError):
+    """A text argument (an ontology id, a dataset id, a value) holding a lone surrogate, which
+    is not valid Unicode and cannot be sent to Neo4j or an inference service."""
+
+
 class CapabilityError(ThalabusError):
     """A backend that declares it cannot do what was asked (e.g. an unavailable reranker)."""
 
@@ -152,8 +160,18 @@ class DatasetError(ThalabusError):
     """An unknown dataset or goal, or a dataset write that was rolled back."""
 
 
+class DatasetInputError(DatasetError, ConfigurationError):
+    """An unknown dataset or goal id, or a session name that cannot be stored: the call must
+    change (the CLI exits 2, as for any bad input)."""
+
+
 class GraphError(ThalabusError):
     """Neo4j reported a failure; the original driver exception is the ``__cause__``."""
+
+
+class QueryTimeout(GraphError):
+    """A query ran past its time budget (``Settings.query_timeout_seconds``): Neo4j ended a
+    read at its transaction timeout, or the deadline had passed before the next read."""
 
 
 class LauncherError(ThalabusError):
@@ -217,8 +235,10 @@ __all__ = [
     "ChecksumMismatch",
     "ConfigurationError",
     "DatasetError",
+    "DatasetInputError",
     "GraphError",
     "IngestError",
+    "InvalidTextError",
     "LauncherError",
     "LockHeld",
     "MigrationError",
@@ -226,6 +246,7 @@ __all__ = [
     "PortTaken",
     "QueryNodeError",
     "QueryNodeTypeError",
+    "QueryTimeout",
     "RateLimited",
     "RetryableServiceError",
     "ServiceError",

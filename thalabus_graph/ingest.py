@@ -39,12 +39,13 @@ from thalabus_graph.documents import (
     document_from_dict,
     iter_documents,
 )
-from thalabus_graph.embeddings import Embedder, text_hash
+from thalabus_graph.embeddings import Embedder, WindowedEmbedder, text_hash
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.progress import Progress
 from thalabus_graph.settings import Settings
+from thalabus_graph.vectors import vector_problem
 
 logger = logging.getLogger(__name__)
 
@@ -224,12 +225,21 @@ class Ingestor:
             yield item
 
     def _check_dimensions(self, doc: SourceDocument) -> SourceDocument | LineError:
+        """The document, or a line error when a fragment's text is longer than
+        ``max_passage_chars`` or a supplied vector fails ``vector_problem`` (dimension, finite
+        float32 values, norm bounds)."""
         dims = self.settings.embedding_dimensions
+        longest = max((len(f.text) for f in doc.fragments()), default=0)
+        if longest > self.settings.max_passage_chars:
+            return LineError(doc.line_number or 0, f"a fragment of {longest:,} characters; "
+                             f"the limit is {self.settings.max_passage_chars:,} "
+                             "(max_passage_chars)")
         for frag in doc.embeddable():
-            if frag.embedding is not None and len(frag.embedding) != dims:
-                return LineError(doc.line_number or 0,
-                                 f"{frag.fragmentid}: embedding has {len(frag.embedding)} "
-                                 f"dimensions, the graph uses {dims}")
+            if frag.embedding is None:
+                continue
+            problem = vector_problem(frag.embedding, dims)
+            if problem is not None:
+                return LineError(doc.line_number or 0, f"{frag.fragmentid}: embedding {problem}")
         return doc
 
     def _parsed(self, source: Any) -> Iterator[SourceDocument | LineError]:
@@ -285,17 +295,21 @@ class Ingestor:
         rows = self.db.read("ingest_existing_embeddings", fragments=[
             {"fragmentid": fragmentid, "hash": h}
             for fragmentid, h in hashes.items()]) if wanted else []
+        dims = self.settings.embedding_dimensions
+        rows = [r for r in rows if vector_problem(r["embedding"], dims) is None]  # recompute
         for row in rows:
             out[row["fragmentid"]] = (row["embedding"], hashes[row["fragmentid"]])
         missing = [fragmentid for fragmentid in wanted if fragmentid not in out]
         if missing and self.embedder is None:
             raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
+            windowed = WindowedEmbedder(self.embedder, self.settings.embedding_window_chars,
+                                        self.settings.embedding_max_windows)
             step = (EMBED_STEP_LOCAL if not self.settings.embedder_url else
                     self.settings.embedder_batch_size * self.settings.embedder_max_concurrency)
             for first, last in _steps(len(missing), step):
                 part = missing[first:last]
-                vectors = self.embedder.embed_passages([wanted[f].text for f in part])
+                vectors = windowed.embed_passages([wanted[f].text for f in part])
                 for fragmentid, vec in zip(part, vectors, strict=True):
                     out[fragmentid] = ([float(x) for x in vec], hashes[fragmentid])
                 self._bar.partial(len(batch) * last / len(missing))
@@ -322,6 +336,9 @@ class Ingestor:
             if not batch:
                 return
             vectors = self._embeddings(batch, report)
+        batch = self._drop_bad_vectors(batch, vectors, report, strict)
+        if not batch:
+            return
         try:
             self._record(report, batch, self._write(batch, vectors))
             return
@@ -340,6 +357,27 @@ class Ingestor:
                     raise
                 report.errors.append(LineError(doc.line_number or 0,
                                                f"Neo4j refused the document: {exc}"))
+
+    def _drop_bad_vectors(self, batch: list[SourceDocument],
+                          vectors: dict[str, tuple[list[float], str]], report: IngestReport,
+                          strict: bool) -> list[SourceDocument]:
+        """The batch without documents holding a vector that fails ``vector_problem`` (an
+        embedder returning a zero or non-finite vector); each is a line error."""
+        dims = self.settings.embedding_dimensions
+        kept: list[SourceDocument] = []
+        for doc in batch:
+            error = next((LineError(doc.line_number or 0, f"{frag.fragmentid}: the computed "
+                                    f"embedding {problem}")
+                          for frag in doc.embeddable() if frag.fragmentid in vectors
+                          for problem in [vector_problem(vectors[frag.fragmentid][0], dims)]
+                          if problem is not None), None)
+            if error is None:
+                kept.append(doc)
+            elif strict:
+                raise error.to_exception()
+            else:
+                report.errors.append(error)
+        return kept
 
     def _write(self, batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
                ) -> _Written:

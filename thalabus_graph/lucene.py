@@ -10,11 +10,17 @@ digits) is escaped, never split: the standard analyzers index ``3.5``, ``example
 ``u.s.a`` and ``a:b`` as single tokens, and Lucene's query parser runs the same analyzer on the
 escaped query text, so a query token and an indexed token agree. Splitting them (as an earlier
 version did) turned ``'3.5'`` into the phrase "3 5", which matches nothing.
+
+Unicode: a term is searched in its NFC form (the form ingest stores text in) and, when it
+differs, in its NFKC form too (compatibility folding: full-width digits U+FF13 U+FF0E U+FF15
+also find ``3.5``, the ligature U+FB01 finds ``fi``). Both are alternatives of one query, so a
+document written in full-width characters is still found by the same full-width term.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 MAX_QUERY_TERMS = 1000
 """Most analyzed terms a bag-of-words query (:func:`terms_query`) may carry.
@@ -77,8 +83,15 @@ def token_cost(word: str) -> int:
 
 
 def _variants(term: str) -> list[list[str]]:
-    split, kept = words(term), words(term, keep_apostrophes=True)
-    return [split] if kept == split or not kept else [split, kept]
+    """The word lists a term is searched as: its NFC and NFKC forms (full-width digits
+    also as ASCII ones, ligatures split), each with apostrophes split and, when it differs, kept."""
+    forms: list[list[str]] = []
+    for text in dict.fromkeys((unicodedata.normalize("NFC", term),
+                               unicodedata.normalize("NFKC", term))):
+        for found in (words(text), words(text, keep_apostrophes=True)):
+            if found and found not in forms:
+                forms.append(found)
+    return forms
 
 
 def phrase_query(term: str) -> str:

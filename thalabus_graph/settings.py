@@ -12,6 +12,9 @@ Each threshold below names the scale it applies to.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import logging
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -202,6 +205,29 @@ class Settings:
     """Goal context: characters of the loaded documents; taken off MAX_RAG_MESSAGE_LENGTH only
     when the final message is cut (each collection keeps the whole of it)."""
 
+    # --- bounds -----------------------------------------------------------------------
+    max_query_chars: int = 1_000_000
+    """Longest query text, in characters (also for explain)."""
+    max_query_terms: int = 512
+    """Most searched terms (phrases and text terms, each occurrence) one query may run: each
+    costs an embedding and index searches (1,000 OR'd phrases took 38 s on 50 documents).
+    Category filters do not count: they run as set operations or one pattern statement."""
+    max_query_depth: int = 10_000
+    """Deepest nesting of one query: parentheses and NOT prefixes around a term."""
+    max_phrase_chars: int = 32_000
+    """Longest phrase, text term or category value list of a query, in characters."""
+    max_passage_chars: int = 16_000_000
+    """Longest text of one ingested fragment, in characters; a longer one is a line error."""
+    query_timeout_seconds: float = 60.0
+    """Time budget of one query: Neo4j's transaction timeout on its reads plus a deadline
+    checked before each read; past it the query ends with ``QueryTimeout``."""
+    embedding_window_chars: int = 2000
+    """A passage longer than this is embedded in windows of this many characters (about the
+    512-token window of e5-small), split at whitespace."""
+    embedding_max_windows: int = 8
+    """Most windows embedded per passage (the first ones); their L2-normalised vectors are
+    averaged and normalised again."""
+
     # --- neo4j ------------------------------------------------------------------------
     neo4j_version: str = "5.26.31"
     """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
@@ -212,6 +238,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Defaults, then ``THALABUS_*`` variables, then keyword overrides."""
         env = os.environ if environ is None else environ
+        warn_misspelled(env)
         values: dict[str, Any] = {}
         for f in fields(cls):
             raw = env.get(ENV_PREFIX + f.name.upper())
@@ -234,32 +261,101 @@ class Settings:
             value = getattr(self, f.name)
             if _is_secret(f.name) and value:
                 parts.append(f"{f.name}='***'")
+            elif f.name.endswith("_url") and value:
+                parts.append(f"{f.name}={_USER_INFO.sub('***@', value)!r}")
             else:
                 parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __post_init__(self) -> None:
-        if self.embedding_dimensions <= 0:
-            raise ConfigurationError("embedding_dimensions must be positive")
+        for name, (low, high) in RANGES.items():
+            _check_range(name, getattr(self, name), low, high)
         if self.fusion not in FUSION_RULES:
             raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
                                      f"not {self.fusion!r}")
-        for name in ("fusion_text_weight", "fusion_full_coverage"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ConfigurationError(f"{name} must lie in [0, 1]")
-        if not 1 <= self.vector_hnsw_m <= 512:
-            raise ConfigurationError("vector_hnsw_m must lie in [1, 512]")
-        if not 1 <= self.vector_hnsw_ef_construction <= 3200:
-            raise ConfigurationError("vector_hnsw_ef_construction must lie in [1, 3200]")
-        if self.vector_k_factor < 1.0:
-            raise ConfigurationError("vector_k_factor must be at least 1")
-        for name in ("top_n_chapters", "top_n_paragraphs", "top_n_summaries", "top_n_text",
-                     "max_reranking_input_frag", "max_parallelism", "reranker_batch_size"):
-            if getattr(self, name) < 1:
-                raise ConfigurationError(f"{name} must be at least 1")
+
+
+_BIG = 1_000_000
+_HUGE = 1_000_000_000
+RANGES: Mapping[str, tuple[float, float]] = {
+    "embedding_dimensions": (1, 4096),
+    "vector_hnsw_m": (1, 512),
+    "vector_hnsw_ef_construction": (1, 3200),
+    "embedder_batch_size": (1, 10_000),
+    "embedder_max_concurrency": (1, 1024),
+    "embedder_timeout_seconds": (0.001, 86_400),
+    "embedder_max_retries": (0, 100),
+    "query_embedding_cache_size": (0, _HUGE),
+    "top_n_chapters": (1, _BIG),
+    "top_n_paragraphs": (1, _BIG),
+    "top_n_summaries": (1, _BIG),
+    "score_factor_chapters": (0, 1000),
+    "score_factor_paragraphs": (0, 1000),
+    "score_factor_summaries": (0, 1000),
+    "score_cap_chapters": (0, 1000),
+    "score_cap_paragraphs": (0, 1000),
+    "score_cap_summaries": (0, 1000),
+    "min_score": (0, 1),
+    "short_query_max_words": (0, _BIG),
+    "fusion_text_weight": (0, 1),
+    "fusion_full_coverage": (0, 1),
+    "rrf_k": (0, _BIG),
+    "exact_search_max_candidates": (0, _HUGE),
+    "vector_overfetch_factor": (1, 1000),
+    "vector_k_factor": (1, 1000),
+    "vector_min_k": (1, _BIG),
+    "index_max_k": (1, _BIG),
+    "top_n_text": (1, _BIG),
+    "min_reranking_score_doc": (0, 1),
+    "max_fragments_per_doc": (1, _BIG),
+    "max_rag_output_frag": (1, _BIG),
+    "reranker_batch_size": (1, 10_000),
+    "reranker_timeout_seconds": (0.001, 86_400),
+    "reranker_max_retries": (0, 100),
+    "max_parallelism": (1, 1024),
+    "max_rerank_chars": (1, _HUGE),
+    "max_reranking_input_frag": (1, _BIG),
+    "min_reranking_score_frag": (-_HUGE, _HUGE),
+    "max_reranking_output_frag": (1, _BIG),
+    "min_reranking_output_frag": (0, _BIG),
+    "min_reranking_output_doc": (0, _BIG),
+    "max_reranking_output_doc": (0, _BIG),
+    "max_rag_message_length": (1, _HUGE),
+    "write_batch_size": (1, _BIG),
+    "max_query_chars": (1, _HUGE),
+    "max_query_terms": (1, _BIG),
+    "max_query_depth": (1, _BIG),
+    "max_phrase_chars": (1, _HUGE),
+    "max_passage_chars": (1, _HUGE),
+    "query_timeout_seconds": (0.001, 86_400),
+    "embedding_window_chars": (100, _BIG),
+    "embedding_max_windows": (1, 1000),
+}
+"""The closed range of every numeric setting; a value outside it, NaN or an infinity is a
+``ConfigurationError`` naming the setting (``tests/adversarial/test_settings_ranges.py`` checks
+that every numeric field has one). Thresholds on the retrieval scale lie in [0, 1]; reranker
+scores are uncalibrated (logits may be negative), so their threshold only has to be finite."""
+
+
+def _check_range(name: str, value: Any, low: float, high: float) -> None:
+    """Refuse a value of the wrong type, NaN, an infinity or one outside ``[low, high]``."""
+    env = f"{ENV_PREFIX}{name.upper()}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigurationError(f"{name} ({env}) must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise ConfigurationError(f"{name} ({env}) must be a finite number, not {value!r}")
+    if not low <= value <= high:
+        raise ConfigurationError(
+            f"{name} ({env}) must lie in [{_shown(low)}, {_shown(high)}], not {value!r}")
+
+
+def _shown(bound: float) -> str:
+    return f"{bound:,}".replace(",", "_") if float(bound).is_integer() else f"{bound:g}"
 
 
 SECRET_NAME_PARTS = ("api_key", "token", "password", "secret")
+_USER_INFO = re.compile(r"(?<=://)[^/\s@]+@")
+"""The user info of a URL (``user:password@``), never shown in a repr."""
 
 
 def _is_secret(name: str) -> bool:
@@ -284,6 +380,38 @@ def _coerce(name: str, raw: str, kind: type) -> Any:
 
 
 _DEFAULTS = Settings()
+logger = logging.getLogger(__name__)
+OTHER_VARIABLES = frozenset({
+    "THALABUS_NEO4J_DATA", "THALABUS_NEO4J_HOME", "THALABUS_NEO4J_CDS", "THALABUS_STRESS",
+    "THALABUS_MIGRATIONS_DIR", "THALABUS_CYPHER_DIR", "THALABUS_NEO4J_HEAP",
+    "THALABUS_NEO4J_PAGE_CACHE",
+})
+"""``THALABUS_*`` variables read outside ``Settings`` (launcher, test suite, resource dirs)."""
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``THALABUS_*`` name the package reads: the settings and ``OTHER_VARIABLES``."""
+    return frozenset(ENV_PREFIX + f.name.upper() for f in fields(Settings)) | OTHER_VARIABLES
+
+
+def misspelled_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """Unknown ``THALABUS_*`` names close to a known one, mapped to the name they probably mean
+    (``difflib.get_close_matches``, cutoff 0.8); a far-off unknown name is not reported."""
+    known = known_variables()
+    found: dict[str, str] = {}
+    for name in environ:
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+            if close:
+                found[name] = close[0]
+    return found
+
+
+def warn_misspelled(environ: Mapping[str, str]) -> None:
+    """Log a warning for each misspelled ``THALABUS_*`` name: it is ignored, not fatal."""
+    for name, meant in sorted(misspelled_variables(environ).items()):
+        logger.warning("%s is not a thalabus-graph setting and is ignored; did you mean %s?",
+                       name, meant)
 
 
 def field_docs() -> dict[str, str]:

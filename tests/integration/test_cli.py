@@ -51,7 +51,7 @@ def test_ingest_query_explain_and_datasets(neo4j_uri: str, clean_db: Database,
     assert main(["query", '"x" AND', *uri]) == 2
     err = capsys.readouterr().err
     assert "position 7" in err
-    assert main(["datasets", "show", "nope", *uri]) == 1
+    assert main(["datasets", "show", "nope", *uri]) == 2  # an unknown dataset id is bad input
     assert capsys.readouterr().err.count("\n") == 1
 
 
@@ -129,7 +129,7 @@ def test_errors_are_json_with_json(neo4j_uri: str, clean_db: Database,
         error = json.loads(captured.out)["error"]
         assert error["type"] == "ThalabusSyntaxError" and error["position"] == 7
         assert captured.err.startswith("error: expected a term")
-    assert main(["datasets", "show", "nope", *uri, "--json"]) == 1
+    assert main(["datasets", "show", "nope", *uri, "--json"]) == 2
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["error"]["type"] == "DatasetError"
+    assert json.loads(captured.out)["error"]["type"] == "DatasetInputError"
     assert captured.err.count("\n") == 1

@@ -11,13 +11,13 @@ import thalabus_graph
 PACKAGE = Path(thalabus_graph.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo"},
+    {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds"},
     {"plan"},
     {"search", "fusion", "lucene"},
     {"plan.steps", "plan.cost"},
     {"goals"},
     {"datasets"},
-    {"documents", "ingest"},
+    {"documents", "ingest", "vectors"},
     {"rerank"},
     {"query", "fragments"},
     {"embeddings"},

@@ -54,8 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    undecodable = _undecodable(arguments)
+    if undecodable is not None:
+        print(f"error: {undecodable}", file=sys.stderr)
+        if "--json" in arguments:
+            output.emit_json({"error": {"type": "ConfigurationError", "message": undecodable}})
+        return common.EXIT_BAD_INPUT
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     common.configure_logging(args)
     if getattr(args, "json", False):
         args.handler = _errors_as_json(args.handler)
@@ -67,6 +74,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+
+
+def _undecodable(arguments: Sequence[str]) -> str | None:
+    """The message for the first argument that is not valid UTF-8, or None. Python decodes
+    argv with ``surrogateescape``: an invalid byte arrives as a lone surrogate, which could
+    never be sent to Neo4j; the original bytes are shown (escaped) in the message."""
+    for number, argument in enumerate(arguments, start=1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = os.fsencode(argument)
+            return (f"argument {number} is not valid UTF-8 text: {raw!r}; "
+                    "give queries and names in UTF-8")
+    return None
 
 
 def error_dict(exc: ThalabusError) -> dict[str, Any]:

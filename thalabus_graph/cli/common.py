@@ -119,14 +119,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (ConfigurationError, IngestError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ThalabusError as exc:
-        print(f"error: {_for_the_cli(exc)}", file=sys.stderr)
+        print(f"error: {one_line(_for_the_cli(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (BrokenPipeError, SystemExit):
+        raise
+    except Exception as exc:  # a bug or an unmapped library error: still one line
+        logging.getLogger(__name__).debug("unexpected failure", exc_info=True)
+        print(f"error: unexpected {type(exc).__name__}: {one_line(str(exc))} (-vv logs the "
+              "traceback)", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def one_line(message: str) -> str:
+    """A message on one line: its lines joined by spaces (driver messages hold newlines)."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 def _for_the_cli(exc: ThalabusError) -> str:

@@ -20,6 +20,7 @@ from thalabus_graph.embeddings.base import (
 from thalabus_graph.embeddings.cache import CachedQueryEmbedder, CacheInfo
 from thalabus_graph.embeddings.local import E5LocalEmbedder
 from thalabus_graph.embeddings.openai_http import OpenAIEmbedder
+from thalabus_graph.embeddings.windows import WindowedEmbedder
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.settings import Settings
 
@@ -63,6 +64,7 @@ __all__ = [
     "Embedder",
     "OpenAIEmbedder",
     "Vectors",
+    "WindowedEmbedder",
     "embedder_from_settings",
     "empty_vectors",
     "normalize_rows",

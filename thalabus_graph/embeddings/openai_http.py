@@ -183,7 +183,7 @@ class OpenAIEmbedder:
         return self._parse(payload, len(batch))
 
     def _parse(self, payload: Any, count: int) -> Vectors:
-        where = f"embeddings reply from {self.endpoint.url}"
+        where = f"embeddings reply from {self.endpoint.label}"
         if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
             raise ServiceReplyError(f"{where} has no 'data' list")
         data: list[Any] = payload["data"]

@@ -12,22 +12,61 @@ next transactions see the state such bookmarks name.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session
+from neo4j import Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session, unit_of_work
 from neo4j.api import BookmarkManager
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-from thalabus_graph.errors import GraphError
+from thalabus_graph.errors import GraphError, InvalidTextError, QueryTimeout
 from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.connection import check_uri, redact_uri
 
 T = TypeVar("T")
 Record = dict[str, Any]
 AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
 """Neo4j's answer after repeated failed logins (not an ``AuthError`` in the driver)."""
+
+
+_DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
+                                                              default=None)
+"""(monotonic end, budget in seconds) of the query running in this context, if any."""
+TIMEOUT_CODES = ("Neo.ClientError.Transaction.TransactionTimedOut",
+                 "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration")
+
+
+@contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Run the block under a time budget: every ``read_tx`` in this context first checks that
+    time is left (else ``QueryTimeout``) and runs with Neo4j's transaction timeout set to what
+    is left. Reads started on other threads are not bound by it."""
+    token = _DEADLINE.set(None if seconds is None else (time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _time_left(what: str) -> float | None:
+    """Seconds left of this context's budget (None without one); ``QueryTimeout`` if none."""
+    current = _DEADLINE.get()
+    if current is None:
+        return None
+    left = current[0] - time.monotonic()
+    if left <= 0:
+        raise QueryTimeout(_timeout_message(what, current[1]))
+    return left
+
+
+def _timeout_message(what: str, budget: float | None) -> str:
+    spent = f" of {budget:g} s" if budget is not None else ""
+    return (f"{what}: the query ran past its time budget{spent} (query_timeout_seconds, "
+            "THALABUS_QUERY_TIMEOUT_SECONDS); narrow the query or raise the budget")
 
 
 @contextmanager
@@ -43,6 +82,10 @@ def mapped_errors(what: str) -> Iterator[None]:
                          "user name and password: connect(auth=(user, password)), else "
                          "NEO4J_USERNAME and NEO4J_PASSWORD") from exc
     except Neo4jError as exc:
+        if exc.code in TIMEOUT_CODES:
+            current = _DEADLINE.get()
+            raise QueryTimeout(_timeout_message(what, current[1] if current else None)
+                               ) from exc
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
                              "this user for a few seconds (dbms.security.auth_lock_time); check "
@@ -50,6 +93,10 @@ def mapped_errors(what: str) -> Iterator[None]:
         raise GraphError(f"{what}: {exc.code}: {exc.message}") from exc
     except neo4j.exceptions.DriverError as exc:
         raise GraphError(f"{what}: {exc}") from exc
+    except UnicodeEncodeError as exc:  # the driver packing a str with a lone surrogate
+        bad = exc.object[exc.start] if isinstance(exc.object, str) else "?"
+        raise InvalidTextError(f"{what}: a text argument holds a lone surrogate "
+                               f"(U+{ord(bad):04X}), which is not valid Unicode text") from exc
 
 
 class Database:
@@ -70,7 +117,8 @@ class Database:
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
                 database: str = "neo4j") -> Database:
         """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
-        with mapped_errors(f"connecting to {uri}"):
+        check_uri(uri)
+        with mapped_errors(f"connecting to {redact_uri(uri)}"):
             driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
             try:
                 driver.verify_connectivity()
@@ -133,7 +181,11 @@ class Database:
         return self.read_tx(work, what=name)
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
-        """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
+        """Run ``work`` in one managed read transaction (retried by the driver if transient),
+        bounded by the time left of a ``deadline`` block."""
+        left = _time_left(what)
+        if left is not None:
+            work = unit_of_work(timeout=left)(work)
         with mapped_errors(what), self.session() as session:
             return session.execute_read(work)
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.query import Node, rerank_query
-from thalabus_graph.rerank import Reranker, ScoredFragment
+from thalabus_graph.rerank import NoReranking, Reranker, ScoredFragment
+from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.rerank.policies import ranked
 from thalabus_graph.rerank.rounds import rerank_fragments
 from thalabus_graph.settings import Settings
@@ -20,9 +21,12 @@ logger = logging.getLogger("thalabus_graph.engine")
 class BranchRerank:
     """Reranks one branch's fragments with the branch's own query (a ``BranchReranker``)."""
 
-    def __init__(self, reranker: Reranker, settings: Settings) -> None:
+    def __init__(self, reranker: Reranker, settings: Settings,
+                 outcomes: BranchOutcomes | None = None) -> None:
         self.reranker = reranker
         self.settings = settings
+        self.outcomes = outcomes
+        """What each branch's rerank did, added up for the result's flags and warnings."""
 
     def __call__(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
         """Branch-level reranking: the branch's semantic clauses score its fragments.
@@ -41,6 +45,11 @@ class BranchRerank:
         result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
                                   query, self.reranker, KeepAll(),
                                   round_size=self.settings.max_reranking_input_frag)
+        if self.outcomes is not None:
+            scored = {f.fragmentid for f in result.fragments[: result.scored]}
+            no_reranker = "no-reranker" if isinstance(self.reranker, NoReranking) else None
+            self.outcomes.add(result, sum(1 for f in scorable if f.fragmentid not in scored),
+                              reason=no_reranker)
         if not result.reranked:
             logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
                         result.reason)

@@ -14,6 +14,7 @@ use :func:`thalabus_graph.query.serialize.to_json` for deep trees.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar
@@ -108,12 +109,30 @@ def _from_text(text: str) -> Node:
     return parse(text)
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate on its own: not valid Unicode text (cannot be encoded as UTF-8)."""
+
+
+def _check_unicode(what: str, text: str) -> None:
+    bad = LONE_SURROGATE.search(text)
+    if bad is not None:
+        raise QueryNodeError(f"{what} holds a lone surrogate (U+{ord(bad.group()):04X} at "
+                             f"character {bad.start() + 1}), which is not valid Unicode text")
+
+
 def _check_phrase(kind: str, text: object) -> str:
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"{kind} text must be a str, not {type(text).__name__}")
     if not text.strip():
         raise QueryNodeError(f"{kind} text must not be empty or blank")
-    return text
+    _check_unicode(f"{kind} text", text)
+    return nfc(text)
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: the form every phrase, text term and category value
+    is compared, embedded and stored in (an NFD ``café`` and an NFC ``café`` are one word)."""
+    return unicodedata.normalize("NFC", text)
 
 
 def _check_child(kind: str, child: object) -> _NodeBase:
@@ -135,7 +154,7 @@ class Semantic(_NodeBase):
     text: str
 
     def __post_init__(self) -> None:
-        _check_phrase("SEMANTIC", self.text)
+        object.__setattr__(self, "text", _check_phrase("SEMANTIC", self.text))
         object.__setattr__(self, "_hash", hash(("SEMANTIC", self.text)))
 
 
@@ -153,7 +172,7 @@ class Text(_NodeBase):
     case_sensitive: bool = False
 
     def __post_init__(self) -> None:
-        _check_phrase("TEXT", self.text)
+        object.__setattr__(self, "text", _check_phrase("TEXT", self.text))
         if not isinstance(self.case_sensitive, bool):
             raise QueryNodeTypeError("TEXT case_sensitive must be a bool")
         object.__setattr__(self, "_hash", hash(("TEXT", self.text, self.case_sensitive)))
@@ -185,6 +204,8 @@ class Category(_NodeBase):
                 raise QueryNodeTypeError(f"category values must be str, not {type(value).__name__}")
             if not value.strip():
                 raise QueryNodeError("category values must not be empty or blank")
+            _check_unicode("a category value", value)
+        values = tuple(nfc(value) for value in values)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_hash", hash(("CATEGORY", self.name, values)))
 

@@ -35,7 +35,7 @@ Decisions the grammar leaves open (pinned by ``tests/query_cases.json``):
 from __future__ import annotations
 
 from thalabus_graph.errors import QueryNodeTypeError, ThalabusSyntaxError
-from thalabus_graph.query.ast import TRUE, And, Node, Not, Or
+from thalabus_graph.query.ast import LONE_SURROGATE, TRUE, And, Node, Not, Or
 from thalabus_graph.query.lexer import TERM_HINT, TERM_KINDS, Token, TokenKind, tokenize
 
 PRECEDENCE = {TokenKind.OR: 1, TokenKind.AND: 2, TokenKind.NOT: 3}
@@ -55,7 +55,16 @@ def parse(text: str) -> Node:
     """
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"a query must be a str, not {type(text).__name__}")
+    reject_lone_surrogates(text)
     return _Parser(text).run()
+
+
+def reject_lone_surrogates(text: str) -> None:
+    """A ``ThalabusSyntaxError`` at the first lone surrogate of ``text`` (not valid Unicode)."""
+    bad = LONE_SURROGATE.search(text)
+    if bad is not None:
+        raise ThalabusSyntaxError(f"a lone surrogate (U+{ord(bad.group()):04X}) is not valid "
+                                  "Unicode text", bad.start(), text)
 
 
 class _Parser:

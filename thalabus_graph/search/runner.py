@@ -10,6 +10,8 @@ and profile show what ran where.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -107,7 +109,9 @@ class Runner:
         ``read`` that takes each one (``ahead``)."""
         with ThreadPoolExecutor(max_workers=len(calls)) as pool:
             for key, params in calls:
-                self.prefetched[key] = pool.submit(self.db.read_plain, name, **params)
+                # each call in a copy of this context: the query's deadline goes along
+                read = functools.partial(self.db.read_plain, name, **params)
+                self.prefetched[key] = pool.submit(contextvars.copy_context().run, read)
 
     @staticmethod
     def share_call(steps: Sequence[Step], name: str) -> None:

@@ -1,0 +1,65 @@
+"""The bounds of one query call: its size limits, checked before any work, and its time budget.
+
+``parse_within_limits`` parses a query text after ``query.limits.check_query_text`` (and checks
+a prebuilt tree with ``check_query_node``), ``parse_for_explain`` holds explain to the length
+limit only; ``within_budget`` runs a ``ThalabusGraph`` method
+under ``graph.database.deadline(settings.query_timeout_seconds)``, so every read of the query
+is bounded by Neo4j's transaction timeout and by a deadline checked before it starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
+
+from thalabus_graph.graph.database import deadline
+from thalabus_graph.query import Node, parse
+from thalabus_graph.query.limits import QueryLimits, check_query_node, check_query_text
+from thalabus_graph.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class HasSettings(Protocol):
+    """Anything with the settings that hold its bounds (``ThalabusGraph``)."""
+
+    settings: Settings
+
+
+S = TypeVar("S", bound=HasSettings)
+
+
+def parse_within_limits(query: str | Node, settings: Settings) -> Node:
+    """The query's tree, once its size is within ``settings``' limits (else
+    ``ThalabusSyntaxError`` at the first term over a limit, or ``QueryNodeError`` for a tree)."""
+    limits = QueryLimits.from_settings(settings)
+    if isinstance(query, str):
+        check_query_text(query, limits)
+        return parse(query)
+    check_query_node(query, limits)
+    return query
+
+
+def parse_for_explain(text: str, settings: Settings) -> Node:
+    """The query's tree for ``explain``, held to ``max_query_chars`` only: explain runs no
+    search and no embedding, and renders a plan of any number of terms in linear time."""
+    check_query_text(text, QueryLimits(max_chars=settings.max_query_chars, max_terms=len(text),
+                                       max_depth=len(text), max_phrase_chars=len(text)))
+    return parse(text)
+
+
+def within_budget(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """Run ``method`` under its object's ``settings.query_timeout_seconds`` (``QueryTimeout``
+    past it)."""
+
+    @functools.wraps(method)
+    def bounded(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with deadline(self.settings.query_timeout_seconds):
+            return method(self, *args, **kwargs)
+
+    return bounded
+
+
+__all__ = ["parse_for_explain", "parse_within_limits", "within_budget"]
