@@ -321,6 +321,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "min_reranking_output_doc": (0, _BIG),
     "max_reranking_output_doc": (0, _BIG),
     "max_rag_message_length": (1, _HUGE),
+    "max_loaded_document_length": (0, _HUGE),
     "write_batch_size": (1, _BIG),
     "max_query_chars": (1, _HUGE),
     "max_query_terms": (1, _BIG),
