@@ -97,6 +97,9 @@ class Settings:
     """Cap on summary semantic scores after the factor."""
     min_score: float = 0.10
     """Semantic fragments below this (index scale (1 + cos) / 2, after factor and cap) drop."""
+    calibration_file: str = ""
+    """A calibration file (``thalabus-graph calibrate``) mapping semantic scores to P(relevant);
+    empty = the one shipped for ``embedder_model`` (``thalabus_graph.calibration``)."""
     short_query_max_words: int = 4
     """With ``hybrid_all_queries`` off, a SEMANTIC phrase of at most this many words still runs the
     text search (fused); with it on (the default) every phrase does."""

@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors"},
+    {"settings", "errors", "calibration"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 
