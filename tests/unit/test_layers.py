@@ -13,7 +13,7 @@ PACKAGE = Path(thalabus_graph.__file__).parent
 LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "demo"},
     {"plan"},
-    {"search", "fusion", "lucene"},
+    {"search", "fusion", "lucene", "scale"},
     {"goals"},
     {"datasets"},
     {"documents", "ingest"},
