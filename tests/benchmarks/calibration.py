@@ -14,6 +14,12 @@ It measures, per set:
   (each weighs the same): the share of non-relevant and relevant candidates below
   ``MIN_SCORE`` and ``MIN_RERANKING_SCORE_DOC``, and nDCG@10 of the single phrase before and
   after ``MIN_SCORE`` (the map keeps each query's order, so only dropped hits can change it);
+- with ``--fusion``: the default ``language-slots`` fusion of each query's semantic
+  candidates with a bag-of-words BM25 search over the same documents (Lucene's k1 1.2, b 0.75,
+  lowercase word tokens, top ``TOP_N_TEXT``; computed here, so it approximates the engine's
+  text search): nDCG@10 of the fused list as today, after ``PhraseScale`` (fusion on the index
+  scale, then calibrated, ``MIN_SCORE`` applied) and, for comparison, with calibrated scores
+  fed into the fusion; and the drop rates on the fused list;
 - with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
   with the local e5 model, and the best calibrated score each gets per source.
 
@@ -25,6 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +40,16 @@ import numpy as np
 
 from tests.benchmarks.report import write_json
 from thalabus_graph.calibration import Calibration, Labelled, evidences, fit
-from thalabus_graph.cli.calibrate_cmd import labelled_set
+from thalabus_graph.cli.calibrate_cmd import labelled_set, read_qrels
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.fusion import LanguageSlots
+from thalabus_graph.scale import PhraseScale
 from thalabus_graph.settings import Settings
 
 DEFAULT_DATA = Path("../shared/data")
 DEFAULT_OUT = Path(".thalabus/benchmarks/calibration.json")
 SHIPPED = Path("thalabus_graph/resources/calibration")
+WORD = re.compile(r"\w+")
 SETS = (("scifact", "train"), ("xquad-r", "dev"))
 ABSENT = ("chocolate cake recipe", "quantum chromodynamics lattice simulation",
           "stock market prices of semiconductor companies", "how to change a car tyre",
@@ -88,6 +100,99 @@ def measure(labelled: Labelled, calibration: Calibration, settings: Settings,
     return out
 
 
+class Bm25:
+    """A small BM25 over the documents' title + text (the benchmark's stand-in for the
+    engine's full-text search)."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        tokens = [WORD.findall(t.lower()) for t in texts]
+        self.length = np.array([len(t) for t in tokens], dtype=float)
+        self.average = float(self.length.mean()) if tokens else 1.0
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for row, words in enumerate(tokens):
+            for word, count in Counter(words).items():
+                self.postings[word].append((row, count))
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The best ``k`` rows with a positive score, best first."""
+        n = self.length.size
+        scores = np.zeros(n)
+        for word in set(WORD.findall(query.lower())):
+            posting = self.postings.get(word, [])
+            if not posting:
+                continue
+            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for row, count in posting:
+                norm = self.k1 * (1 - self.b + self.b * self.length[row] / self.average)
+                scores[row] += idf * count * (self.k1 + 1) / (count + norm)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(int(r), float(scores[r])) for r in top if scores[r] > 0]
+
+
+def fuse(phrase: str, semantic: list[Fragment], text: list[Fragment],
+         languages: dict[str, str | None], settings: Settings) -> list[Fragment]:
+    """The default ``language-slots`` fusion of one phrase's candidates."""
+    rule = LanguageSlots.fit(phrase, semantic, text, languages=languages,
+                             text_weight=settings.fusion_text_weight,
+                             full_coverage=settings.fusion_full_coverage)
+    return rule.fuse(semantic, text)
+
+
+def fused_quality(folder: Path, split: str, calibration: Calibration,
+                  settings: Settings) -> dict[str, Any]:
+    """nDCG@10 and drop rates of the fused phrase, as today and on the calibrated scale."""
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (folder / "queries.jsonl").open())}
+    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
+    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
+    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
+    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
+    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
+    by_id = {str(d["_id"]): d for d in docs}
+    texts = [f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip() for i in ids]
+    languages = {i: by_id[i].get("language") for i in ids}
+    bm25 = Bm25(texts)
+    ndcg: dict[str, list[float]] = defaultdict(list)
+    counts = Counter[str]()
+    for row, qid in enumerate(query_ids):
+        if qid not in judged:
+            continue
+        relevant = judged[qid]
+        sims = corpus @ vectors[row]
+        top = np.argsort(-sims, kind="stable")[: settings.top_n_chapters]
+
+        def fragment(r: int, score: float, kind: str) -> Fragment:
+            return Fragment(f"{ids[r]}-c1", ids[r], texts[r], score, "chapters",
+                            (f"{kind}:chapters",))
+
+        semantic = [fragment(int(r), (1 + float(sims[r])) / 2, "semantic") for r in top]
+        found = bm25.search(queries[qid], settings.top_n_text)
+        text = [fragment(r, s / found[0][1], "text") for r, s in found]
+        langs = {f.documentid: languages[f.documentid] for f in (*semantic, *text)}
+
+        today = fuse(queries[qid], semantic, text, langs, settings)
+        scale = PhraseScale(settings, calibration)
+        scale.remember(qid, semantic, {"chapters": len(ids)})
+        calibrated = scale.apply(qid, today)
+        fed = [f for f in fuse(queries[qid], scale.apply(qid, semantic), text, langs, settings)
+               if f.score >= settings.min_score]
+        for name, ranked in (("fused today", today), ("fused, then calibrated", calibrated),
+                             ("calibrated, then fused", fed)):
+            ndcg[name].append(ndcg10(np.array([f.documentid in relevant for f in ranked]),
+                                     len(relevant)))
+        kept = {f.documentid for f in calibrated}
+        returned = {f.documentid for f in today}
+        counts["non_relevant"] += len(returned - relevant)
+        counts["non_relevant_dropped"] += len(returned - relevant - kept)
+        counts["relevant"] += len(returned & relevant)
+        counts["relevant_dropped"] += len((returned & relevant) - kept)
+    return {"ndcg@10": {name: float(np.mean(v)) for name, v in ndcg.items()},
+            "min_score_on_the_fused_list": {
+                "non_relevant_dropped": counts["non_relevant_dropped"] / counts["non_relevant"],
+                "relevant_dropped": counts["relevant_dropped"] / max(counts["relevant"], 1)}}
+
+
 def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any]:
     """Best calibrated score per source of absent and present phrases on the sample corpus."""
     from thalabus_graph.demo import SAMPLE
@@ -121,6 +226,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--write", action="store_true", help="store the shipped calibration")
+    parser.add_argument("--fusion", action="store_true",
+                        help="also measure the fused phrase (BM25 computed here)")
     parser.add_argument("--sample", action="store_true",
                         help="also score absent topics on the sample corpus (local e5 model)")
     args = parser.parse_args()
@@ -133,8 +240,6 @@ def main() -> None:
                                 settings)
         sets.append(Labelled(f"{name} ({split})", labelled.cosines, labelled.relevant,
                              labelled.size))
-        from thalabus_graph.cli.calibrate_cmd import read_qrels
-
         judged = read_qrels(folder / "qrels" / f"{split}.tsv")
         ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
         totals.append([len(judged[q]) for q in ids if q in judged])
@@ -163,6 +268,15 @@ def main() -> None:
             "threshold_cosine": common, "relevant_dropped": dropped}
         print(f"{labelled.name}: one cosine threshold for every set ({common:.3f}) drops "
               f"{dropped:.1%} of the relevant candidates")
+    if args.fusion:
+        for (name, split), labelled in zip(SETS, sets, strict=True):
+            fused = fused_quality(args.data / name, split, calibration, settings)
+            results[labelled.name]["fused"] = fused
+            rates = fused["min_score_on_the_fused_list"]
+            print(f"{labelled.name} fused: nDCG@10 " + ", ".join(
+                f"{k} {v:.4f}" for k, v in fused["ndcg@10"].items())
+                + f"; MIN_SCORE drops {rates['non_relevant_dropped']:.1%} non-relevant / "
+                f"{rates['relevant_dropped']:.1%} relevant of the fused list")
     if args.sample:
         results["sample_corpus"] = absent_topics(calibration, settings)
         for phrase, r in results["sample_corpus"].items():
