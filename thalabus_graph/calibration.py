@@ -226,8 +226,15 @@ def shipped(model: str) -> Calibration | None:
     return Calibration.from_dict(json.loads(entry.read_text(encoding="utf-8")))
 
 
+OFF = "none"
+"""The ``CALIBRATION_FILE`` value that keeps scores on the vector index's scale."""
+
+
 def load_for(model: str, path: str = "") -> Calibration | None:
-    """The calibration a setting points at (``path``), else the shipped one of ``model``."""
+    """The calibration a setting points at (``path``), else the shipped one of ``model``;
+    ``OFF`` ("none"): no calibration."""
+    if path == OFF:
+        return None
     return Calibration.load(Path(path)) if path else shipped(model)
 
 

@@ -99,7 +99,8 @@ class Settings:
     """Semantic fragments below this (index scale (1 + cos) / 2, after factor and cap) drop."""
     calibration_file: str = ""
     """A calibration file (``thalabus-graph calibrate``) mapping semantic scores to P(relevant);
-    empty = the one shipped for ``embedder_model`` (``thalabus_graph.calibration``)."""
+    empty = the one shipped for ``embedder_model`` (``thalabus_graph.calibration``); ``none`` =
+    scores stay on the index scale (1 + cos) / 2."""
     short_query_max_words: int = 4
     """With ``hybrid_all_queries`` off, a SEMANTIC phrase of at most this many words still runs the
     text search (fused); with it on (the default) every phrase does."""

@@ -28,6 +28,7 @@ def background_hits() -> list[Fragment]:
 def test_the_shipped_calibration_is_selected_by_the_model_setting() -> None:
     assert calibration_of(Settings()) is not None
     assert calibration_of(Settings(embedder_model="unknown-model")) is None
+    assert calibration_of(Settings(calibration_file="none")) is None
 
 
 def test_min_score_acts_on_the_calibrated_value_and_the_order_is_kept() -> None:
