@@ -25,11 +25,18 @@ cosines, best first) and the number of fragments that source holds:
    weight: the probability that the hit is relevant at even prior odds, so the score does not
    depend on how many relevant passages a corpus happens to hold.
 
-For one phrase and one source the map is increasing in the cosine (``slope > 0`` and
-``sigma > 0``), so it never changes the order of a source's hits; scores of different phrases
-and sources become comparable. A calibration is stored as JSON (``Calibration.to_dict``); the
-package ships one per embedding model (``resources/calibration/<model>.json``) and
-``thalabus-graph calibrate`` fits one on a user's own labelled data.
+4. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
+   floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
+   a thousandth of the index score keeps saturated hits in the index's order, and moves a
+   threshold by at most 0.001.
+
+For one phrase and one background the score is strictly increasing in the cosine
+(``slope > 0`` and ``sigma > 0``), so it never changes the order of the hits read against it;
+scores of different phrases become comparable. A calibration is stored as JSON
+(``Calibration.to_dict``); the package ships one per embedding model
+(``resources/calibration/<model>.json``) and ``thalabus-graph calibrate`` fits one on a user's
+own labelled data. The search reads a phrase through one background and the ``default`` map
+(``thalabus_graph.scale``); maps of other source families are kept for callers of ``score``.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ DEFAULT_SKIP = 20
 """Best ranks left out of the background fit (they are where relevant hits sit)."""
 MIN_SIGMA = 1e-3
 """Smallest background spread (cosine units): a flat candidate list is not infinitely sure."""
+RAW_WEIGHT = 1e-3
+"""Share of the index score in a calibrated score (keeps saturated hits in order)."""
 _NORMAL = NormalDist()
 _TAIL_FLOOR = 1e-300
 
@@ -159,8 +168,10 @@ class Calibration:
         return background(cosines, size, self.skip)
 
     def score(self, source: str, cosine: float, bg: Background) -> float:
-        """The calibrated score of a hit of ``source`` with this cosine against ``bg``."""
-        return self.map_for(source).probability(evidence(cosine, bg))
+        """The calibrated score of a hit of ``source`` with this cosine against ``bg``, in
+        [0, 1] and strictly increasing in ``cosine``."""
+        p = self.map_for(source).probability(evidence(cosine, bg))
+        return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
 
     def scores(self, source: str, cosines: Sequence[float], size: int) -> list[float]:
         """Calibrated scores of one source's unrestricted candidates (any order), their

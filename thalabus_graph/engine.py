@@ -335,7 +335,8 @@ class ThalabusGraph:
         """The parsed query and the compiled plan as a tree, without running any search:
         category and universe lookups (read transactions) give each filtered semantic search
         its estimated selectivity and chosen path. No query embedding is computed. Category
-        warnings are listed as in ``query`` (``strict_categories`` raises them)."""
+        warnings are listed as in ``query`` (``strict_categories`` raises them); ``scores``
+        says which scale semantic scores are on (``scale.PhraseScale.explain``)."""
         from thalabus_graph.plan.explain import Explainer
 
         node = parse(text)
@@ -347,7 +348,7 @@ class ThalabusGraph:
         ex.preload(reads.sizes, reads.counts)
         tree = Explainer(ex).explain(node)
         return {"query": serialize(node), "ast": node.to_dict(),
-                "plan": tree.to_dict(measured=False),
+                "plan": tree.to_dict(measured=False), "scores": ex.scale.explain(),
                 "warnings": [w.to_dict() for w in warnings]}
 
     def documents_of(self, fragments: Sequence[Fragment], *,

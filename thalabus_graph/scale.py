@@ -2,18 +2,19 @@
 index's scale for the calibrated one (docs/architecture.md, "Score calibration").
 
 A phrase's semantic and text hits are fused on the index scale, ``(1 + cosine) / 2``, exactly
-as without calibration, so the fused order is unchanged. Then every fragment of the phrase's
-result gets ``min(P(relevant) x factor, cap)`` of its source (``SCORE_FACTOR_*``,
-``SCORE_CAP_*``), ``P(relevant)`` read by the model's ``Calibration`` against the phrase's
-background in that source, remembered from the phrase's unrestricted search (so a pushed
-filter never changes a score), and the fragments under ``MIN_SCORE`` drop. A fragment's
-contributions gain ``calibrated:<source> <raw> -> <calibrated>``.
+as without calibration. Then every fragment of the phrase's result gets
+``min(calibrated x factor, cap)`` of its source (``SCORE_FACTOR_*``, ``SCORE_CAP_*``), the
+calibrated value read by the model's ``Calibration`` against the phrase's background,
+remembered from the phrase's unrestricted search (so a pushed filter never changes a score),
+and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
+``calibrated:<source> <raw> -> <calibrated>``.
 
+One background per phrase, fitted on the candidates of all its vector sources together (their
+sizes added), and one map: the phrase's scores go through one strictly increasing function, so
+the fused order of sources and of text hits is exactly today's (with factors and caps at 1).
 A fused fragment's index-scale score is a slot value (a semantic score of its language group),
 or, for a fragment only the text search found, a value below every semantic score of the
-phrase: both read through the background of the fragment's own source (for a source with no
-vector index, such as keywords, the chapters' background, else any the phrase has), so a
-text-only hit scores below the phrase's semantic hits on the calibrated scale too.
+phrase, so a text-only hit stays below the phrase's semantic hits on the calibrated scale too.
 
 Without a calibration (an embedding model with none shipped and no ``CALIBRATION_FILE``)
 scores stay on the index scale: factor, cap and ``MIN_SCORE`` apply to the semantic hits
@@ -25,12 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from thalabus_graph.calibration import Background, Calibration, load_for
+from thalabus_graph.calibration import DEFAULT_SOURCE, Background, Calibration, load_for
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
 from thalabus_graph.settings import Settings
-
-FALLBACK_SOURCE = "chapters"
-"""The background read for a fragment whose source has no vector index of its own."""
 
 
 def calibration_of(settings: Settings) -> Calibration | None:
@@ -46,13 +44,13 @@ class PhraseScale:
     Attributes:
         settings: factor, cap and ``MIN_SCORE`` per source.
         calibration: the model's calibration; None keeps the index scale.
-        backgrounds: (phrase, source) -> the phrase's background in that source.
+        backgrounds: phrase -> its background.
         remembered: the phrases whose unrestricted search was read.
     """
 
     settings: Settings
     calibration: Calibration | None
-    backgrounds: dict[tuple[str, str], Background] = field(default_factory=dict)
+    backgrounds: dict[str, Background] = field(default_factory=dict)
     remembered: set[str] = field(default_factory=set)
 
     @property
@@ -62,41 +60,28 @@ class PhraseScale:
 
     def remember(self, phrase: str, semantic: Sequence[Fragment],
                  sizes: Mapping[str, int]) -> None:
-        """Keep the phrase's background per source from its unrestricted semantic fragments
-        (index scale, no factor) and each source's fragment count (``sizes``)."""
+        """Keep the phrase's background from its unrestricted semantic fragments (index scale,
+        no factor) of every source and those sources' fragment counts (``sizes``)."""
         if self.calibration is None or phrase in self.remembered:
             return
-        cosines: dict[str, list[float]] = {}
-        for f in semantic:
-            cosines.setdefault(f.source, []).append(2.0 * f.score - 1.0)
-        for source, values in cosines.items():
-            self.backgrounds[phrase, source] = self.calibration.background(
-                values, int(sizes.get(source, 0)))
+        sources = {f.source for f in semantic}
+        size = sum(int(sizes.get(source, 0)) for source in sources)
+        if semantic:
+            self.backgrounds[phrase] = self.calibration.background(
+                [2.0 * f.score - 1.0 for f in semantic], size)
         self.remembered.add(phrase)
-
-    def background(self, phrase: str, source: str) -> Background | None:
-        """The background a fragment of ``source`` is read against (see module docstring)."""
-        for key in (source, FALLBACK_SOURCE):
-            found = self.backgrounds.get((phrase, key))
-            if found is not None:
-                return found
-        return next((bg for (p, _), bg in sorted(self.backgrounds.items()) if p == phrase),
-                    None)
 
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
         """The phrase's fragments on the calibrated scale, those under ``MIN_SCORE`` dropped,
-        best first. Unchanged without a calibration or a remembered background."""
+        best first. Unchanged without a calibration or a background (a phrase with no
+        semantic candidate at all)."""
         fragments = list(fragments)
-        if self.calibration is None:
+        bg = self.backgrounds.get(phrase)
+        if self.calibration is None or bg is None:
             return sort_fragments(fragments)
         out: list[Fragment] = []
         for f in fragments:
-            bg = self.background(phrase, f.source)
-            if bg is None:  # the phrase has no semantic candidate anywhere: nothing to read
-                out.append(f)
-                continue
-            source = f.source if (phrase, f.source) in self.backgrounds else FALLBACK_SOURCE
-            score = self.calibration.score(source, 2.0 * f.score - 1.0, bg)
+            score = self.calibration.score(DEFAULT_SOURCE, 2.0 * f.score - 1.0, bg)
             score = min(score * _factor(self.settings, f.source), _cap(self.settings, f.source))
             if score >= self.settings.min_score:
                 note = f"calibrated:{f.source} {f.score:.4f} -> {score:.4f}"

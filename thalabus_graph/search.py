@@ -28,6 +28,7 @@ from thalabus_graph.errors import GraphError
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
 from thalabus_graph.graph.database import Database, Record, mapped_errors
+from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scale
 from thalabus_graph.settings import Settings
 
 DocSet = frozenset[str]
@@ -223,6 +224,9 @@ class SearchExecutor:
         self.embed_ms = 0.0
         self._counts: dict[str, int] | None = None
         self._semantic_ranges: dict[str, tuple[float, float]] = {}
+        # The calibrated scale of the phrases (``thalabus_graph.scale``): backgrounds per
+        # phrase and source from their unrestricted searches.
+        self.scale = PhraseScale(settings, calibration_of(settings))
         self._fusions: dict[str, LanguageSlots] = {}
         # Stored document languages learnt from search results (for language-slots fusion).
         self._languages: dict[str, str | None] = {}
@@ -477,11 +481,20 @@ class SearchExecutor:
         if unrestricted and phrase not in self._semantic_ranges:
             self._remember_range(phrase, semantic)
         if not fuse:
-            return semantic
+            return self._scaled(phrase, semantic)
         if filtered:
             text = self._text_hits(phrase, docs, phrase_mode=False, case_sensitive=False,
                                    category=category)
-        return self._fuse(phrase, semantic, text, restricted=not unrestricted)
+        return self._scaled(phrase, self._fuse(phrase, semantic, text,
+                                               restricted=not unrestricted))
+
+    def _scaled(self, phrase: str, fragments: list[Fragment]) -> list[Fragment]:
+        """The phrase's fragments on its score scale (``PhraseScale.apply``); a restricted
+        phrase whose unrestricted search was not read yet reads it for its backgrounds."""
+        if self.scale.calibrated and phrase not in self.scale.remembered:
+            self.scale.remember(phrase, self._semantic_only(phrase, self.scope),
+                                self.counts())
+        return self.scale.apply(phrase, fragments)
 
     def _unrestricted_statistics(
             self, phrase: str, found: tuple[list[Fragment], list[Fragment]] | None = None,
@@ -509,16 +522,15 @@ class SearchExecutor:
         return sort_fragments(out)
 
     def _semantic_fragments(self, src: VectorSource, hits: Iterable[Hit]) -> list[Fragment]:
-        """Hits of one vector source as fragments: per-source factor and cap, then
-        ``min_score``."""
-        factor = float(getattr(self.settings, f"score_factor_{src.source}"))
-        cap = float(getattr(self.settings, f"score_cap_{src.source}"))
-        floor = self.settings.min_score
+        """Hits of one vector source as fragments: on the index scale when calibrating (factor,
+        cap and ``min_score`` act after fusion, ``scale.PhraseScale``), else per-source factor
+        and cap, then ``min_score``."""
         contribution = (f"semantic:{src.source}",)
+        calibrated = self.scale.calibrated
         out: list[Fragment] = []
         for fragmentid, documentid, text, raw in hits:
-            score = min(float(raw) * factor, cap)
-            if score >= floor:
+            score = semantic_scale(self.settings, calibrated, src.source, raw)
+            if score is not None:
                 out.append(Fragment(fragmentid, documentid, text, score, src.source,
                                     contribution))
         return out
@@ -887,6 +899,7 @@ class SearchExecutor:
         return self._semantic_ranges[phrase]
 
     def _remember_range(self, phrase: str, fragments: Sequence[Fragment]) -> None:
+        self.scale.remember(phrase, fragments, self.counts())
         lo = min((f.score for f in fragments), default=0.0)
         hi = max((f.score for f in fragments), default=0.0)
         self._semantic_ranges[phrase] = (lo, hi)
@@ -923,6 +936,7 @@ class SearchExecutor:
                 semantic, text = self._unrestricted_hits[phrase]
             elif restricted:
                 semantic = self._semantic_only(phrase, self.scope)
+                self.scale.remember(phrase, semantic, self.counts())
                 text = self._text_hits(phrase, self.scope, phrase_mode=False,
                                        case_sensitive=False)
             languages = self.document_languages({f.documentid for f in (*semantic, *text)})

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from tests.benchmarks.report import write_json
-from thalabus_graph.calibration import Calibration, Labelled, evidences, fit
+from thalabus_graph.calibration import DEFAULT_SOURCE, Calibration, Labelled, fit
 from thalabus_graph.cli.calibrate_cmd import labelled_set, read_qrels
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.fusion import LanguageSlots
@@ -79,9 +79,9 @@ def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
 def measure(labelled: Labelled, calibration: Calibration, settings: Settings,
             n_relevant: list[int]) -> dict[str, Any]:
     """Drop rates at both thresholds and nDCG@10 before and after MIN_SCORE."""
-    feats, rel = evidences(labelled, calibration.skip)
-    m = calibration.map_for("default")
-    scores = 1.0 / (1.0 + np.exp(-(m.intercept + m.slope * feats)))
+    rel = np.concatenate(list(labelled.relevant))
+    scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
+                             for c in labelled.cosines])
     out: dict[str, Any] = {"queries": len(labelled.cosines), "candidates": int(rel.size),
                            "relevant_candidates": int(rel.sum())}
     for name in ("min_score", "min_reranking_score_doc"):

@@ -56,6 +56,16 @@ def test_a_restricted_search_is_read_against_the_unrestricted_background() -> No
     assert all(whole.get(f.fragmentid) == f.score for f in part)
 
 
+def test_sources_share_the_phrase_background_so_the_fused_order_is_kept() -> None:
+    hits = background_hits()
+    summaries = [Fragment(f"d{i}-s1", f"d{i}", "s", f.score - 0.001, "summaries",
+                          ("semantic:summaries",)) for i, f in enumerate(hits[:50])]
+    fused = sorted([*hits, *summaries], key=lambda f: (-f.score, f.fragmentid))
+    scale = PhraseScale(Settings(min_score=0.0), CAL)
+    scale.remember("p", fused, {"chapters": 5000, "summaries": 5000})
+    assert [f.fragmentid for f in scale.apply("p", fused)] == [f.fragmentid for f in fused]
+
+
 def test_factor_and_cap_act_on_the_calibrated_scale() -> None:
     hits = background_hits()
     scale = PhraseScale(Settings(score_factor_chapters=0.5, score_cap_chapters=0.3), CAL)
@@ -63,7 +73,7 @@ def test_factor_and_cap_act_on_the_calibrated_scale() -> None:
     assert scale.apply("p", hits[:1])[0].score == 0.3
 
 
-def test_a_text_only_hit_reads_the_chapters_background_and_stays_below() -> None:
+def test_a_text_only_hit_stays_below_the_semantic_hits() -> None:
     hits = background_hits()
     scale = PhraseScale(Settings(min_score=0.0), CAL)
     scale.remember("p", hits, {"chapters": 5000})

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from thalabus_graph.calibration import Labelled, candidates, evidences, fit
+from thalabus_graph.calibration import DEFAULT_SOURCE, Labelled, candidates, fit
 from thalabus_graph.cli import common
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.settings import Settings
@@ -143,9 +143,8 @@ def handle(args: argparse.Namespace) -> int:
     calibration = fit(args.model or settings.embedder_model, {"default": sets})
     measured: dict[str, Any] = {}
     for labelled in sets:
-        feats, _ = evidences(labelled, calibration.skip)
-        m = calibration.map_for("default")
-        scores = 1.0 / (1.0 + np.exp(-(m.intercept + m.slope * feats)))
+        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
+                                 for c in labelled.cosines])
         measured[labelled.name] = {
             "min_score": drop_rates(labelled, scores, settings.min_score),
             "min_reranking_score_doc": drop_rates(labelled, scores,
