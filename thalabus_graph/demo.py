@@ -4,19 +4,25 @@ Starts the local Neo4j (unless ``NEO4J_URI`` is set), migrates, ingests the samp
 runs one query per operator (and a German query finding French and English documents),
 creates a dataset, reranks it, prints the goal context and a Cypher snippet to inspect the
 dataset, then stops Neo4j unless ``--keep`` is given. Exits non-zero if any step fails.
+
+Every stage says when it starts and how long it took; the ingest shows its total, rate and
+ETA while it runs, and loading the embedding model is announced before the wait.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from thalabus_graph.cli.common import NOTICE_LOGGERS
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ThalabusError
@@ -74,15 +80,19 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
         print(f"== migrate {uri}", file=out)
         report = graph.migrate()
         print(f"   schema at version {report.current_version}", file=out)
-        print(f"== ingest {SAMPLE.name}", file=out)
-        ingest = graph.ingest(SAMPLE, strict=True)
-        print("   " + ", ".join(f"{k}={v}" for k, v in ingest.to_dict().items()
-                                 if k != "errors"), file=out)
+        print(f"== ingest {SAMPLE.name} (embeds every fragment: the longest stage)",
+              file=out, flush=True)
+        ingest = graph.ingest(SAMPLE, strict=True, progress=True)
+        print(f"   done in {ingest.seconds:.1f} s: " + ", ".join(
+            f"{k}={v}" for k, v in ingest.to_dict().items() if k != "errors"), file=out)
         summary["ingest"] = ingest.to_dict()
         for title, text in QUERIES:
+            print(f"== {title}\n   {text}", file=out, flush=True)
+            started = time.perf_counter()
             result = graph.query(text)
             docs = result.documents or []
-            print(f"== {title}\n   {text}", file=out)
+            print(f"   {len(docs)} documents in {time.perf_counter() - started:.2f} s",
+                  file=out)
             for d in docs[:4]:
                 print(f"   {d.score:6.3f}  {d.documentid}  [{_language(d)}]  {d.title}", file=out)
             summary["queries"][text] = [d.documentid for d in docs]
@@ -91,6 +101,7 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
         dataset = result.dataset_ids[0]
         print(f"== dataset {dataset}: {len(result.fragments)} fast-path fragments", file=out)
         graph.reranker = _demo_reranker(graph)
+        print(f"== rerank {dataset} ({len(result.fragments)} members)", file=out, flush=True)
         reranked = graph.rerank_dataset(dataset, session=SESSION)
         state = "reranked" if reranked.reranked else f"order kept ({reranked.reason})"
         print(f"== rerank -> {reranked.dataset_id} ({state}, query {reranked.query!r})",
@@ -110,6 +121,17 @@ def run(uri: str, *, out: Any = sys.stdout, embedder: Embedder | None = None
     return summary
 
 
+def _show_notices() -> None:
+    """Print the progress and model-loading lines (INFO on `NOTICE_LOGGERS`) on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("   %(message)s"))
+    for name in NOTICE_LOGGERS:
+        notices = logging.getLogger(name)
+        notices.setLevel(logging.INFO)
+        notices.addHandler(handler)
+        notices.propagate = False
+
+
 def _language(doc: Any) -> str:
     return str(doc.properties.get("language", "?"))
 
@@ -127,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="leave the local Neo4j running")
     parser.add_argument("--data", default=".thalabus/demo-neo4j", help="local Neo4j data dir")
     args = parser.parse_args(argv)
+    _show_notices()
     uri = os.environ.get("NEO4J_URI")
     server = None
     try:
@@ -134,8 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from thalabus_graph.graph.launcher import LocalNeo4j
 
             server = LocalNeo4j(data_dir=args.data)
-            print("== starting the local Neo4j (first run downloads it with Maven)")
+            print("== starting the local Neo4j (first run downloads it with Maven)", flush=True)
+            started = time.perf_counter()
             uri = server.start()
+            print(f"   up in {time.perf_counter() - started:.0f} s at {uri}")
         run(uri)
     except ThalabusError as exc:
         print(f"demo failed: {exc}", file=sys.stderr)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,15 +16,18 @@ from typing import TYPE_CHECKING, Any
 from thalabus_graph.datasets import Datasets, Member
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.errors import PlanError, UnknownCategoryError
-from thalabus_graph.fragments import Fragment, aggregate_documents, rag_select
+from thalabus_graph.errors import PlanError
+from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.plan.steps import InIndexFilter
+from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -35,14 +37,12 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     reranker_from_settings,
 )
-from thalabus_graph.rerank.policies import ranked
-from thalabus_graph.rerank.rounds import rerank_fragments, rerank_in_rounds_sync
-from thalabus_graph.search import (
-    IN_INDEX_UNKNOWN,
-    VECTOR_SOURCES,
-    InIndexFilter,
-    SearchExecutor,
-)
+from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
+from thalabus_graph.search.documents import DocumentHit as DocumentHit
+from thalabus_graph.search.documents import documents_of, log_sources
+from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -56,26 +56,6 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class DocumentHit:
-    """A document-level result: its best fragment score and its details."""
-
-    documentid: str
-    score: float
-    title: str | None
-    ontology: str | None
-    properties: dict[str, Any]
-    categories: dict[str, list[str]]
-    fragments: list[Fragment]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"documentid": self.documentid, "score": self.score, "title": self.title,
-                "ontology": self.ontology, "properties": self.properties,
-                "categories": self.categories,
-                "fragments": [f.to_dict() for f in self.fragments]}
-
-
-@dataclass(frozen=True)
 class QueryResult:
     """What a query returned: fragments (or documents), the dataset ids written, the plan, and
     warnings about category filters or an ontology that match no stored document."""
@@ -84,14 +64,19 @@ class QueryResult:
     fragments: list[Fragment]
     documents: list[DocumentHit] | None = None
     dataset_ids: list[str] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
+    """The executed plan when profiled; a dict that prints as the CLI's tree."""
     warnings: list[QueryWarning] = field(default_factory=list)
+    bookmarks: tuple[str, ...] = ()
+    """The graph object's bookmarks after the query (its dataset written, when asked): hand
+    them to another process's ``ThalabusGraph`` so its reads see this state."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
         only when profiled."""
         out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
-                               "warnings": [w.to_dict() for w in self.warnings]}
+                               "warnings": [w.to_dict() for w in self.warnings],
+                               "bookmarks": list(self.bookmarks)}
         if self.documents is not None:
             out["documents"] = [d.to_dict() for d in self.documents]
         else:
@@ -121,6 +106,8 @@ class RerankResult:
     unscored: int = 0
     capped: int = 0
     """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
+    bookmarks: tuple[str, ...] = ()
+    """The graph object's bookmarks once the new dataset is written (see ``QueryResult``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -128,7 +115,8 @@ class RerankResult:
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
                 "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments]}
+                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments],
+                "bookmarks": list(self.bookmarks)}
 
 
 class ThalabusGraph:
@@ -141,8 +129,11 @@ class ThalabusGraph:
     """
 
     def __init__(self, db: Database, *, settings: Settings | None = None,
-                 embedder: Embedder | None = None, reranker: Reranker | None = None) -> None:
+                 embedder: Embedder | None = None, reranker: Reranker | None = None,
+                 bookmarks: Iterable[str] = ()) -> None:
         self.db = db
+        if bookmarks:
+            db.wait_for(bookmarks)
         self.owns_database = False
         self.settings = settings or Settings.from_env()
         self._embedder = embedder
@@ -150,22 +141,29 @@ class ThalabusGraph:
         self.datasets = Datasets(db, self.settings)
         self.goals = Goals(db, self.settings, self.datasets)
         # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
-        self._in_index: tuple[float, InIndexFilter] | None = None
+        self._in_index = InIndexState(db, self.settings, IN_INDEX_RECHECK_SECONDS)
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
                 database: str | None = None, settings: Settings | None = None,
-                embedder: Embedder | None = None,
-                reranker: Reranker | None = None) -> ThalabusGraph:
+                embedder: Embedder | None = None, reranker: Reranker | None = None,
+                bookmarks: Iterable[str] = ()) -> ThalabusGraph:
         """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily.
 
         What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
         ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
+        ``bookmarks`` (another process's ``result.bookmarks``): waited for before this
+        returns (``wait_for``), so the first read already sees that state.
         """
         target = Connection.resolve(uri, database=database)
         db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
                               database=target.database)
-        graph = cls(db, settings=settings, embedder=embedder, reranker=reranker)
+        try:
+            graph = cls(db, settings=settings, embedder=embedder, reranker=reranker,
+                        bookmarks=bookmarks)
+        except Exception:
+            db.close()
+            raise
         graph.owns_database = True
         return graph
 
@@ -181,6 +179,17 @@ class ThalabusGraph:
         self.close()
 
     @property
+    def bookmarks(self) -> tuple[str, ...]:
+        """The bookmarks of everything this object has written or waited for (its one
+        bookmark manager, shared by all its sessions)."""
+        return self.db.bookmarks()
+
+    def wait_for(self, bookmarks: Iterable[str]) -> None:
+        """Wait until the server has applied ``bookmarks`` (another process's result's); from
+        then on every read of this object sees that state (``Database.wait_for``)."""
+        self.db.wait_for(bookmarks)
+
+    @property
     def embedder(self) -> Embedder:
         """The configured embedder (local e5 unless ``embedder_url`` is set), made on first use."""
         if self._embedder is None:
@@ -193,7 +202,7 @@ class ThalabusGraph:
         from thalabus_graph.graph.migrations import MigrationRunner
 
         report = MigrationRunner(self.db, self.settings).migrate()
-        self._in_index = None  # the migration may have built the filtered indexes
+        self._in_index.forget()  # the migration may have built the filtered indexes
         return report
 
     def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -204,40 +213,30 @@ class ThalabusGraph:
         ``embed=False`` ingests only supplied embeddings (no model is loaded).
         """
         embedder = self.embedder if embed else None
-        return Ingestor(self.db, self.settings, embedder).ingest(
+        report = Ingestor(self.db, self.settings, embedder).ingest(
             documents, strict=strict, progress=progress)
+        report.bookmarks = self.db.bookmarks()
+        return report
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
-                 subset_of_datasetids: Sequence[str] | None = None,
-                 profile: bool = False, document_details: bool = False) -> SearchExecutor:
+                 subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
+                 document_details: bool = False, embedder: Embedder | None = None
+                 ) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
-        (``document_details``: its unfiltered searches also read their documents' details)."""
-        return SearchExecutor(self.db, self.settings, self.embedder, ontologyid=ontology_id,
+        (``document_details``: its unfiltered searches also read their documents' details;
+        ``embedder``: instead of the configured one, which is then not loaded)."""
+        return SearchExecutor(self.db, self.settings, embedder or self.embedder,
+                              ontologyid=ontology_id,
                               datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details,
                               in_index=self.in_index_filter(ontology_id))
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
-        indexes (migration V0007, Neo4j 2026.01+): all three ONLINE and the setting
-        ``vector_in_index_filter`` on. Read at most once per ``IN_INDEX_RECHECK_SECONDS`` (an
-        index dropped or built meanwhile is seen at the next read); not read without an
-        ontology, which never uses them."""
-        if ontology_id is None:
-            return IN_INDEX_UNKNOWN
-        if not self.settings.vector_in_index_filter:
-            return InIndexFilter(False, "switched off (vector_in_index_filter)")
-        now = time.monotonic()
-        if self._in_index is None or now - self._in_index[0] > IN_INDEX_RECHECK_SECONDS:
-            names = [src.filtered_index for src in VECTOR_SOURCES]
-            online = {r["name"] for r in self.db.read("search_filtered_indexes", names=names)}
-            missing = [name for name in names if name not in online]
-            state = (InIndexFilter(True) if not missing else InIndexFilter(
-                False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
-                "Neo4j 2026.01 or newer)"))
-            self._in_index = (now, state)
-        return self._in_index[1]
+        indexes (``search.scope.InIndexState``: read at most once per
+        ``IN_INDEX_RECHECK_SECONDS``, never without an ontology)."""
+        return self._in_index.state(ontology_id)
 
     def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error).
@@ -259,21 +258,29 @@ class ThalabusGraph:
         (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
         pattern counts already read with the query's vocabulary, ``check_query``)."""
         node = parse(query) if isinstance(query, str) else query
+        evaluator = self._evaluator(ontology_id, subset_of_datasetids, reference=reference,
+                                    automatically_rerank=automatically_rerank,
+                                    profile=profile, document_details=document_details,
+                                    reads=reads)
+        return evaluator.results(node), evaluator
+
+    def _evaluator(self, ontology_id: str | None, subset_of_datasetids: Sequence[str] | None,
+                   *, reference: bool = False, automatically_rerank: bool = False,
+                   profile: bool = False, document_details: bool = False,
+                   reads: QueryReads | None = None) -> Evaluator:
+        """The evaluator of one query, its executor's scope resolved and given what the
+        vocabulary read returned (``reads``)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
-        branch = self._rerank_branch if automatically_rerank else None
-        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
-        return evaluator.evaluate(node), evaluator
+        branch = BranchRerank(self.reranker, self.settings) if automatically_rerank else None
+        return Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
                subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
-        """A query's raw fragments, best first, as an iterator. A pure filter query (only
-        categories under AND / OR / NOT) runs as one statement whose stubs come straight from
-        the driver's result, in constant memory however many documents match
-        (``datasets.create`` writes such an iterator in pages); any other query is evaluated
-        first, as ``evaluate``."""
+        """A query's raw fragments, best first, as an iterator (``Evaluator.stream``: a pure
+        filter query's stubs come straight from the driver, in constant memory)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
         return Evaluator(ex).stream(parse(text))
 
@@ -292,42 +299,31 @@ class ThalabusGraph:
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
         node = parse(text)
-        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
-                                                 subset_of_datasetids)
+        warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                      _listed(subset_of_datasetids), pushed_patterns(node),
+                                      strict=strict_categories)
+        canonical = serialize(node)
         start = time.perf_counter()
-        fragments, evaluator = self.evaluate(node, ontology_id=ontology_id,
-                                             subset_of_datasetids=subset_of_datasetids,
-                                             automatically_rerank=automatically_rerank,
-                                             profile=profile, document_details=return_documents,
-                                             reads=reads)
+        evaluator = self._evaluator(ontology_id, subset_of_datasetids,
+                                    automatically_rerank=automatically_rerank,
+                                    profile=profile, document_details=return_documents,
+                                    reads=reads)
+        fragments = evaluator.results(node)
         elapsed = (time.perf_counter() - start) * 1000
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=serialize(node)))
-        _log_sources(fragments)
-        documents = (self.documents_of(fragments, known=evaluator.executor.details)
+                                                    query=canonical))
+        log_sources(fragments)
+        documents = (documents_of(self.db, fragments, known=evaluator.executor.details)
                      if return_documents else None)
         plan = None
         if profile and evaluator.plan is not None:
-            plan = {"query": serialize(node), "ms": round(elapsed, 3),
-                    "embed_ms": round(evaluator.executor.embed_ms, 3),
-                    "fragments": len(fragments),
-                    "tree": evaluator.plan.to_dict(measured=True)}
-        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings)
-
-    def _check_categories(self, node: Node, ontology_id: str | None, strict: bool,
-                          subset_of_datasetids: Sequence[str] | None = None
-                          ) -> tuple[list[QueryWarning], QueryReads]:
-        """The query's category and ontology warnings (raised as an error when ``strict``),
-        and the node counts, scope size and the counts of the patterns the plan pushes, read
-        in the same round trip (``check_query``)."""
-        warnings, reads = check_query(self.db, node, ontology_id,
-                                      None if subset_of_datasetids is None
-                                      else list(subset_of_datasetids), pushed_patterns(node))
-        if strict and warnings:
-            raise UnknownCategoryError(warnings)
-        return warnings, reads
+            plan = Plan(query=canonical, ms=round(elapsed, 3),
+                        embed_ms=round(evaluator.executor.embed_ms, 3),
+                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
+        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
+                           self.db.bookmarks())
 
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
@@ -335,54 +331,23 @@ class ThalabusGraph:
         """The parsed query and the compiled plan as a tree, without running any search:
         category and universe lookups (read transactions) give each filtered semantic search
         its estimated selectivity and chosen path. No query embedding is computed. Category
-        warnings are listed as in ``query`` (``strict_categories`` raises them); ``scores``
-        says which scale semantic scores are on (``scale.PhraseScale.explain``)."""
-        from thalabus_graph.plan.explain import Explainer
+        warnings are listed as in ``query`` (``strict_categories`` raises them)."""
+        from thalabus_graph.plan.explain import explained
 
         node = parse(text)
-        warnings, reads = self._check_categories(node, ontology_id, strict_categories,
-                                                 subset_of_datasetids)
-        ex = SearchExecutor(self.db, self.settings, _NO_EMBEDDER, ontologyid=ontology_id,
-                            datasetids=self._scope(subset_of_datasetids),
-                            in_index=self.in_index_filter(ontology_id))
+        warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                      _listed(subset_of_datasetids), pushed_patterns(node),
+                                      strict=strict_categories)
+        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
+                           embedder=_NO_EMBEDDER)
         ex.preload(reads.sizes, reads.counts)
-        tree = Explainer(ex).explain(node)
-        return {"query": serialize(node), "ast": node.to_dict(),
-                "plan": tree.to_dict(measured=False), "scores": ex.scale.explain(),
-                "warnings": [w.to_dict() for w in warnings]}
+        return explained(ex, node, warnings)
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
-        """Aggregate fragments to documents: best score each, details attached, best first.
-
-        ``known``: details the searches already read (documentid -> [documentid, properties,
-        ontologyid, categories], as ``document_details`` returns them; ``query`` passes its
-        executor's); only the documents missing there are read, in one statement.
-        """
-        ranked = aggregate_documents(fragments)
-        if not ranked:
-            return []
-        details: dict[str, Sequence[Any]] = dict(known or {})
-        missing = [d for d, _ in ranked if d not in details]
-        if missing:
-            rows = self.db.read_plain("document_details", documentids=missing)
-            details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
-        by_doc: dict[str, list[Fragment]] = {}
-        for f in fragments:
-            by_doc.setdefault(f.documentid, []).append(f)
-        out: list[DocumentHit] = []
-        for documentid, score in ranked:
-            _, props, ontology, categories = (details.get(documentid)
-                                              or (documentid, None, None, None))
-            cats: dict[str, list[str]] = {}
-            for c in categories or ():
-                if c.get("name") is not None:
-                    cats.setdefault(c["name"], []).append(c["value"])
-            props = dict(props or {})
-            out.append(DocumentHit(documentid, score, props.get("title"), ontology, props,
-                                   {k: sorted(set(v)) for k, v in cats.items()},
-                                   by_doc.get(documentid, [])))
-        return out
+        """Aggregate fragments to documents: best score each, details attached, best first
+        (``search.documents.documents_of``; ``known``: details the searches already read)."""
+        return documents_of(self.db, fragments, known=known)
 
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
@@ -404,39 +369,10 @@ class ThalabusGraph:
         if create_dataset:
             dataset_ids.append(self.datasets.create(picked, session=session,
                                                     query=serialize(parse(text))))
-        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings)
+        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings,
+                           bookmarks=self.db.bookmarks())
 
     # --- reranking -----------------------------------------------------------------------
-    def _rerank_branch(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
-        """Branch-level reranking: the branch's semantic clauses score its fragments.
-
-        One scale per branch: when the reranker scored any fragment of the branch, every
-        fragment it did not score (a category stub, a failed batch, an id missing from the
-        reply) takes the branch's lowest reranker score, so it ranks after every scored
-        fragment and AND/OR never compare a retrieval score with a reranker score. When
-        nothing was scored (no semantic clause, a failure), the branch keeps its retrieval
-        scores whole.
-        """
-        query = rerank_query(node)
-        if not query:
-            return fragments
-        scorable = [f for f in fragments if f.text]
-        result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
-                                  query, self.reranker, _KeepAll(),
-                                  round_size=self.settings.max_reranking_input_frag)
-        if not result.reranked:
-            logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
-                        result.reason)
-            return fragments
-        scores = {f.fragmentid: f.score for f in result.fragments[: result.scored]}
-        if not scores:
-            return fragments
-        floor = min(scores.values())
-        unscored = sum(1 for f in fragments if f.fragmentid not in scores)
-        if unscored:
-            logger.info("branch %s: %d of %d fragments unscored take the branch's lowest "
-                        "reranker score %.6g", query, unscored, len(fragments), floor)
-        return [f.with_score(scores.get(f.fragmentid, floor)) for f in fragments]
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
                        session: str | None = None, policy: SelectionPolicy | None = None,
@@ -504,21 +440,16 @@ class ThalabusGraph:
             reason, len(result.failures), scale)
         return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
                             result.reranked, reason, result.rounds, len(result.failures), scale,
-                            int(flags["unscored"]), result.capped)
+                            int(flags["unscored"]), result.capped, self.db.bookmarks())
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context and message (see ``goals.Goals.context``)."""
         return self.goals.context(goalid, **kwargs)
 
 
-def _log_sources(fragments: Sequence[Fragment]) -> None:
-    """One INFO line per fragment source kind of a query's result (how many, best score)."""
-    if not logger.isEnabledFor(logging.INFO):
-        return
-    counts = Counter(f.source for f in fragments)
-    for source in sorted(counts):
-        best = max(f.score for f in fragments if f.source == source)
-        logger.info("query: %d %s fragments (best score %.4f)", counts[source], source, best)
+def _listed(datasetids: Sequence[str] | None) -> list[str] | None:
+    """The parent datasets of a scope as the statements take them (None: no dataset scope)."""
+    return None if datasetids is None else list(datasetids)
 
 
 class _NoEmbedder:
@@ -534,11 +465,3 @@ class _NoEmbedder:
 
 
 _NO_EMBEDDER: Any = _NoEmbedder()
-
-
-class _KeepAll:
-    """Selection policy that keeps every scored fragment (branch reranking rescores only)."""
-
-    def select(self, scored: Sequence[ScoredFragment]) -> list[ScoredFragment]:
-        return ranked(scored)
-

@@ -21,10 +21,11 @@ and ``IngestReport.duplicates`` names both lines (one id per document is remembe
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,11 +41,22 @@ from thalabus_graph.documents import (
 )
 from thalabus_graph.embeddings import Embedder, text_hash
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
+from thalabus_graph.progress import Progress
 from thalabus_graph.settings import Settings
 
+logger = logging.getLogger(__name__)
+
+INDEX_WAIT_SECONDS = 600
+"""How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
 
+
+EMBED_STEP_LOCAL = 16
+"""Texts embedded per call by the in-process model during ingest: about half a second each on
+two cores, so the progress shows movement (and an ETA) within a second; a remote embedder gets
+``embedder_batch_size x embedder_max_concurrency`` texts per call, its full parallelism."""
 
 KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "keywords")
 """Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
@@ -78,11 +90,13 @@ class IngestReport:
     errors: list[LineError] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     members_dropped: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def members_dropped_total(self) -> int:
-        """Dataset members dropped in all datasets."""
-        return sum(self.members_dropped.values())
+    bookmarks: tuple[str, ...] = ()
+    """The writing graph object's bookmarks after the run (``ThalabusGraph.ingest`` sets
+    them): another process that waits for them sees every document written."""
+    index_wait_seconds: float = 0.0
+    """Time spent at the end waiting for the indexes to be ONLINE and queryable (in ``seconds``)."""
+    index_warning: str = ""
+    """Why an index is not online after the ingest (empty when all are)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
@@ -101,6 +115,8 @@ class IngestReport:
             "duplicates": [{"documentid": d.documentid, "line": d.line_number,
                             "replaced_by": d.replaced_by} for d in self.duplicates],
             "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
+            "bookmarks": list(self.bookmarks),
+            "index_wait_seconds": round(self.index_wait_seconds, 3),
         }
 
     def warnings(self) -> list[str]:
@@ -109,6 +125,8 @@ class IngestReport:
                f"{d.replaced_by}; the later line replaces it whole" for d in self.duplicates]
         out.extend(f"dataset {ds}: {n} members dropped (their fragments left re-ingested "
                    "documents)" for ds, n in sorted(self.members_dropped.items()))
+        if self.index_warning:
+            out.append(self.index_warning)
         return out
 
 
@@ -132,6 +150,8 @@ class Ingestor:
         self.db = db
         self.settings = settings
         self.embedder = embedder
+        self._bar: Progress | _NoProgress = _NoProgress()
+        self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
                *, strict: bool = False, progress: bool | None = None) -> IngestReport:
@@ -140,22 +160,49 @@ class Ingestor:
         Args:
             strict: a bad line stops the run (IngestError) instead of being skipped and
                 reported; documents of earlier batches stay written, whole.
-            progress: show a progress bar (default: only when stderr is a terminal).
+            progress: show the total, rate and ETA (`thalabus_graph.progress`): a bar when
+                stderr is a terminal, else log lines on ``thalabus_graph.progress``; False:
+                nothing. The input is counted first (the lines of a file, ``len`` of a list).
         """
         report = IngestReport()
         start = time.perf_counter()
-        show = sys.stderr.isatty() if progress is None else progress
-        bar = _progress(show)
+        show = progress is not False
+        if show and self.embedder is not None and not self.settings.embedder_url:
+            self.embedder.embed_passages(["load the model before the clock starts"])
+        bar = (Progress(_total(source), terminal=sys.stderr.isatty()) if show
+               else _NoProgress())
+        self._bar = bar
         try:
             for batch in self._batches(self._documents(source, strict, report)):
                 self._write_batch(batch, report, strict)
-                bar.update(len(batch))
-                bar.set_postfix_str(_rates(report, time.perf_counter() - start))
+                bar.advance(len(batch))
+            if report.documents:
+                self.index_warning = ""
+                report.index_wait_seconds = self._await_indexes()
+                report.index_warning = self.index_warning
         finally:
             bar.close()
+            self._bar = _NoProgress()
             report.seconds = time.perf_counter() - start
             report.errors.sort(key=lambda e: e.line_number)
         return report
+
+    def _await_indexes(self) -> float:
+        """Wait until every index is ONLINE, so the ingest returns a queryable graph.
+
+        ``db.awaitIndexes`` covers the indexes populating after this ingest's writes; the
+        time it took is logged and reported (``index_wait_seconds``).
+        """
+        began = time.perf_counter()
+        try:
+            self.db.run_schema(cypher_library.load("migrations_await_indexes"),
+                               {"timeout": INDEX_WAIT_SECONDS})
+        except GraphError as exc:  # the documents are written; say why queries may suffer
+            self.index_warning = f"an index is not online after the ingest: {exc}"
+            logger.warning("ingest: %s", self.index_warning)
+        waited = time.perf_counter() - began
+        logger.info("ingest: waited %.2f s for the indexes to be online", waited)
+        return waited
 
     # --- input ---------------------------------------------------------------------------
     def _documents(self, source: Any, strict: bool, report: IngestReport
@@ -244,9 +291,14 @@ class Ingestor:
         if missing and self.embedder is None:
             raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
-            vectors = self.embedder.embed_passages([wanted[f].text for f in missing])
-            for fragmentid, vec in zip(missing, vectors, strict=True):
-                out[fragmentid] = ([float(x) for x in vec], hashes[fragmentid])
+            step = (EMBED_STEP_LOCAL if not self.settings.embedder_url else
+                    self.settings.embedder_batch_size * self.settings.embedder_max_concurrency)
+            for first, last in _steps(len(missing), step):
+                part = missing[first:last]
+                vectors = self.embedder.embed_passages([wanted[f].text for f in part])
+                for fragmentid, vec in zip(part, vectors, strict=True):
+                    out[fragmentid] = ([float(x) for x in vec], hashes[fragmentid])
+                self._bar.partial(len(batch) * last / len(missing))
         report.embeddings_supplied += supplied
         report.embeddings_reused += len(rows)
         report.embeddings_computed += len(missing)
@@ -380,20 +432,31 @@ def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], st
             "embedding": vec, "hash": digest, "ontologyid": ontologyid}
 
 
-class _NoBar:
-    def update(self, n: int) -> None: ...
-    def set_postfix_str(self, s: str) -> None: ...
+class _NoProgress:
+    """Progress that shows nothing (``progress=False``)."""
+
+    def advance(self, units: int) -> None: ...
+    def partial(self, units: float) -> None: ...
     def close(self) -> None: ...
 
 
-def _progress(show: bool) -> Any:
-    if not show:
-        return _NoBar()
-    from tqdm import tqdm
+def _steps(count: int, step: int) -> Iterator[tuple[int, int]]:
+    """``[first, last)`` ranges covering ``count`` items: one item first, so the first
+    progress, and with it an ETA, comes at once; then ``step`` at a time."""
+    first, size = 0, 1
+    while first < count:
+        last = min(count, first + size)
+        yield first, last
+        first, size = last, step
 
-    return tqdm(unit="doc", desc="ingest", file=sys.stderr)
 
-
-def _rates(report: IngestReport, seconds: float) -> str:
-    secs = max(seconds, 1e-9)
-    return f"{report.fragments / secs:.0f} frag/s, {report.embeddings_computed} embedded"
+def _total(source: object) -> int | None:
+    """How many documents ``source`` holds, counted before the run: the non-blank lines of a
+    file (one pass over its bytes), ``len`` of a sized iterable, else None (no ETA)."""
+    if isinstance(source, str | os.PathLike):
+        try:
+            with open(source, "rb") as handle:
+                return sum(1 for line in handle if line.strip())
+        except OSError:
+            return None  # the run itself reports the unreadable file
+    return len(source) if isinstance(source, Sized) else None

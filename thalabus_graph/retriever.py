@@ -3,18 +3,27 @@
 ``scope`` is a mapping with ``ontology_id`` and/or ``subset_of_datasetids`` (or None). The
 query runs off the event loop (the driver is synchronous). Its ``rerank_query`` gives the
 stage the query's positive semantic clauses, so the reranker never sees query syntax.
+
+A hit is worth one slot of an LLM's context, so two hits of one document with the same text
+(a one-paragraph chapter and its paragraph) are one hit (`distinct_texts`), and each hit
+carries its document's title, language and categories (`Hit.document`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.engine import DocumentHit, ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
 from thalabus_graph.query import parse, rerank_query
 from thalabus_graph.rerank.stage import Hit, RetrievalResult
+
+GRAIN = ("chapters", "summaries", "paragraphs", "keywords")
+"""Fragment sources from the coarsest to the finest grain: of two hits with the same text,
+the one of the finer grain is dropped."""
 
 
 class ThalabusRetriever:
@@ -40,7 +49,8 @@ class ThalabusRetriever:
         return rerank_query(parse(query))
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
-        """At most ``k`` fragments for ``query`` within ``scope``, best first."""
+        """At most ``k`` fragments for ``query`` within ``scope``, best first, no two of one
+        document with the same text (`distinct_texts`), each with its document's details."""
         if scope is not None and not isinstance(scope, Mapping):
             raise ConfigurationError("scope is a mapping with ontology_id and/or "
                                      "subset_of_datasetids")
@@ -48,12 +58,59 @@ class ThalabusRetriever:
         unknown = set(scope) - {"ontology_id", "subset_of_datasetids"}
         if unknown:
             raise ConfigurationError(f"unknown scope keys: {sorted(unknown)}")
-        result = await asyncio.to_thread(
-            self.graph.query, query, ontology_id=scope.get("ontology_id"),
-            subset_of_datasetids=scope.get("subset_of_datasetids"), return_documents=False)
+        return await asyncio.to_thread(self._retrieve, query, scope, k)
+
+    def _retrieve(self, query: str, scope: Mapping[str, Any], k: int) -> RetrievalResult:
+        result = self.graph.query(query, ontology_id=scope.get("ontology_id"),
+                                  subset_of_datasetids=scope.get("subset_of_datasetids"),
+                                  return_documents=False)
+        fragments = distinct_texts(result.fragments)[:k]
+        details = {d.documentid: document_details(d)
+                   for d in self.graph.documents_of(fragments)}
         hits = tuple(Hit(f.fragmentid, f.documentid, f.text or "", f.score, None,
-                         f.contributions) for f in result.fragments[:k])
+                         f.contributions, details.get(f.documentid, {})) for f in fragments)
         return RetrievalResult(hits, reranked=False)
 
 
-__all__ = ["ThalabusRetriever"]
+def distinct_texts(fragments: Iterable[Fragment]) -> list[Fragment]:
+    """One fragment per document and text (whitespace runs compared as one space), best first.
+
+    Of two with the same text the coarser grain (`GRAIN`) stays, with the better of the two
+    scores and both contributions: a chapter of one paragraph is found as the chapter and as
+    the paragraph, and a reader gains nothing from reading it twice. Stubs (no text) are kept.
+
+    Example:
+        >>> a = Fragment("d-c1", "d", "One  paragraph.", 0.6, "chapters")
+        >>> b = Fragment("d-p1", "d", "One paragraph.", 0.8, "paragraphs")
+        >>> [(f.fragmentid, f.score) for f in distinct_texts([b, a])]
+        [('d-c1', 0.8)]
+    """
+    kept: dict[tuple[str, str], Fragment] = {}
+    for fragment in fragments:
+        text = " ".join(fragment.text.split()) if fragment.text else None
+        key = (fragment.documentid, text if text is not None else "\0" + fragment.fragmentid)
+        other = kept.get(key)
+        if other is None:
+            kept[key] = fragment
+            continue
+        coarse = min(other, fragment, key=_grain)
+        kept[key] = Fragment(coarse.fragmentid, coarse.documentid, coarse.text,
+                             max(other.score, fragment.score), coarse.source,
+                             merge_contributions(other.contributions, fragment.contributions))
+    return sort_fragments(kept.values())
+
+
+def _grain(fragment: Fragment) -> tuple[int, str]:
+    rank = GRAIN.index(fragment.source) if fragment.source in GRAIN else len(GRAIN)
+    return rank, fragment.fragmentid
+
+
+def document_details(document: DocumentHit) -> dict[str, Any]:
+    """What a hit says of its document: ``title``, ``language``, ``categories`` (name ->
+    sorted values) and ``ontology``; None for a title or language the document lacks."""
+    return {"title": document.title, "language": document.properties.get("language"),
+            "categories": {name: list(values) for name, values in document.categories.items()},
+            "ontology": document.ontology}
+
+
+__all__ = ["ThalabusRetriever", "distinct_texts"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from thalabus_graph.calibration import DEFAULT_SOURCE, Background, Calibration, load_for
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
@@ -33,8 +34,14 @@ from thalabus_graph.settings import Settings
 
 def calibration_of(settings: Settings) -> Calibration | None:
     """The calibration the settings select (``CALIBRATION_FILE``, else the one shipped for
-    ``EMBEDDER_MODEL``; None: scores stay on the index scale)."""
-    return load_for(settings.embedder_model, settings.calibration_file)
+    ``EMBEDDER_MODEL``; None: scores stay on the index scale). Read once per process and
+    (model, file): a file changed later is read by a new process."""
+    return _loaded(settings.embedder_model, settings.calibration_file)
+
+
+@lru_cache(maxsize=16)
+def _loaded(model: str, path: str) -> Calibration | None:
+    return load_for(model, path)
 
 
 @dataclass
@@ -110,12 +117,11 @@ def _cap(settings: Settings, source: str) -> float:
     return float(getattr(settings, f"score_cap_{source}", 1.0))
 
 
-def semantic_scale(settings: Settings, calibrated: bool, source: str,
-                   raw: float) -> float | None:
+def semantic_scale(settings: Settings, source: str, raw: float) -> float | None:
     """A vector hit's score before fusion: the index scale when calibrating (factor, cap and
     ``MIN_SCORE`` come after fusion, in ``PhraseScale.apply``), else factor, cap and
     ``MIN_SCORE`` now (None: the hit drops)."""
-    if calibrated:
+    if calibration_of(settings) is not None:
         return float(raw)
     score = min(float(raw) * _factor(settings, source), _cap(settings, source))
     return score if score >= settings.min_score else None

@@ -13,7 +13,7 @@ Queries are ``"phrase" AND SEL_x=yes`` with a fixed random unit query vector per
 embedder stub). Ground truth is brute-force cosine in numpy over the filtered chapters. For
 each selectivity, in one run on one server:
 
-(a)  the planner: ``SearchExecutor.semantic(phrase, restrict=docs, with_text=False)`` on a
+(a)  the planner: ``phrase_plan(..., restriction, with_text=False)`` run on a
      fresh executor (what the compiled plan runs for the scored side of the AND), and the whole
      ``ThalabusGraph.query(..., return_documents=False)`` with hybrid text fusion off
      (``hybrid_all_queries=False, short_query_max_words=0``), which adds the category lookup;
@@ -62,7 +62,9 @@ from tests.support.embedders import SeededEmbedder, text_seed
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database, Record
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.plan.searches import PhraseState, phrase_plan
+from thalabus_graph.query import Semantic
+from thalabus_graph.search.executor import SearchExecutor
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/filtered_search.json")
 RECALL_AT = 10
@@ -206,8 +208,10 @@ class Bench:
         s = self.graph.settings
 
         def planner(j: int) -> tuple[list[str], dict[str, Any]]:
-            ex = SearchExecutor(self.db, s, self.embedder, scope=None)
-            frags = ex.semantic(self.phrases[j], restrict=restrict, with_text=False)
+            ex = SearchExecutor(self.db, s, self.embedder)
+            chosen = phrase_plan(ex, PhraseState.of(ex), Semantic(self.phrases[j]), restrict,
+                                 None, with_text=False)
+            frags = ex.run(chosen)
             step = next(st for st in ex.steps if st.detail.get("source") == "chapters")
             return ([f.fragmentid for f in frags[:RECALL_AT]],
                     {"path": step.detail.get("path"), "k": step.detail.get("overfetch_k"),

@@ -71,6 +71,7 @@ from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import aggregate_documents
 from thalabus_graph.graph.migrations import MigrationRunner
+from thalabus_graph.plan.searches import bag_of_words
 from thalabus_graph.query import parse
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/quality.json")
@@ -403,8 +404,8 @@ def search(graph: ThalabusGraph, chosen: Mode, text: str, depth: int = RUN_DEPTH
     """(corpus ``_id``, score) of one query's best ``depth`` documents, best first."""
     if chosen.text_only:
         # the bag-of-words search a SEMANTIC phrase fuses in; the query language only offers
-        # the phrase form ('...'), so the executor's method is called directly
-        hits = graph.executor().text_terms(text, None)
+        # the phrase form ('...'), so the plan's bag_of_words is called directly
+        hits = bag_of_words(graph.executor(), text)
         ranked = aggregate_documents(hits)
     else:
         result = graph.query(semantic_phrase(text), return_documents=True)

@@ -2,7 +2,10 @@
 
 The sample corpus is loaded once; what each framework hands back is compared with what the
 engine itself returns for the same query and scope (fragment ids, document ids, scores,
-contributions, order). Reranking talks the vLLM /score format to a loopback server whose
+contributions, order, the documents' details), after dropping, per document, a fragment whose
+text another fragment already has (computed here independently of the adapters' code). A plain
+question is one semantic phrase by default; Thalabus syntax is ``query_syntax=True``.
+Reranking talks the vLLM /score format to a loopback server whose
 scores are the passages' lengths, so the expected order is computed here independently.
 """
 
@@ -31,6 +34,7 @@ from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.integrations import langchain as lc
 from thalabus_graph.integrations import llamaindex as li
+from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
     NoReranking,
     RecordingTracer,
@@ -78,17 +82,40 @@ def failing_server() -> Iterator[LoopbackServer]:
         yield server
 
 
+GRAIN_ORDER = {"chapters": 0, "summaries": 1, "paragraphs": 2, "keywords": 3}
+
+
+def without_repeated_texts(fragments: list[Fragment]) -> list[Fragment]:
+    """The reference rule: per document and text, the coarser grain with the better score."""
+    groups: dict[tuple[str, str], list[Fragment]] = {}
+    for f in fragments:
+        groups.setdefault((f.documentid, " ".join((f.text or f.fragmentid).split())),
+                          []).append(f)
+    kept = []
+    for group in groups.values():
+        coarse = sorted(group, key=lambda f: (GRAIN_ORDER.get(f.source, 9), f.fragmentid))[0]
+        contributions = tuple(sorted({c for f in group for c in f.contributions}))
+        kept.append(Fragment(coarse.fragmentid, coarse.documentid, coarse.text,
+                             max(f.score for f in group), coarse.source, contributions))
+    return sorted(kept, key=lambda f: (-f.score, f.fragmentid))
+
+
 def engine_fragments(graph: ThalabusGraph, query: str = QUERY, *, ontology_id: str = "asylum",
                      k: int = K) -> list[Fragment]:
     """What the engine itself returns: the reference every adapter must reproduce."""
     fragments = graph.query(query, ontology_id=ontology_id, return_documents=False).fragments
     assert len(fragments) > CANDIDATES, "the query must have more hits than the candidates"
-    return fragments[:k]
+    return without_repeated_texts(fragments)[:k]
 
 
-def expected_metadata(fragments: list[Fragment]) -> list[dict[str, Any]]:
+def expected_metadata(graph: ThalabusGraph, fragments: list[Fragment]
+                      ) -> list[dict[str, Any]]:
+    details = {d.documentid: d for d in graph.documents_of(fragments)}
     return [{"fragment_id": f.fragmentid, "document_id": f.documentid, "score": f.score,
-             "contributions": list(f.contributions), "reranked": False} for f in fragments]
+             "contributions": list(f.contributions), "reranked": False,
+             "title": details[f.documentid].title,
+             "language": details[f.documentid].properties.get("language"),
+             "categories": details[f.documentid].categories} for f in fragments]
 
 
 def reranked_by_length(fragments: list[Fragment], k: int = K) -> list[Fragment]:
@@ -106,7 +133,8 @@ def metadata_of(docs: list[Document]) -> list[dict[str, Any]]:
 
 
 def test_langchain_lcel_chain_gets_the_engines_fragments(graph: ThalabusGraph) -> None:
-    retriever = lc.ThalabusRetriever(graph=graph, ontology_id="asylum", k=K)
+    retriever = lc.ThalabusLangChainRetriever(graph=graph, ontology_id="asylum", k=K,
+                                              query_syntax=True)
     prompts: list[PromptValue] = []
 
     def record(prompt: PromptValue) -> PromptValue:
@@ -126,7 +154,7 @@ def test_langchain_lcel_chain_gets_the_engines_fragments(graph: ThalabusGraph) -
         answer=answer)
     out = chain.invoke(QUERY)
     expected = engine_fragments(graph)
-    assert metadata_of(out["docs"]) == expected_metadata(expected)
+    assert metadata_of(out["docs"]) == expected_metadata(graph, expected)
     assert [d.page_content for d in out["docs"]] == [f.text for f in expected]
     assert [d.id for d in out["docs"]] == [f.fragmentid for f in expected]
     assert out["answer"] == "They were granted asylum."
@@ -136,29 +164,53 @@ def test_langchain_lcel_chain_gets_the_engines_fragments(graph: ThalabusGraph) -
 
 
 def test_langchain_async_and_batch_agree_with_sync(graph: ThalabusGraph) -> None:
-    retriever = lc.ThalabusRetriever(graph=graph, ontology_id="asylum", k=K)
-    expected = expected_metadata(engine_fragments(graph))
+    retriever = lc.ThalabusLangChainRetriever(graph=graph, ontology_id="asylum", k=K,
+                                              query_syntax=True)
+    expected = expected_metadata(graph, engine_fragments(graph))
     assert metadata_of(asyncio.run(retriever.ainvoke(QUERY))) == expected
     batched = asyncio.run(retriever.abatch([QUERY, '"a cat on the roof"']))
     assert metadata_of(batched[0]) == expected
     other = graph.query('"a cat on the roof"', ontology_id="asylum", return_documents=False)
-    assert metadata_of(batched[1]) == expected_metadata(other.fragments[:K])
+    assert metadata_of(batched[1]) == expected_metadata(
+        graph, without_repeated_texts(other.fragments)[:K])
 
 
 def test_langchain_scope_phrase_mode_and_errors(graph: ThalabusGraph) -> None:
-    question = 'What happened to the "asylum seeker" from Iraq?'
-    phrase = lc.ThalabusRetriever(graph=graph, k=3, as_phrase=True)
-    quoted = '"What happened to the \\"asylum seeker\\" from Iraq?"'
-    reference = graph.query(quoted, return_documents=False).fragments[:3]
-    assert metadata_of(phrase.invoke(question)) == expected_metadata(reference)
-    stories = lc.ThalabusRetriever(graph=graph, ontology_id="stories", k=50)
-    assert {d.metadata["document_id"] for d in stories.invoke('"cat"')} <= {
+    question = 'What happened to the "asylum seeker" from Iraq? \\ AND NOT'
+    phrase = lc.ThalabusLangChainRetriever(graph=graph, k=3)
+    reference = graph.query(serialize(Semantic(question)), return_documents=False).fragments
+    assert metadata_of(phrase.invoke(question)) == expected_metadata(
+        graph, without_repeated_texts(reference)[:3])
+    stories = lc.ThalabusLangChainRetriever(graph=graph, ontology_id="stories", k=50)
+    assert {d.metadata["document_id"] for d in stories.invoke("cat")} <= {
         f.documentid for f in graph.query('"cat"', ontology_id="stories",
                                           return_documents=False).fragments}
     with pytest.raises(ThalabusSyntaxError):
-        lc.ThalabusRetriever(graph=graph).invoke('"unclosed')
+        lc.ThalabusLangChainRetriever(graph=graph, query_syntax=True).invoke('"unclosed')
     with pytest.raises(ValueError, match="extra"):
-        lc.ThalabusRetriever(graph=graph, ontology="asylum")  # a misspelt field
+        lc.ThalabusLangChainRetriever(graph=graph, ontology="asylum")  # a misspelt field
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
+def test_a_plain_question_gets_distinct_texts_and_document_details(
+        graph: ThalabusGraph, framework: str) -> None:
+    question = "how do I clean a kitchen floor?"
+    if framework == "langchain":
+        docs = lc.ThalabusLangChainRetriever(graph=graph, k=10).invoke(question)
+        found = [(d.metadata, d.page_content) for d in docs]
+    else:
+        nodes = li.ThalabusLlamaIndexRetriever(graph, k=10).retrieve(question)
+        found = [(n.node.metadata, n.node.get_content()) for n in nodes]
+    raw = graph.query(serialize(Semantic(question)), return_documents=False).fragments
+    texts = [(f.documentid, " ".join((f.text or "").split())) for f in raw[:20]]
+    assert len(set(texts)) < len(texts), "the sample must hold a repeated text in the top 20"
+    assert len(found) == 10
+    keys = [(m["document_id"], " ".join(text.split())) for m, text in found]
+    assert len(set(keys)) == len(keys)
+    assert [m["fragment_id"] for m, _ in found] == [
+        f.fragmentid for f in without_repeated_texts(raw)[:10]]
+    for metadata, _ in found:
+        assert metadata["title"] and metadata["language"] and metadata["categories"]
 
 
 # --- LlamaIndex -----------------------------------------------------------------------------
@@ -167,11 +219,12 @@ def node_metadata(nodes: list[NodeWithScore]) -> list[dict[str, Any]]:
 
 
 def test_llamaindex_query_engine_gets_the_engines_fragments(graph: ThalabusGraph) -> None:
-    retriever = li.ThalabusRetriever(graph, ontology_id="asylum", k=K)
+    retriever = li.ThalabusLlamaIndexRetriever(graph, ontology_id="asylum", k=K,
+                                               query_syntax=True)
     engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
     response = engine.query(QUERY)
     expected = engine_fragments(graph)
-    assert node_metadata(response.source_nodes) == expected_metadata(expected)
+    assert node_metadata(response.source_nodes) == expected_metadata(graph, expected)
     assert [n.node.node_id for n in response.source_nodes] == [f.fragmentid for f in expected]
     assert [n.score for n in response.source_nodes] == [f.score for f in expected]
     assert [n.node.get_content() for n in response.source_nodes] == [f.text for f in expected]
@@ -179,7 +232,7 @@ def test_llamaindex_query_engine_gets_the_engines_fragments(graph: ThalabusGraph
     assert expected[0].text and expected[0].text[:60] in str(response)
     assert "fragment_id" not in str(response)
     async_response = asyncio.run(engine.aquery(QUERY))
-    assert node_metadata(async_response.source_nodes) == expected_metadata(expected)
+    assert node_metadata(async_response.source_nodes) == expected_metadata(graph, expected)
 
 
 # --- reranking, both frameworks ---------------------------------------------------------------
@@ -188,13 +241,13 @@ Retrieve = Callable[..., list[tuple[dict[str, Any], float | None]]]
 
 def via_langchain(graph: ThalabusGraph, query: str = QUERY, **kwargs: Any
                   ) -> list[tuple[dict[str, Any], None]]:
-    docs = lc.ThalabusRetriever(graph=graph, **kwargs).invoke(query)
+    docs = lc.ThalabusLangChainRetriever(graph=graph, query_syntax=True, **kwargs).invoke(query)
     return [(d.metadata, None) for d in docs]
 
 
 def via_llamaindex(graph: ThalabusGraph, query: str = QUERY, **kwargs: Any
                    ) -> list[tuple[dict[str, Any], float]]:
-    nodes = li.ThalabusRetriever(graph, **kwargs).retrieve(query)
+    nodes = li.ThalabusLlamaIndexRetriever(graph, query_syntax=True, **kwargs).retrieve(query)
     return [(n.node.metadata, n.score) for n in nodes]
 
 
@@ -223,7 +276,7 @@ def test_a_failing_reranker_degrades_to_the_retrieved_order(
         graph: ThalabusGraph, failing_server: LoopbackServer, retrieve: Retrieve) -> None:
     found = retrieve(graph, ontology_id="asylum", k=K, reranker=reranker(failing_server),
                      candidates=CANDIDATES)
-    expected = expected_metadata(engine_fragments(graph))
+    expected = expected_metadata(graph, engine_fragments(graph))
     for item in expected:
         item["degraded_reason"] = "failed"
     assert [m for m, _ in found] == expected
@@ -240,16 +293,17 @@ def test_a_query_without_phrases_keeps_the_retrieved_order(
     found = retrieve(graph, query, ontology_id="asylum", k=K,
                      reranker=reranker(score_server), candidates=CANDIDATES)
     reference = graph.query(query, ontology_id="asylum", return_documents=False).fragments
-    assert [m["fragment_id"] for m, _ in found] == [f.fragmentid for f in reference[:K]]
+    assert [m["fragment_id"] for m, _ in found] == [
+        f.fragmentid for f in without_repeated_texts(reference)[:K]]
     assert found and all(not m["reranked"] and m["degraded_reason"] == "no-semantic-query"
                          for m, _ in found)
     assert asked == []
 
 
 def test_reranking_bounds_are_checked_when_the_retriever_is_built(graph: ThalabusGraph) -> None:
-    stage = li.ThalabusRetriever(graph, k=60, reranker=NoReranking()).source.retriever
+    stage = li.ThalabusLlamaIndexRetriever(graph, k=60, reranker=NoReranking()).source.retriever
     assert isinstance(stage, RerankingRetriever) and stage.candidates == 60  # max(50, k)
     with pytest.raises(ConfigurationError, match="candidates >= top_n"):
-        lc.ThalabusRetriever(graph=graph, k=20, candidates=10, reranker=NoReranking())
+        lc.ThalabusLangChainRetriever(graph=graph, k=20, candidates=10, reranker=NoReranking())
     with pytest.raises(ConfigurationError, match="candidates >= top_n"):
-        li.ThalabusRetriever(graph, k=5, candidates=0, reranker=NoReranking())
+        li.ThalabusLlamaIndexRetriever(graph, k=5, candidates=0, reranker=NoReranking())

@@ -98,8 +98,9 @@ def test_api_connects_with_the_four_variables(auth_server: tuple[str, str],
         assert g.db.database == "neo4j"
         assert isinstance(g.datasets.list_datasets(None), list)
     monkeypatch.setenv("NEO4J_PASSWORD", "not-the-password")
-    with pytest.raises(GraphError, match="authentication failed"):
+    with pytest.raises(GraphError, match="authentication failed") as failed:
         ThalabusGraph.connect()
+    assert "auth=(user, password)" in str(failed.value) and "--" not in str(failed.value)
     monkeypatch.setenv("NEO4J_PASSWORD", password)
     monkeypatch.setenv("NEO4J_DATABASE", "nosuchdb")
     with ThalabusGraph.connect() as g, pytest.raises(GraphError, match=r"(?i)database"):
@@ -117,4 +118,6 @@ def test_wrong_or_missing_password_is_one_line_and_exit_1(auth_server: tuple[str
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
             assert "authentication failed" in lines[0] and "NEO4J_PASSWORD" in lines[0]
+            if env.get("NEO4J_PASSWORD"):   # a wrong one: the CLI names its flags
+                assert "--username and --password-stdin" in lines[0], lines[0]
             assert "Traceback" not in done.stderr

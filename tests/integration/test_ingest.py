@@ -4,6 +4,7 @@ reuse, bad lines, precomputed vectors, and an embedding server failing mid-run."
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -375,3 +376,27 @@ def test_a_document_without_vectors_and_no_embedder_is_a_line_error(
     assert report.embeddings_supplied == 4
     with pytest.raises(IngestError, match=r"^line 2: "):
         graph.ingest(docs, progress=False, embed=False, strict=True)
+
+
+def test_an_ingest_returns_once_the_index_work_it_caused_is_done(
+        graph: ThalabusGraph, clean_db: Database, caplog: pytest.LogCaptureFixture) -> None:
+    def states() -> set[str]:
+        records = clean_db.driver.execute_query("SHOW INDEXES YIELD state RETURN state",
+                                                database_=clean_db.database).records
+        return {str(r["state"]) for r in records}
+
+    # An index created just before the ingest populates while the documents are written.
+    clean_db.driver.execute_query(
+        "CREATE INDEX ingest_wait_probe IF NOT EXISTS FOR (d:Document) ON (d.title)",
+        database_=clean_db.database)
+    try:
+        with caplog.at_level(logging.INFO, logger="thalabus_graph.ingest"):
+            report = graph.ingest([doc(i, [f"chapter {i}"]) for i in range(30)],
+                                  progress=False)
+        assert states() == {"ONLINE"}
+        assert 0 <= report.index_wait_seconds <= report.seconds
+        assert report.to_dict()["index_wait_seconds"] == round(report.index_wait_seconds, 3)
+        assert report.index_warning == "" and "waited" in caplog.text
+    finally:
+        clean_db.driver.execute_query("DROP INDEX ingest_wait_probe IF EXISTS",
+                                      database_=clean_db.database)

@@ -25,6 +25,7 @@ from thalabus_graph.graph.launcher import (
     find_java,
     process_alive,
 )
+from thalabus_graph.graph.launcher.memory import machine_memory, recommend
 
 pytestmark = pytest.mark.integration
 
@@ -88,12 +89,51 @@ def test_status_reports_running_server(server: LocalNeo4j) -> None:
     assert state.uri == f"bolt://127.0.0.1:{state.port}"
     record = json.loads(server.pid_file.read_text())
     assert record["pid"] == state.pid and record["uri"] == state.uri
+    rule = recommend(machine_memory(), store=0)  # sized by the rule: the store was new
+    assert (state.heap, state.page_cache) == (rule.heap_size, rule.page_cache_size)
+    assert state.warnings == ()
     if server.class_data_sharing:  # the first start trained the class archive; it is used
         archive = record["class_data_archive"]
         if archive is None:  # training failed on this JDK and said why
             assert list((server.cache_dir / "cds").glob("*.failed"))
         else:
             assert Path(archive).is_file()
+
+
+def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    cli = str(Path(sys.executable).with_name("thalabus-graph"))
+    env = dict(os.environ, THALABUS_NEO4J_PAGE_CACHE="512k")
+    started = subprocess.run([cli, "neo4j", "start", "--data", str(data), "--heap", "600m",
+                              "--json"], env=env, capture_output=True, text=True, timeout=600,
+                             check=False)
+    try:
+        assert started.returncode == 0, started.stderr
+        state = json.loads(started.stdout)
+        assert (state["heap"], state["page_cache"]) == ("600m", "512k")
+        argv = Path(f"/proc/{state['pid']}/cmdline").read_bytes().split(b"\0")
+        assert b"-Xmx600m" in argv
+        conf = (data / "neo4j.conf").read_text()
+        assert "server.memory.pagecache.size=512k" in conf
+        # Even a new store is larger than 512 KiB: start and status say it outgrew the cache.
+        assert "outgrown the page cache (512k)" in started.stderr
+        status = subprocess.run([cli, "neo4j", "status", "--data", str(data), "--json"],
+                                capture_output=True, text=True, timeout=120, check=False)
+        assert any("outgrown the page cache" in w for w in json.loads(status.stdout)["warnings"])
+        migrate_env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+        migrate_env.update(NEO4J_URI=state["uri"], THALABUS_NEO4J_DATA=str(data))
+        migrated = subprocess.run([cli, "migrate", "--json"], env=migrate_env,
+                                  capture_output=True, text=True, timeout=600, check=False)
+        assert migrated.returncode == 0, migrated.stderr
+        assert "outgrown the page cache (512k)" in migrated.stderr
+        assert json.loads(migrated.stdout)["warnings"]
+        bad = subprocess.run([cli, "neo4j", "start", "--data", str(tmp_path / "other"),
+                              "--page-cache", "lots"], capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert bad.returncode == 2 and "--page-cache" in bad.stderr
+    finally:
+        subprocess.run([cli, "neo4j", "stop", "--data", str(data)], capture_output=True,
+                       timeout=300, check=False)
 
 
 def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from thalabus_graph.cli import main
+from thalabus_graph.cli.migrate_cmd import format_report
 from thalabus_graph.errors import ChecksumMismatch, LockHeld, MigrationError
+from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
@@ -227,6 +232,50 @@ def test_lock_held_by_another_runner(runner: MigrationRunner, db: Database,
     assert runner.dao.read_lock() is None
 
 
+_HOLD_THE_LOCK = """
+import os, sys, time
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations import MigrationRunner
+target = Connection.resolve()
+db = Database.connect(target.uri, auth=target.auth, database=target.database)
+runner = MigrationRunner(db, migrations_dir=sys.argv[1])
+assert runner.dao.try_lock(runner.owner).owner == runner.owner
+print(runner.owner, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_lock_left_by_a_killed_runner_on_this_host_is_removed_at_once(
+        runner: MigrationRunner, db: Database, db_settings: Settings,
+        neo4j_connection: Connection) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    env.update(NEO4J_URI=neo4j_connection.uri, NEO4J_DATABASE=neo4j_connection.database)
+    if neo4j_connection.auth is not None:
+        env.update(NEO4J_USERNAME=neo4j_connection.auth[0],
+                   NEO4J_PASSWORD=neo4j_connection.auth[1])
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THE_LOCK, str(REPO_MIGRATIONS)],
+                              env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        owner = holder.stdout.readline().strip()
+        assert f":{holder.pid}:" in owner  # host:pid:token
+        assert runner.dao.read_lock() is not None
+    finally:
+        holder.kill()  # SIGKILL: the lock node stays behind
+        holder.wait()
+    left = runner.dao.read_lock()
+    assert left is not None and left.owner == owner
+    began = time.monotonic()
+    report = MigrationRunner(db, db_settings, migrations_dir=REPO_MIGRATIONS,
+                             lock_timeout=30).migrate()
+    assert time.monotonic() - began < 10
+    assert report.cleared_lock == owner
+    assert "removed the migration lock of runner " + owner in format_report(report)
+    assert runner.dao.read_lock() is None
+
+
 def test_edited_applied_migration_is_refused(runner: MigrationRunner, db: Database,
                                              db_settings: Settings, copied_migrations: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -316,3 +365,46 @@ def test_cli_migrate_and_status(runner: MigrationRunner, neo4j_uri: str,
 def test_clean_db_keeps_schema_and_history(clean_db: Database, runner: MigrationRunner) -> None:
     assert history_versions(runner) == applicable_versions(runner)
     assert set(VECTOR_INDEXES) <= schema_names(runner)
+
+
+def test_stored_bad_vectors_are_reported_by_status_and_removed_on_request(
+        clean_db: Database, runner: MigrationRunner, neo4j_uri: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    dims = runner.settings.embedding_dimensions
+    vectors = {
+        "bad-zero": [0.0] * dims,
+        "bad-tiny": [1e-200] * dims,
+        "bad-huge": [1e300] * dims,
+        "bad-short": [0.5] * (dims - 1),
+        "good": [0.1] * dims,
+    }
+    for fragmentid, vector in vectors.items():
+        clean_db.driver.execute_query(
+            "CREATE (:Fragment:Chapter {fragmentid: $f, documentid: 'doc-' + $f, "
+            "embedding: $v})", {"f": fragmentid, "v": vector}, database_=clean_db.database)
+    clean_db.driver.execute_query(
+        "CREATE (:Fragment:Chapter {fragmentid: 'bad-nan', documentid: 'doc-bad-nan', "
+        "embedding: [0.0 / 0.0] + [x IN range(2, $d) | 0.1]})", {"d": dims},
+        database_=clean_db.database)
+
+    check = runner.check_vectors()
+    assert check.total == 5
+    assert {b.fragmentid: b.problem for b in check.listed} == {
+        "bad-huge": "not finite", "bad-nan": "not finite", "bad-short": "dimension",
+        "bad-tiny": "norm", "bad-zero": "norm"}
+    assert main(["migrations", "status", "--uri", neo4j_uri]) == 0
+    err = capsys.readouterr().err
+    assert "5 stored embedding(s) no search can use" in err
+    assert "migrations repair-vectors --yes" in err
+
+    assert main(["migrations", "repair-vectors", "--uri", neo4j_uri]) == 2
+    assert runner.check_vectors().total == 5  # nothing removed without --yes
+    assert main(["migrations", "repair-vectors", "--uri", neo4j_uri, "--yes", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done == {"removed": 5, "documentids": sorted(
+        f"doc-{f}" for f in ("bad-huge", "bad-nan", "bad-short", "bad-tiny", "bad-zero"))}
+    assert runner.check_vectors().total == 0
+    kept = clean_db.driver.execute_query(
+        "MATCH (f:Fragment) WHERE f.embedding IS NOT NULL RETURN collect(f.fragmentid) AS ids",
+        database_=clean_db.database).records[0]["ids"]
+    assert kept == ["good"]

@@ -17,7 +17,7 @@ from tests.integration.sample import load_sample
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.search.executor import SearchExecutor
 
 QUERIES = ['"asylum seeker" OR "vegetable soup"',
            '"persecution of converts" OR ("cat" AND NOT CHARACTER=Jane) OR "family reunion"',

@@ -74,6 +74,26 @@ def _pairs(explained: dict[str, Any], profiled: dict[str, Any]
                          ids=[f"{q!r} {s}" if s else repr(q) for q, s in SAMPLE_QUERIES])
 def test_explain_shows_the_plan_the_profiled_run_executes(
         graph: ThalabusGraph, query: str, scope: dict[str, Any]) -> None:
+    _assert_explain_is_the_run(graph, query, scope)
+
+
+@pytest.mark.parametrize("fusion", ["convex", "max", "rrf"])
+@pytest.mark.parametrize(("query", "scope"), [
+    ('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ', {"ontology_id": "asylum"}),
+    ('"kitchen floor" AND NOT TAG=home', {}),
+    ('"kitchen floor" AND "cleanup"', {}),
+])
+def test_explain_is_the_run_for_every_fusion_rule(
+        graph: ThalabusGraph, fusion: str, query: str, scope: dict[str, Any]) -> None:
+    """The searches a fusion rule needs first (the semantic range of convex and max) are
+    chosen with the phrase's other steps, so explain shows them too."""
+    engine = ThalabusGraph(graph.db, settings=graph.settings.replace(fusion=fusion),
+                           embedder=graph.embedder)
+    _assert_explain_is_the_run(engine, query, scope)
+
+
+def _assert_explain_is_the_run(graph: ThalabusGraph, query: str,
+                               scope: dict[str, Any]) -> None:
     explained = graph.explain(query, **scope)["plan"]
     result = graph.query(query, profile=True, return_documents=False, **scope)
     assert result.plan is not None

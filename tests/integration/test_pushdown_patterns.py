@@ -18,18 +18,16 @@ from hypothesis import strategies as st
 from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
 from tests.support.spies import spy_read_transactions
-from thalabus_graph import ThalabusGraph, serialize
+from thalabus_graph import Settings, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
+from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import check_query
+from thalabus_graph.plan.cost import Scope
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
-from thalabus_graph.search import (
-    CategoryPattern,
-    FilterPattern,
-    PathChoice,
-    SearchExecutor,
-    VectorSource,
-)
+from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.runner import Runner
 
 ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
 STORIES = docs_where(lambda d: d.get("ontology") == "stories")
@@ -276,7 +274,7 @@ def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
     (step,) = ex.steps
     assert step.cypher == "category_vocabulary" and "read" not in step.detail
     preloaded = SearchExecutor(graph.db, graph.settings, graph.embedder, ontologyid=ontology)
-    _, reads = check_query(graph.db, Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
+    _, reads = check_query(Runner(graph.db), Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
                            patterns=[pattern])
     preloaded.preload(reads.sizes, reads.counts)
     assert preloaded.category_count(pattern) == len(expected)
@@ -327,17 +325,18 @@ def index_path(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> Thalabu
     ``search_vector`` (document reached along IN_DOCUMENT, a paragraph through its chapter)
     are what is checked. (The sample is small enough for the exact path everywhere, so the
     path choice is overridden.)"""
-    real = SearchExecutor.choose_vector_path
+    real = cost.choose_vector_path
 
-    def always_index(self: SearchExecutor, src: VectorSource, top_n: int,
+    def always_index(scope: Scope, tunables: Settings, src: VectorSource, top_n: int,
                      n_docs: int) -> PathChoice:
-        choice = real(self, src, top_n, n_docs)
+        choice = real(scope, tunables, src, top_n, n_docs)
         if choice.path != "exact":
             return choice
-        return PathChoice("index", self.counts().get(src.source, 0), choice.selectivity,
-                          choice.estimated_fragments, "forced by the test: every fragment")
+        return PathChoice("index", scope.node_counts().get(src.source, 0),
+                          choice.selectivity, choice.estimated_fragments,
+                          "forced by the test: every fragment")
 
-    monkeypatch.setattr(SearchExecutor, "choose_vector_path", always_index)
+    monkeypatch.setattr(cost, "choose_vector_path", always_index)
     return graph
 
 

@@ -172,3 +172,15 @@ def test_goal_fill_up_logs_once_per_dataset(graph: ThalabusGraph,
     assert ctx.fill_up_used and ctx.filled_from == [first.dataset_id, second.dataset_id]
     assert len(lines) == 2
     assert first.dataset_id in lines[0] and second.dataset_id in lines[1]
+
+
+def test_rerank_query_is_a_plain_question(graph: ThalabusGraph, with_reranker: None,
+                                          uri: list[str],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    parent = make_dataset(graph, '"Bob the cat climbs a tree"', "plain")
+    question = 'does "Bob" climb trees? AND NOT'     # no query syntax: asked as it is
+    assert main(["rerank", parent, "--query", question, *uri, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["query"] == question and out["reranked"]
+    assert main(["rerank", parent, "--query", "   ", *uri]) == 2
+    assert capsys.readouterr().err.startswith("error: ")

@@ -22,6 +22,7 @@ from tests.support.loopback import (
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.database import Database
+from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.query import parse
 from thalabus_graph.rerank import CrossEncoderReranker, NoReranking, ScoreApiReranker, TopK
 
@@ -185,7 +186,7 @@ def test_branch_reranking_puts_unscored_fragments_at_the_branch_floor(
     fragments, _ = graph.evaluate(branch)
     stubs = [f for f in fragments if f.is_stub]
     assert stubs and len(stubs) < len(fragments)
-    rescored = graph._rerank_branch(branch, fragments)
+    rescored = BranchRerank(graph.reranker, graph.settings)(branch, fragments)
     by_id = {f.fragmentid: f.score for f in rescored}
     scored = [by_id[f.fragmentid] for f in fragments if not f.is_stub]
     floor = min(scored)

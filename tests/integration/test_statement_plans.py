@@ -21,7 +21,7 @@ from tests.integration.sample import docs_where, has, load_sample
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database
-from thalabus_graph.search import CategoryPattern, FilterPattern, category_key, pattern_params
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, category_key, pattern_params
 
 IQ = docs_where(has("COUNTRY_OF_ORIGIN", "IQ"))
 DIMENSIONS = 384

@@ -118,7 +118,7 @@ def test_the_checker_catches_a_stale_citation() -> None:
     with pytest.raises(AssertionError):
         check_test_cell("`unit/test_fragments.py::test_ties_are_broken_by_fragment_id`, "
                         "`::test_gone`")
-    assert check_code_cell("`search.py` `SearchExecutor.choose_vector_path`") == 1
+    assert check_code_cell("`plan/cost.py` `choose_vector_path`") == 1
 
 
 def test_every_module_of_the_package_is_in_the_layers_table() -> None:
@@ -152,7 +152,7 @@ def package_names() -> dict[str, object]:
 
 def module_named(head: str) -> object | None:
     """The package module a prose citation starts with (``fragments``, ``rerank``, ...)."""
-    for prefix in ("", "query.", "plan.", "rerank.", "graph.", "embeddings."):
+    for prefix in ("", "query.", "plan.", "search.", "rerank.", "graph.", "embeddings."):
         rel = PACKAGE / f"{prefix}{head}".replace(".", "/")
         if rel.with_suffix(".py").exists() or (rel / "__init__.py").exists():
             return importlib.import_module(f"thalabus_graph.{prefix}{head}")

@@ -56,3 +56,15 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         build_parser().parse_args(["parse", "--help"])
     assert "examples:" in capsys.readouterr().out
+
+
+def test_query_help_states_the_quoting_rule_with_one_example_of_each_form(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["query", "--help"])
+    shown = capsys.readouterr().out
+    assert "a bare word is an error" in shown
+    assert "\"...\"        searches by meaning" in shown
+    assert "'...'        searches by text" in shown
+    assert "thalabus-graph query '\"how do I clean a kitchen floor\"'   # by meaning" in shown
+    assert "thalabus-graph query \"'kitchen floor'\"" in shown and "# by text" in shown

@@ -87,6 +87,7 @@ def test_without_a_calibration_nothing_changes_after_fusion() -> None:
     scale = PhraseScale(Settings(), None)
     scale.remember("p", hits, {"chapters": 5000})
     assert scale.apply("p", hits) == hits
-    assert semantic_scale(Settings(), False, "chapters", 0.05) is None
-    assert semantic_scale(Settings(score_factor_chapters=0.5), False, "chapters", 0.8) == 0.4
-    assert semantic_scale(Settings(), True, "chapters", 0.05) == 0.05
+    off = Settings(calibration_file="none")
+    assert semantic_scale(off, "chapters", 0.05) is None
+    assert semantic_scale(off.replace(score_factor_chapters=0.5), "chapters", 0.8) == 0.4
+    assert semantic_scale(Settings(), "chapters", 0.05) == 0.05

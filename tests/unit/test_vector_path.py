@@ -1,5 +1,5 @@
-"""The path of a filtered vector search (``SearchExecutor.choose_vector_path``), on node counts
-handed to the executor as the query's vocabulary check hands them (no database is read).
+"""The path of a filtered vector search (``plan.cost.choose_vector_path``), on a ``Scope`` value
+holding node counts as the query's vocabulary check reads them (no database is read).
 
 Exact cosine reads each filtered fragment once; the vector index visits at least the ``k``
 candidates it is asked for, each with its own distance computations. So the exact path is
@@ -15,18 +15,28 @@ from typing import Any
 import pytest
 
 from thalabus_graph import Settings
-from thalabus_graph.search import VECTOR_SOURCES, SearchExecutor
+from thalabus_graph.plan.cost import Scope, choose_vector_path
+from thalabus_graph.plan.steps import VECTOR_SOURCES, PathChoice
 
 CHAPTERS = next(src for src in VECTOR_SOURCES if src.source == "chapters")
 
 
-def _executor(chapters: int, **changes: Any) -> SearchExecutor:
-    settings = Settings(**{"exact_search_max_candidates": 5000, "vector_overfetch_factor": 2.0,
-                           "vector_min_k": 1000, "index_max_k": 50_000, **changes})
-    ex = SearchExecutor(None, settings, None)  # type: ignore[arg-type]
-    ex.preload({"documents": chapters, "chapters": chapters, "paragraphs": 0,
-                "summaries": 0, "keywords": 0, "scope": chapters})
-    return ex
+class _Chooser:
+    """The cost model over a graph of ``chapters`` chapters, one per document."""
+
+    def __init__(self, chapters: int, **changes: Any) -> None:
+        self.settings = Settings(**{"exact_search_max_candidates": 5000,
+                                    "vector_overfetch_factor": 2.0, "vector_min_k": 1000,
+                                    "index_max_k": 50_000, **changes})
+        self.scope = Scope(counts={"documents": chapters, "chapters": chapters,
+                                   "paragraphs": 0, "summaries": 0, "keywords": 0})
+
+    def choose_vector_path(self, src: Any, top_n: int, documents: int) -> PathChoice:
+        return choose_vector_path(self.scope, self.settings, src, top_n, documents)
+
+
+def _executor(chapters: int, **changes: Any) -> _Chooser:
+    return _Chooser(chapters, **changes)
 
 
 @pytest.mark.parametrize(("chapters", "documents", "path", "k"), [

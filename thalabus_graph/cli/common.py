@@ -8,12 +8,13 @@ Every command that talks to Neo4j takes ``--uri``, ``--username``, ``--password-
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any
 
+from neo4j.exceptions import AuthError
+
+from thalabus_graph.cli.output import emit_json as emit_json  # the one JSON writer (depth-safe)
 from thalabus_graph.errors import (
     ConfigurationError,
     IngestError,
@@ -28,6 +29,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+NOTICE_LOGGERS = ("thalabus_graph.progress", "thalabus_graph.embeddings.local")
+"""Loggers whose INFO lines the CLI shows at its default level: progress of long work and the
+embedding model loading, so no long wait is silent."""
 
 
 def add_logging_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
@@ -67,6 +71,9 @@ def configure_logging(args: argparse.Namespace) -> None:
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(getattr(logging, level_name))
+    quiet = getattr(args, "log_level", None) is not None and level_name != "INFO"
+    for name in NOTICE_LOGGERS:  # at the default level, notices still show
+        logging.getLogger(name).setLevel(logging.NOTSET if quiet else logging.INFO)
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> None:
@@ -103,11 +110,6 @@ def connection(args: argparse.Namespace) -> Connection:
                               password=password, database=getattr(args, "database", None))
 
 
-def emit_json(value: Any) -> None:
-    """Print one JSON document on stdout."""
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-
-
 def run(args: argparse.Namespace) -> int:
     """Call the sub-command handler and map our exceptions to exit codes and one-line errors."""
     handler: Handler = args.handler
@@ -120,8 +122,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ThalabusError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_for_the_cli(exc)}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _for_the_cli(exc: ThalabusError) -> str:
+    """The error's message in the CLI's terms: a failed login names the flags that set the
+    user and password (the library's message names the API's arguments and variables)."""
+    if isinstance(exc.__cause__, AuthError):
+        return (f"{exc}; on the command line: --username and --password-stdin")
+    return str(exc)

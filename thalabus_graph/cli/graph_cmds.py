@@ -11,6 +11,7 @@ from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError, IngestError
+from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
     NoReranking,
     Percentile,
@@ -23,6 +24,16 @@ from thalabus_graph.rerank import (
 from thalabus_graph.settings import Settings
 
 POLICIES = ("threshold", "topk", "percentile", "gap", "normalised")
+QUOTING_RULE = """\
+Run a Thalabus query.
+
+quoting (a bare word is an error):
+  "..."        searches by meaning (semantic)
+  '...'        searches by text (full-text)
+  NAME=VALUE   filters by category
+combined with AND, OR, NOT and parentheses; put the whole query in the other
+quotes for the shell: '"kitchen floor"' or "'kitchen floor'".
+"""
 NO_RERANKER = ("note: no reranker is configured (NoReranking): {what}. Set one with "
                "THALABUS_RERANKER_URL=http://HOST:PORT (and THALABUS_RERANKER_PROTOCOL="
                "vllm-score|vllm-rerank|tei|cohere|jina, THALABUS_RERANKER_MODEL).")
@@ -44,13 +55,18 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", help="JSON Lines file, one document per line")
     p.add_argument("--strict", action="store_true",
                    help="stop at the first bad line (default: skip and report it)")
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="show no progress (default: a bar with total, rate and ETA on a "
+                        "terminal, else a line on stderr every few seconds)")
     common.add_common_options(p)
     p.set_defaults(handler=_ingest)
 
     p = subparsers.add_parser(
         "query", help="run a Thalabus query", formatter_class=fmt,
+        description=QUOTING_RULE,
         epilog="examples:\n"
+               "  thalabus-graph query '\"how do I clean a kitchen floor\"'   # by meaning\n"
+               "  thalabus-graph query \"'kitchen floor'\"                      # by text\n"
                "  thalabus-graph query '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
                "  thalabus-graph query '\"kitchen floor\" OR '\"'\"'cleanup'\"'\"'' --fragments\n"
                "  thalabus-graph query 'NOT DECISION=granted' --ontology asylum --dataset\n"
@@ -87,7 +103,7 @@ def register(subparsers: Any) -> None:
         "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
         epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
                "  THALABUS_RERANKER_URL=http://127.0.0.1:8000 thalabus-graph rerank "
-               "'default#dataset_1' --query '\"religious conversion\"'\n"
+               "'default#dataset_1' --query 'religious conversion'\n"
                "  thalabus-graph rerank 'default#dataset_1' --policy topk --k 20\n"
                "  thalabus-graph rerank 'default#dataset_1' --policy percentile "
                "--percentile 80\n"
@@ -95,7 +111,9 @@ def register(subparsers: Any) -> None:
                "the diversity tiers), topk (--k), percentile (--percentile), gap (--min-keep, "
                "--max-keep), normalised (--threshold in [0, 1], default 0.5)")
     p.add_argument("dataset", help="dataset id")
-    p.add_argument("--query", default=None, help="query text (default: the dataset's query)")
+    p.add_argument("--query", default=None, metavar="QUESTION",
+                   help="what the reranker is asked, plain text, e.g. 'religious conversion' "
+                        "(default: the positive semantic clauses of the dataset's query)")
     p.add_argument("--session", default=None, help="session of the new dataset")
     p.add_argument("--goal", default=None,
                    help="the goal uses the new dataset (in its parent's place if it used that)")
@@ -159,7 +177,7 @@ def _print_warnings(warnings: list[dict[str, Any]]) -> None:
 def _ingest(args: argparse.Namespace) -> int:
     _check_readable(args.file)
     with _graph(args) as g:
-        progress = False if args.no_progress or args.json else None
+        progress = not (args.no_progress or args.json)
         report = g.ingest(args.file, strict=args.strict, progress=progress)
     if args.json:
         output.emit_json(report.to_dict())
@@ -223,11 +241,7 @@ def _query(args: argparse.Namespace) -> int:
     for datasetid in result.dataset_ids:
         print(f"dataset: {datasetid}")
     if result.plan is not None:
-        plan = result.plan
-        print(f"profile: {plan['ms']} ms ({plan['embed_ms']} ms embedding), "
-              f"{plan['fragments']} fragments")
-        for line in output.plan_lines(plan["tree"]):
-            print(line)
+        print(result.plan)  # the same tree as print(result.plan) in Python
     return common.EXIT_OK
 
 
@@ -270,12 +284,15 @@ def _say_if_no_reranker(graph: ThalabusGraph, what: str) -> None:
 
 
 def _rerank(args: argparse.Namespace) -> int:
+    if args.query is not None and not args.query.strip():
+        raise ConfigurationError("--query needs a question; it is blank")
     with _graph(args) as g:
         policy = _policy(args, g.settings)
         if args.max_output is not None and args.max_output < 1:
             raise ConfigurationError("--max-output must be at least 1")
         _say_if_no_reranker(g, "the dataset keeps its retrieval order and weights")
-        result = g.rerank_dataset(args.dataset, args.query, session=args.session,
+        question = None if args.query is None else serialize(Semantic(args.query.strip()))
+        result = g.rerank_dataset(args.dataset, question, session=args.session,
                                   policy=policy, max_output=args.max_output, goal=args.goal)
     if args.json:
         output.emit_json(result.to_dict())

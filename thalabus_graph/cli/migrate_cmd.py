@@ -7,12 +7,15 @@ analyzer from ``THALABUS_*`` settings) and shows which versions are applied or p
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from thalabus_graph.cli import common
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.errors import ConfigurationError, ThalabusError
 from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir
 from thalabus_graph.graph.migrations import (
     STATE_APPLIED,
     STATE_PENDING,
@@ -30,6 +33,7 @@ examples:
   THALABUS_EMBEDDING_DIMENSIONS=768 thalabus-graph migrate
   thalabus-graph migrations status
   thalabus-graph migrations unlock
+  thalabus-graph migrations repair-vectors --yes
   thalabus-graph migrations clean --schema --yes && thalabus-graph migrate
 
 exit codes: 0 ok; 1 failure (edited migration, lock held, failed statement, Neo4j
@@ -68,6 +72,15 @@ def register(subparsers: Any) -> None:
     )
     _add_options(status)
     status.set_defaults(handler=handle_status)
+    repair = actions.add_parser(
+        "repair-vectors", help="remove stored embeddings no search can use",
+        description="Remove every stored embedding with the wrong dimension, a value that is "
+        "not finite, or a norm of (almost) zero, which `migrations status` reports; searches "
+        "then pass those fragments by until their documents are re-ingested. Needs --yes.",
+    )
+    _add_options(repair)
+    repair.add_argument("--yes", action="store_true", help="confirm")
+    repair.set_defaults(handler=handle_repair_vectors)
     unlock = actions.add_parser(
         "unlock", help="remove a lock left by a migration runner that died",
         description="Delete the migration lock node. Only when no runner is active.",
@@ -114,26 +127,69 @@ def handle_migrate(args: argparse.Namespace) -> int:
         report = _runner(args, db).migrate()
     finally:
         db.close()
+    warnings = local_server_warnings(common.connection(args).uri)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        common.emit_json(report.to_dict())
+        common.emit_json({**report.to_dict(), "warnings": warnings})
     else:
         print(format_report(report))
     return common.EXIT_OK
+
+
+def local_server_warnings(uri: str) -> list[str]:
+    """The warnings of the local launcher server ``uri`` points at (default data dir).
+
+    Such as a store that has outgrown its page cache; nothing when ``uri`` is another server.
+    """
+    parsed = urlsplit(uri)
+    if parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return []
+    try:
+        state = LocalNeo4j(data_dir=default_data_dir()).status()
+        port = parsed.port
+    except (ThalabusError, ValueError):
+        return []
+    return list(state.warnings) if state.running and state.port == port else []
 
 
 def handle_status(args: argparse.Namespace) -> int:
     """Print one row per migration version; exit 1 when history and files disagree."""
     db = _connect(args)
     try:
-        rows = _runner(args, db).status()
+        runner = _runner(args, db)
+        rows = runner.status()
+        vectors = runner.check_vectors()
     finally:
         db.close()
+    if vectors.total:
+        print(f"warning: {vectors.advice()}", file=sys.stderr)
     if args.json:
         common.emit_json([r.to_dict() for r in rows])
     else:
         print(format_table(rows))
     ok = all(r.state in (STATE_APPLIED, STATE_PENDING, STATE_WAITING) for r in rows)
     return common.EXIT_OK if ok else common.EXIT_FAILURE
+
+
+def handle_repair_vectors(args: argparse.Namespace) -> int:
+    """Remove the bad stored embeddings; needs ``--yes``."""
+    if not args.yes:
+        raise ConfigurationError("`migrations repair-vectors` removes embeddings: add --yes "
+                                 "to confirm")
+    db = _connect(args)
+    try:
+        removed, documentids = _runner(args, db).repair_vectors()
+    finally:
+        db.close()
+    if args.json:
+        common.emit_json({"removed": removed, "documentids": documentids})
+    elif removed:
+        print(f"removed {removed} bad embedding(s); re-ingest these documents to embed them "
+              f"again: {', '.join(documentids)}")
+    else:
+        print("no bad embeddings stored")
+    return common.EXIT_OK
 
 
 def handle_unlock(args: argparse.Namespace) -> int:
@@ -169,7 +225,10 @@ def handle_clean(args: argparse.Namespace) -> int:
 
 def format_report(report: MigrationReport) -> str:
     """Human-readable summary of one ``migrate()`` run."""
-    lines = [f"applied V{s.version:04d} {s.description} ({s.statements} statements, "
+    lines = [] if report.cleared_lock is None else [
+        f"removed the migration lock of runner {report.cleared_lock}: its process on this host "
+        "no longer runs"]
+    lines += [f"applied V{s.version:04d} {s.description} ({s.statements} statements, "
              f"{s.execution_time_ms} ms)" for s in report.applied]
     current = "none" if report.current_version is None else f"V{report.current_version:04d}"
     if not report.applied:

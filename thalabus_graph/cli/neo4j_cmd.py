@@ -14,6 +14,11 @@ from typing import Any
 from thalabus_graph.cli import common
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir, generate_password
+from thalabus_graph.graph.launcher.memory import (
+    HEAP_ENV,
+    PAGE_CACHE_ENV,
+    setting,
+)
 
 _EPILOG = """\
 examples:
@@ -21,6 +26,7 @@ examples:
   export NEO4J_URI=$(thalabus-graph neo4j start | tail -n 1)
   thalabus-graph neo4j start --port 7687 --neo4j-version 2026.09.0 --data /tmp/n4j
   thalabus-graph neo4j start --auth               # prints a generated password once
+  thalabus-graph neo4j start --heap 2g --page-cache 4g
   printf '%s\\n' "$PW" | thalabus-graph neo4j start --auth-password-stdin
   thalabus-graph neo4j status --json
   thalabus-graph neo4j stop
@@ -29,6 +35,12 @@ The first start downloads Neo4j Community with Maven (needs java, javac, mvn; ab
 into ~/.cache/thalabus-graph/neo4j (or $THALABUS_NEO4J_HOME). The default data dir is
 $THALABUS_NEO4J_DATA, else ./.thalabus/neo4j-data; the default version is
 $THALABUS_NEO4J_VERSION, else 5.26.31. Versions 2025.01+ need a JDK 21+.
+
+Memory: the heap and page cache follow neo4j-admin's memory recommendation for this machine
+(an OS reserve and a heap from its table, the heap at most 4g), the page cache sized to the
+store plus a fifth, at least 2g, at most what is left; --heap / --page-cache (or
+$THALABUS_NEO4J_HEAP / $THALABUS_NEO4J_PAGE_CACHE) set them. start and status warn when the
+store has outgrown the page cache.
 """
 
 
@@ -60,7 +72,12 @@ def register(subparsers: Any) -> None:
     _add_data_option(start)
     start.add_argument("--neo4j-version", default=None, metavar="V",
                        help="Neo4j version from Maven Central (default 5.26.31)")
-    start.add_argument("--heap", default="1g", help="JVM maximum heap (default 1g)")
+    start.add_argument("--heap", default=None, metavar="SIZE",
+                       help="JVM maximum heap, e.g. 2g (default: $THALABUS_NEO4J_HEAP, else "
+                       "sized from the machine's memory)")
+    start.add_argument("--page-cache", default=None, metavar="SIZE",
+                       help="Neo4j page cache, e.g. 4g (default: $THALABUS_NEO4J_PAGE_CACHE, "
+                       "else sized from the machine's memory and the store)")
     start.add_argument("--timeout", type=float, default=180.0,
                        help="seconds to wait for the server to answer (default 180)")
     auth = start.add_mutually_exclusive_group()
@@ -98,7 +115,8 @@ def _server(args: argparse.Namespace, password: str | None = None) -> LocalNeo4j
         version=getattr(args, "neo4j_version", None),
         data_dir=data,
         port=getattr(args, "port", None),
-        heap=getattr(args, "heap", "1g"),
+        heap=setting(getattr(args, "heap", None), HEAP_ENV),
+        page_cache=setting(getattr(args, "page_cache", None), PAGE_CACHE_ENV),
         password=password,
     )
 
@@ -122,18 +140,40 @@ def _start(args: argparse.Namespace) -> int:
         print(f"installing Neo4j {server.version} into {server.cache_dir} (first time only)...",
               file=sys.stderr, flush=True)
     uri = server.start(timeout=args.timeout)
+    state_now = server.status()
+    for warning in state_now.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        state = server.status().to_dict()
+        state = state_now.to_dict()
         if args.auth:
             state.update(username="neo4j", password=password)
         print(json.dumps(state))
     else:
         print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
               file=sys.stderr)
+        print(_memory_line(server), file=sys.stderr)
+        if server.auth_kept:
+            print("auth stays on: this store was set up with a password for user neo4j",
+                  file=sys.stderr)
         if args.auth:  # shown once: it is stored nowhere but in Neo4j's system database
             print(f"NEO4J_USERNAME=neo4j\nNEO4J_PASSWORD={password}")
         print(uri)
     return common.EXIT_OK
+
+
+def _memory_line(server: LocalNeo4j) -> str:
+    """How the server's memory was sized, for stderr."""
+    plan = server.memory_plan
+    line = f"heap {server.heap}, page cache {server.page_cache}"
+    if plan is None:
+        return line + " (as set)"
+    return (line + f" (sized for {_human(plan.machine)} of memory and a {_human(plan.store)} "
+            "store; --heap / --page-cache set them)")
+
+
+def _human(size: int) -> str:
+    """Bytes in GiB with one decimal, or in MiB below one GiB."""
+    return f"{size / (1 << 30):.1f} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.1f} MiB"
 
 
 def _stop(args: argparse.Namespace) -> int:
@@ -151,11 +191,14 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     state = _server(args).status()
+    for warning in state.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         common.emit_json(state.to_dict())
     elif state.running:
         print(f"running: pid {state.pid}, {state.uri}, Neo4j {state.version}, "
               f"{'auth on, ' if state.auth else ''}"
+              f"{f'heap {state.heap}, page cache {state.page_cache}, ' if state.heap else ''}"
               f"{'answering' if state.answering else 'not answering yet'} "
               f"(data {state.data_dir})")
     else:

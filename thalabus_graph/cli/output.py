@@ -2,8 +2,8 @@
 
 ``json.dumps`` recurses and raises ``RecursionError`` on a plan of a 1,000-deep query; indented
 JSON and indented trees also grow with the square of the depth. Deep values are therefore
-written compactly by an explicit stack, and tree lines stop indenting at ``MAX_INDENT`` levels
-(deeper lines say their depth instead).
+written compactly by an explicit stack; plan trees print through `thalabus_graph.plan_view`
+(lines stop indenting at ``MAX_INDENT`` levels). ``emit_json`` is the CLI's one JSON writer.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from thalabus_graph.plan_view import MAX_INDENT, plan_lines
+
+__all__ = ["MAX_INDENT", "MAX_INDENTED_DEPTH", "dumps", "emit_json", "nesting", "plan_lines"]
+
 MAX_INDENTED_DEPTH = 64
 """Deeper JSON prints on one line: indented JSON grows with the square of the depth."""
-MAX_INDENT = 40
-"""Tree lines indent at most this many levels; deeper ones are prefixed with their depth."""
 
 
 def nesting(value: Any) -> int:
@@ -75,22 +77,3 @@ def _compact(value: Any) -> Iterator[str]:
 def emit_json(value: Any) -> None:
     """Print one JSON document on stdout (see :func:`dumps`)."""
     print(dumps(value))
-
-
-def plan_lines(tree: dict[str, Any]) -> Iterator[str]:
-    """Text lines of an explain or profile plan tree: one line per node (operator, query,
-    restriction, and rows / ms when profiled), one line per step, children indented."""
-    stack: list[tuple[dict[str, Any], int]] = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        pad = "  " * min(depth, MAX_INDENT) + (f"[{depth}] " if depth > MAX_INDENT else "")
-        measured = ""
-        if "ms" in node:
-            measured = f"  rows={node.get('rows')}, ms={node['ms']}"
-        yield (f"{pad}{node['op']} {node['query']}  [restricted to: "
-               f"{node['pushed_restriction']}]{measured}")
-        for step in node.get("steps", []):
-            detail = ", ".join(f"{k}={v}" for k, v in step.items()
-                               if k not in ("kind", "params"))
-            yield f"{pad}  - {step['kind']}: {detail}"
-        stack.extend((child, depth + 1) for child in reversed(node.get("children", [])))

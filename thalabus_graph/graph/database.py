@@ -2,16 +2,23 @@
 
 Every read runs in a read transaction (routed to secondaries in a cluster), every write in a
 write transaction; neo4j exceptions become ``GraphError`` here and nowhere else.
+
+Causal consistency: every session a ``Database`` opens shares one bookmark manager, so each
+transaction waits until the server it runs on has applied every transaction this object
+committed before (read-your-writes on a cluster, where a read may go to a secondary).
+``bookmarks()`` hands that state to another process; ``wait_for`` there makes that object's
+next transactions see the state such bookmarks name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session
+from neo4j.api import BookmarkManager
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
 from thalabus_graph.errors import GraphError
@@ -32,9 +39,9 @@ def mapped_errors(what: str) -> Iterator[None]:
         raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running? "
                          "(`thalabus-graph neo4j start`)") from exc
     except AuthError as exc:
-        raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check "
-                         "NEO4J_USERNAME and NEO4J_PASSWORD (or --username / --password-stdin)"
-                         ) from exc
+        raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check the "
+                         "user name and password: connect(auth=(user, password)), else "
+                         "NEO4J_USERNAME and NEO4J_PASSWORD") from exc
     except Neo4jError as exc:
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
@@ -56,6 +63,8 @@ class Database:
     def __init__(self, driver: Driver, database: str = "neo4j") -> None:
         self.driver = driver
         self.database = database
+        self.bookmark_manager: BookmarkManager = GraphDatabase.bookmark_manager()
+        """Shared by every session of this object (``session``): the causal chain."""
 
     @classmethod
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
@@ -69,6 +78,31 @@ class Database:
                 driver.close()
                 raise
         return cls(driver, database)
+
+    def session(self, **config: Any) -> Session:
+        """A driver session on this database that shares the bookmark manager; the only
+        way this project opens a session (``config``: other session options, e.g.
+        ``fetch_size``)."""
+        return self.driver.session(database=self.database,
+                                   bookmark_manager=self.bookmark_manager, **config)
+
+    def bookmarks(self) -> tuple[str, ...]:
+        """The bookmarks of every transaction this object committed or waited for, sorted:
+        the state another process passes to ``wait_for`` (or ``bookmarks=``) to see it."""
+        return tuple(sorted(self.bookmark_manager.get_bookmarks()))
+
+    def wait_for(self, bookmarks: Iterable[str]) -> None:
+        """Wait until the server has applied ``bookmarks``, then keep them in the causal
+        chain, so every later transaction sees that state too. A read transaction runs now
+        with them: bookmarks the server does not know, or a state it does not reach in time,
+        fail here (``GraphError``) and are not kept, so this object stays usable."""
+        given = [b for b in bookmarks if b]
+        if not given:
+            return
+        with mapped_errors("waiting for bookmarks"), self.session(
+                bookmarks=Bookmarks.from_raw_values(given)) as session:
+            session.execute_read(lambda tx: run(tx, "bookmarks_wait"))
+        self.bookmark_manager.update_bookmarks((), given)
 
     def close(self) -> None:
         """Close the driver and its connection pool."""
@@ -100,19 +134,17 @@ class Database:
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
         """Run ``work`` in one managed read transaction (retried by the driver if transient)."""
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self.session() as session:
             return session.execute_read(work)
 
     def write_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "write") -> T:
         """Run ``work`` in one managed write transaction: all of it commits or none of it."""
-        with mapped_errors(what), self.driver.session(database=self.database) as session:
+        with mapped_errors(what), self.session() as session:
             return session.execute_write(work)
 
     def run_schema(self, text: str, params: Mapping[str, Any] | None = None) -> None:
         """Run one schema statement in an auto-commit transaction (schema and data cannot mix)."""
-        with mapped_errors("schema statement"), self.driver.session(
-            database=self.database
-        ) as session:
+        with mapped_errors("schema statement"), self.session() as session:
             session.run(text, dict(params or {})).consume()
 
 

@@ -2,9 +2,10 @@
 
 Import the submodule of your framework; each needs its optional extra::
 
-    from thalabus_graph.integrations.langchain import ThalabusRetriever   # [langchain]
-    from thalabus_graph.integrations.llamaindex import ThalabusRetriever  # [llamaindex]
+    from thalabus_graph.integrations.langchain import ThalabusLangChainRetriever    # [langchain]
+    from thalabus_graph.integrations.llamaindex import ThalabusLlamaIndexRetriever  # [llamaindex]
 
-Both wrap the same core (`thalabus_graph.integrations.core.Source`): a Thalabus query within a
-scope, at most ``k`` fragments, optionally through the reranking stage.
+Both wrap the same core (`thalabus_graph.integrations.core.Source`): the user's question as one
+semantic phrase (or, with ``query_syntax=True``, a Thalabus query) within a scope, at most ``k``
+fragments with distinct texts per document, optionally through the reranking stage.
 """

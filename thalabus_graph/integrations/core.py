@@ -3,6 +3,11 @@
 A `Source` holds the retriever (the engine, optionally inside the reranking stage), the scope
 and ``k``; it runs the async retrieval from sync callers too, and `hit_metadata` names every
 hit's fields the same way in every framework.
+
+A chain hands a retriever the user's question as it was typed, so by default the text is one
+semantic phrase: a `Semantic` node built from it and written back by the serializer, never
+text spliced into query syntax, whatever quotes or backslashes it holds. Thalabus query syntax
+(``'"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ'``) is the explicit choice ``query_syntax=True``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.query.serialize import quote_double
+from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank._sync import run_sync
 from thalabus_graph.rerank.budget import BudgetPolicy
 from thalabus_graph.rerank.protocol import Reranker
@@ -35,12 +40,12 @@ class Source:
         ontology_id: only documents of this ontology (None: all).
         subset_of_datasetids: only documents with a fragment in one of these datasets.
         k: fragments returned at most.
-        as_phrase: treat the caller's text as one semantic phrase (quoted for it) instead of
-            a Thalabus query, for chains that pass a user's question through unchanged.
+        query_syntax: the caller's text is a Thalabus query; False (the default): it is a
+            question, searched as one semantic phrase.
 
     Example:
         >>> source = Source.of(graph, ontology_id="asylum", k=5)  # doctest: +SKIP
-        >>> source.retrieve_sync('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')  # doctest: +SKIP
+        >>> source.retrieve_sync("how do I appeal a refusal?")  # doctest: +SKIP
 
     Raises:
         ConfigurationError: ``k < 1``.
@@ -50,7 +55,7 @@ class Source:
     ontology_id: str | None = None
     subset_of_datasetids: tuple[str, ...] | None = None
     k: int = 10
-    as_phrase: bool = False
+    query_syntax: bool = False
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -59,7 +64,7 @@ class Source:
     @classmethod
     def of(cls, graph: ThalabusGraph, *, ontology_id: str | None = None,
            subset_of_datasetids: Sequence[str] | None = None, k: int = 10,
-           as_phrase: bool = False, reranker: Reranker | None = None,
+           query_syntax: bool = False, reranker: Reranker | None = None,
            candidates: int | None = None,
            timeout_seconds: float = 5.0, budget: BudgetPolicy | None = None,
            tracer: Tracer | None = None) -> Source:
@@ -74,7 +79,7 @@ class Source:
                                            top_n=k, timeout_seconds=timeout_seconds,
                                            budget=budget, tracer=tracer)
         datasets = tuple(subset_of_datasetids) if subset_of_datasetids is not None else None
-        return cls(retriever, ontology_id, datasets, k, as_phrase)
+        return cls(retriever, ontology_id, datasets, k, query_syntax)
 
     def scope(self) -> dict[str, Any]:
         """The scope mapping `ThalabusRetriever.retrieve` takes."""
@@ -86,8 +91,9 @@ class Source:
         return scope
 
     def query_text(self, text: str) -> str:
-        """The Thalabus query for the caller's text (quoted as a phrase when ``as_phrase``)."""
-        return quote_double(text) if self.as_phrase else text
+        """The Thalabus query for the caller's text: the text itself with ``query_syntax``,
+        else the serialized `Semantic` phrase of it (a blank question is a `QueryNodeError`)."""
+        return text if self.query_syntax else serialize(Semantic(text.strip()))
 
     async def retrieve(self, text: str) -> RetrievalResult:
         """At most ``k`` hits for ``text``, best first."""
@@ -103,7 +109,9 @@ def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
     """The metadata every adapter attaches to a hit.
 
     ``fragment_id``, ``document_id``, ``score`` (retrieval), ``contributions`` (the searches
-    that found it), ``reranked`` (whether a reranker ordered this result); when a reranker
+    that found it), ``reranked`` (whether a reranker ordered this result), the document's
+    ``title``, ``language`` and ``categories`` (None, None, {} when the retriever read no
+    details, as a retriever other than the engine's may); when a reranker
     scored the hit, ``rerank_score``; when the stage fell back to the retrieved order,
     ``degraded_reason`` (``budget``, ``timeout``, ``failed``, ``empty`` or
     ``no-semantic-query``).
@@ -114,6 +122,9 @@ def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
         "score": hit.score,
         "contributions": list(hit.contributions),
         "reranked": result.reranked,
+        "title": hit.document.get("title"),
+        "language": hit.document.get("language"),
+        "categories": dict(hit.document.get("categories") or {}),
     }
     if hit.rerank_score is not None:
         metadata["rerank_score"] = hit.rerank_score

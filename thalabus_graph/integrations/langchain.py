@@ -1,8 +1,10 @@
-"""LangChain adapter: `ThalabusRetriever` is a ``langchain_core`` retriever over the engine.
+"""LangChain adapter: `ThalabusLangChainRetriever` is a ``langchain_core`` retriever.
 
-Needs the ``langchain`` extra (``pip install 'thalabus-graph[langchain]'``). Each hit becomes a
-``Document`` whose ``page_content`` is the fragment text and whose metadata carries the
-fragment id, document id, score, contributions and, when a reranker ran, its verdict (see
+Needs the ``langchain`` extra (``pip install 'thalabus-graph[langchain]'``). The input is the
+user's question, searched by meaning (``query_syntax=True``: a Thalabus query). Each hit
+becomes a ``Document`` whose ``page_content`` is the fragment text and whose metadata carries
+the fragment id, document id, score, contributions, the document's title, language and
+categories and, when a reranker ran, its verdict (see
 `thalabus_graph.integrations.core.hit_metadata`).
 """
 
@@ -28,23 +30,25 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("thalabus_graph.integrations.langchain needs langchain-core: "
                       "pip install 'thalabus-graph[langchain]'") from exc
 
-__all__ = ["ThalabusRetriever"]
+__all__ = ["ThalabusLangChainRetriever"]
 
 
-class ThalabusRetriever(BaseRetriever):
-    """A LangChain retriever: the input text is a Thalabus query, the output its fragments.
+class ThalabusLangChainRetriever(BaseRetriever):
+    """A LangChain retriever: the input is a question, the output the fragments that answer it.
 
     Fields mirror `thalabus_graph.integrations.core.Source.of`: ``ontology_id`` and
-    ``subset_of_datasetids`` scope the search, ``k`` bounds the result, ``as_phrase`` quotes
-    plain questions as one semantic phrase; with ``reranker`` the hits go through a
+    ``subset_of_datasetids`` scope the search, ``k`` bounds the result (no two hits of one
+    document with the same text), ``query_syntax`` reads the input as a Thalabus query instead
+    of one semantic phrase; with ``reranker`` the hits go through a
     `RerankingRetriever` (``candidates``, ``timeout_seconds``, ``budget``, ``tracer``), which
     degrades to the retrieved order (``metadata["reranked"]`` False) instead of failing.
-    A malformed query raises `ThalabusSyntaxError`; an unknown field is a validation error.
+    With ``query_syntax`` a malformed query raises `ThalabusSyntaxError`; an unknown field is
+    a validation error.
 
     Example:
-        >>> retriever = ThalabusRetriever(graph=g, ontology_id="asylum", k=5)  # doctest: +SKIP
-        >>> docs = retriever.invoke('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ')  # doctest: +SKIP
-        >>> docs[0].metadata["fragment_id"], docs[0].metadata["score"]  # doctest: +SKIP
+        >>> retriever = ThalabusLangChainRetriever(graph=g, k=5)  # doctest: +SKIP
+        >>> docs = retriever.invoke("how do I clean a kitchen floor?")  # doctest: +SKIP
+        >>> docs[0].metadata["title"], docs[0].metadata["score"]  # doctest: +SKIP
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -53,7 +57,7 @@ class ThalabusRetriever(BaseRetriever):
     ontology_id: str | None = None
     subset_of_datasetids: list[str] | None = None
     k: int = 10
-    as_phrase: bool = False
+    query_syntax: bool = False
     reranker: Reranker | None = None
     candidates: int | None = None
     timeout_seconds: float = 5.0
@@ -68,7 +72,7 @@ class ThalabusRetriever(BaseRetriever):
         """The retrieval these fields describe (built per call, so edited fields apply)."""
         return Source.of(self.graph, ontology_id=self.ontology_id,
                          subset_of_datasetids=self.subset_of_datasetids, k=self.k,
-                         as_phrase=self.as_phrase, reranker=self.reranker,
+                         query_syntax=self.query_syntax, reranker=self.reranker,
                          candidates=self.candidates, timeout_seconds=self.timeout_seconds,
                          budget=self.budget, tracer=self.tracer)
 

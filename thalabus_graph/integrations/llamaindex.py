@@ -1,9 +1,11 @@
-"""LlamaIndex adapter: `ThalabusRetriever` is a ``llama_index.core`` retriever over the engine.
+"""LlamaIndex adapter: `ThalabusLlamaIndexRetriever` is a ``llama_index.core`` retriever.
 
-Needs the ``llamaindex`` extra (``pip install 'thalabus-graph[llamaindex]'``). Each hit becomes
-a ``NodeWithScore``: a ``TextNode`` with the fragment id as node id, the fragment text, and the
-metadata of `thalabus_graph.integrations.core.hit_metadata`; its score is the reranker's when
-the hit was reranked, else retrieval's.
+Needs the ``llamaindex`` extra (``pip install 'thalabus-graph[llamaindex]'``). The query string
+is the user's question, searched by meaning (``query_syntax=True``: a Thalabus query). Each hit
+becomes a ``NodeWithScore``: a ``TextNode`` with the fragment id as node id, the fragment text,
+and the metadata of `thalabus_graph.integrations.core.hit_metadata` (the document's title,
+language and categories are shown to the LLM, the ids and scores are not); its score is the
+reranker's when the hit was reranked, else retrieval's.
 """
 
 from __future__ import annotations
@@ -24,27 +26,29 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("thalabus_graph.integrations.llamaindex needs llama-index-core: "
                       "pip install 'thalabus-graph[llamaindex]'") from exc
 
-__all__ = ["ThalabusRetriever"]
+__all__ = ["ThalabusLlamaIndexRetriever"]
 
 _NOT_EMBEDDED = ("fragment_id", "document_id", "score", "contributions", "reranked",
                  "rerank_score", "degraded_reason")
 """Metadata keys kept out of the text LlamaIndex shows an LLM or an embedder."""
 
 
-class ThalabusRetriever(BaseRetriever):
-    """A LlamaIndex retriever: the query string is a Thalabus query, the nodes its fragments.
+class ThalabusLlamaIndexRetriever(BaseRetriever):
+    """A LlamaIndex retriever: the query string is a question, the nodes the fragments that
+    answer it.
 
     Arguments mirror `thalabus_graph.integrations.core.Source.of`: ``ontology_id`` and
-    ``subset_of_datasetids`` scope the search, ``k`` bounds the result, ``as_phrase`` quotes
-    plain questions as one semantic phrase; with ``reranker`` the hits go through a
+    ``subset_of_datasetids`` scope the search, ``k`` bounds the result (no two hits of one
+    document with the same text), ``query_syntax`` reads the query string as a Thalabus query
+    instead of one semantic phrase; with ``reranker`` the hits go through a
     `RerankingRetriever`, which degrades to the retrieved order (``metadata["reranked"]``
     False) instead of failing. Other keyword arguments go to LlamaIndex's ``BaseRetriever``
     (``callback_manager``, ``verbose``...).
 
     Example:
-        >>> retriever = ThalabusRetriever(g, ontology_id="asylum", k=5)  # doctest: +SKIP
+        >>> retriever = ThalabusLlamaIndexRetriever(g, k=5)  # doctest: +SKIP
         >>> engine = RetrieverQueryEngine.from_args(retriever, llm=llm)  # doctest: +SKIP
-        >>> engine.query('"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ').source_nodes  # doctest: +SKIP
+        >>> engine.query("how do I clean a kitchen floor?").source_nodes  # doctest: +SKIP
 
     Raises:
         ConfigurationError: ``k < 1`` or reranking bounds that do not hold.
@@ -52,13 +56,13 @@ class ThalabusRetriever(BaseRetriever):
 
     def __init__(self, graph: ThalabusGraph, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, k: int = 10,
-                 as_phrase: bool = False, reranker: Reranker | None = None,
+                 query_syntax: bool = False, reranker: Reranker | None = None,
                  candidates: int | None = None, timeout_seconds: float = 5.0,
                  budget: BudgetPolicy | None = None, tracer: Tracer | None = None,
                  **kwargs: Any) -> None:
         self.source = Source.of(graph, ontology_id=ontology_id,
                                 subset_of_datasetids=subset_of_datasetids, k=k,
-                                as_phrase=as_phrase, reranker=reranker, candidates=candidates,
+                                query_syntax=query_syntax, reranker=reranker, candidates=candidates,
                                 timeout_seconds=timeout_seconds, budget=budget, tracer=tracer)
         super().__init__(**kwargs)
 

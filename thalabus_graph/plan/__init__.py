@@ -1,5 +1,3 @@
-"""Query evaluation: the reference evaluator (the oracle) and the compiled plan with pushdown."""
-
-from thalabus_graph.plan.evaluator import BranchReranker, Evaluator
-
-__all__ = ["BranchReranker", "Evaluator"]
+"""The query plan: its values and cost model (``steps``, ``cost``), the compiler that makes
+it, the evaluator that runs it and explain that renders it (docs/architecture.md, "The
+compiled plan")."""

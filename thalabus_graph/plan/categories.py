@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from thalabus_graph.graph.database import Database
+from thalabus_graph.errors import UnknownCategoryError
+from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
-from thalabus_graph.search import CategoryPattern, pattern_params
+from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
@@ -58,13 +59,6 @@ class _Vocabulary:
     counts: tuple[int, ...] = ()
 
 
-def check_categories(db: Database, node: Node, ontology_id: str | None = None
-                     ) -> list[QueryWarning]:
-    """Warnings for every category name, value and ontology of the query that no stored
-    document has, in reading order, each once; no read when the query has neither."""
-    return check_query(db, node, ontology_id)[0]
-
-
 @dataclass(frozen=True)
 class QueryReads:
     """What the plan needs that the vocabulary read returned in the same round trip:
@@ -75,19 +69,27 @@ class QueryReads:
     counts: dict[CategoryPattern, int] = field(default_factory=dict)
 
 
-def check_query(db: Database, node: Node, ontology_id: str | None = None,
+def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
                 datasetids: list[str] | None = None,
-                patterns: Sequence[CategoryPattern] = ()
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
                 ) -> tuple[list[QueryWarning], QueryReads]:
-    """``check_categories`` and, from the same round trip, what the plan would read next:
-    the node counts, the scope's size and the count of every pushed pattern; no read when
-    the query has no category and no scope."""
+    """Warnings for every category name, value and ontology of the query that no stored
+    document has (in reading order, each once) and, from the same round trip, what the plan
+    would read next: the node counts, the scope's size and the count of every pushed
+    pattern; no read when the query has no category and no scope.
+
+    Raises:
+        UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
+    """
     predicates = category_predicates(node)
     if not predicates and ontology_id is None and datasetids is None:
         return [], QueryReads()
-    vocabulary = _read(db, predicates, ontology_id, datasetids, patterns)
-    return (_warnings(vocabulary, predicates, ontology_id),
-            QueryReads(vocabulary.sizes, dict(zip(patterns, vocabulary.counts, strict=True))))
+    vocabulary = _read(runner, predicates, ontology_id, datasetids, patterns)
+    warnings = _warnings(vocabulary, predicates, ontology_id)
+    if strict and warnings:
+        raise UnknownCategoryError(warnings)
+    return warnings, QueryReads(vocabulary.sizes,
+                                dict(zip(patterns, vocabulary.counts, strict=True)))
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
@@ -105,15 +107,16 @@ def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
     return warnings
 
 
-def _read(db: Database, predicates: list[Category], ontology_id: str | None,
+def _read(runner: Runner, predicates: list[Category], ontology_id: str | None,
           datasetids: list[str] | None, patterns: Sequence[CategoryPattern]) -> _Vocabulary:
     names = sorted({p.name.lower() for p in predicates})
     values = sorted({v.lower() for p in predicates for v in p.values})
     exact_pairs = sorted({(p.name, v) for p in predicates for v in p.values})
-    rows = db.read("category_vocabulary", names=names, values=values,
+    rows = runner.quiet("category_vocabulary", names=names, values=values,
                    exact_names=sorted({p.name for p in predicates}),
                    exact_pairs=[list(pair) for pair in exact_pairs], ontologyid=ontology_id,
-                   datasetids=datasetids, patterns=[pattern_params(p) for p in patterns])
+                   datasetids=datasetids,
+                   patterns=[pattern_params(pattern) for pattern in patterns])
     row = rows[0] if rows else {}
     sizes = row.get("sizes")
     return _Vocabulary(frozenset(row.get("names") or ()),

@@ -7,7 +7,7 @@ first and whether its filter side is pushed into the phrase as a Cypher pattern,
 restriction pushed into the node (a document set known now, the other AND side's documents
 known at run time, a category pattern, the ontology pattern), the documents of every pure
 filter, and for every phrase the searches it will run with their statements, paths, ``k``
-and the counts that chose them (``searches.phrase_steps``). The reads the decisions need
+and the counts that chose them (``searches.phrase_plan``). The reads the decisions need
 (every category of the query in one round trip, the pattern counts, the universe of a NOT,
 the node counts) are made here and shown as the node's steps in both readers.
 
@@ -23,16 +23,18 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.filters import filter_pattern
-from thalabus_graph.plan.searches import PhraseState, PlannedStep, phrase_steps, runtime_steps
+from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, Restriction, Step
 from thalabus_graph.plan.texts import QueryTexts
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
 from thalabus_graph.query import children as node_children
-from thalabus_graph.search import CategoryPattern, DocSet, FilterPattern, SearchExecutor, Step
+from thalabus_graph.search.executor import SearchExecutor
 
 RUNTIME = "runtime"
 """A document set known only at run time (it depends on a scored side's results)."""
-Docs: TypeAlias = DocSet | str | None
-"""What a subtree gives at compile time: its documents, None (TRUE) or ``RUNTIME``."""
+Planned: TypeAlias = Restriction | str | None
+"""A restriction as the compiler knows it: the documents, None (none: TRUE), or ``RUNTIME``
+(known only when the other AND side has run)."""
 
 
 @dataclass(slots=True)
@@ -61,15 +63,15 @@ class PlanNode:
 
     node: Node
     pure_filter: bool
-    restriction: Docs = None
+    restriction: Planned = None
     pattern: CategoryPattern | None = None
     swap: bool = False
     pushed: bool = False
     pushed_pattern: CategoryPattern | None = None
     pushed_away: bool = False
     skipped: str | None = None
-    documents: Docs = None
-    category_documents: DocSet = frozenset()
+    documents: Planned = None
+    category_documents: Restriction = frozenset()
     reads: list[Step] = field(default_factory=list)
     planned: list[PlannedStep] = field(default_factory=list)
     children: list[PlanNode] = field(default_factory=list)
@@ -213,7 +215,7 @@ def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
     return filter_pattern(node) if pure else None
 
 
-def _intersect(a: Docs, b: Docs) -> Docs:
+def _intersect(a: Planned, b: Planned) -> Planned:
     if a is None:
         return b
     if b is None:
@@ -223,7 +225,7 @@ def _intersect(a: Docs, b: Docs) -> Docs:
     return a & b
 
 
-_Frame: TypeAlias = Generator[tuple[Node, Docs], Docs, Docs]
+_Frame: TypeAlias = Generator[tuple[Node, Planned], Planned, Planned]
 """One node being compiled: yields (child, restriction), gets the child's documents back,
 returns its own."""
 
@@ -241,7 +243,7 @@ class Compiler:
         self.pushdown = pushdown
         self._pure: dict[int, bool] = {}
         self._plans: dict[int, PlanNode] = {}
-        self._pairs: dict[tuple[str, str], DocSet] = {}
+        self._pairs: dict[tuple[str, str], Restriction] = {}
         self._state = PhraseState()
 
     def compile(self, root: Node) -> CompiledPlan:
@@ -251,8 +253,7 @@ class Compiler:
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
-            if self.ex.ontologyid is not None or self.ex.datasetids is not None:
-                self.ex.scoped()  # the scope's size decides every path
+            self.ex.reads.sized()  # the scope's size decides every path
             pattern = filter_pattern(root) if self.pushdown and plan_root.pure_filter else None
             if pattern is not None:
                 self._stream(plan_root, pattern)
@@ -321,54 +322,51 @@ class Compiler:
 
     def _walk(self, root: Node) -> None:
         stack: list[_Frame] = [self._frame(root, None)]
-        reply: Docs = None
+        reply: Planned = None
         first = True
         while stack:
             try:
-                child, restrict = next(stack[-1]) if first else stack[-1].send(reply)
+                child, restriction = next(stack[-1]) if first else stack[-1].send(reply)
             except StopIteration as done:
                 stack.pop()
                 reply, first = done.value, False
                 continue
-            stack.append(self._frame(child, restrict))
+            stack.append(self._frame(child, restriction))
             first = True
 
-    def _frame(self, node: Node, restrict: Docs) -> _Frame:
+    def _frame(self, node: Node, restriction: Planned) -> _Frame:
         plan = self._plans[id(node)]
         if not self.pushdown:
-            restrict = None
-        plan.restriction = restrict
+            restriction = None
+        plan.restriction = restriction
         self.ex.steps = plan.reads
-        docs = yield from self._node(node, plan, restrict)
+        docs = yield from self._node(node, plan, restriction)
         plan.documents = docs if plan.pure_filter else RUNTIME
         return docs
 
-    def _node(self, node: Node, plan: PlanNode, restrict: Docs) -> _Frame:
+    def _node(self, node: Node, plan: PlanNode, restriction: Planned) -> _Frame:
         ex = self.ex
         if isinstance(node, Semantic | Text):
-            if isinstance(restrict, str):
-                plan.planned = runtime_steps(ex, self._state, node)
-            else:
-                plan.planned = phrase_steps(ex, self._state, node, restrict, plan.pattern)
+            plan.planned = planned(ex, self._state, node, restriction, plan.pattern)
             return RUNTIME
         if isinstance(node, Category):
-            found: DocSet = frozenset().union(*(self._pairs[(node.name, v)]
+            found: Restriction = frozenset().union(*(self._pairs[(node.name, v)]
                                                 for v in node.values))
-            plan.category_documents = found if ex.scope is None else found & ex.scope
+            plan.category_documents = found if ex.ids is None else found & ex.ids
             plan.reads.append(Step("category", {
                 "name": node.name, "values": list(node.values),
                 "documents": len(plan.category_documents),
                 "read": "with every category of the query in one round trip"},
                 cypher="explain_category_documents"))
-            return _intersect(plan.category_documents, restrict)
+            return _intersect(plan.category_documents, restriction)
         if isinstance(node, TrueNode):
             return None
         if isinstance(node, Not):
-            universe: Docs
-            if isinstance(restrict, str):
+            universe: Planned
+            if isinstance(restriction, str):
                 universe = RUNTIME
             else:
-                narrowed = None if restrict is None else ex.restriction(restrict)
+                narrowed = None if restriction is None else ex.effective(restriction)
                 universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (node.operand, universe)
             if excluded is None:
@@ -377,17 +375,17 @@ class Compiler:
                 return RUNTIME
             return universe - excluded
         if isinstance(node, Or):
-            left = yield (node.left, restrict)
-            right = yield (node.right, restrict)
+            left = yield (node.left, restriction)
+            right = yield (node.right, restriction)
             if left is None or right is None:
                 return None
             if isinstance(left, str) or isinstance(right, str):
                 return RUNTIME
             return left | right
         assert isinstance(node, And)
-        return (yield from self._and(node, plan, restrict))
+        return (yield from self._and(node, plan, restriction))
 
-    def _and(self, node: And, plan: PlanNode, restrict: Docs) -> _Frame:
+    def _and(self, node: And, plan: PlanNode, restriction: Planned) -> _Frame:
         first, second = (node.right, node.left) if plan.swap else (node.left, node.right)
         if plan.pushed:
             pattern = plan.pushed_pattern
@@ -400,12 +398,12 @@ class Compiler:
             self.ex.steps = self._plans[id(second)].reads  # the count sizes the phrase
             self.ex.category_count(pattern)
             self._plans[id(second)].pattern = pattern
-            yield (second, restrict)
+            yield (second, restriction)
             return RUNTIME
-        first_docs = yield (first, restrict)
+        first_docs = yield (first, restriction)
         if first_docs is not None and not isinstance(first_docs, str) and not first_docs:
             self._plans[id(second)].skipped = "the other AND side is empty"
             return frozenset()
-        second_docs = yield (second, restrict if first_docs is None
-                             else _intersect(restrict, first_docs))
+        second_docs = yield (second, restriction if first_docs is None
+                             else _intersect(restriction, first_docs))
         return _intersect(first_docs, second_docs)

@@ -23,15 +23,17 @@ from typing import TypeAlias
 from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
-from thalabus_graph.plan.searches import PhraseState, phrase_steps
+from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
+from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
-from thalabus_graph.search import DocSet, FilterPattern, SearchExecutor, Step, stubs
+from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.hits import stubs
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
 BranchReranker: TypeAlias = Callable[[Node, list[Fragment]], list[Fragment]]
 """Reranks one branch's fragments with that branch's own query (automatically_rerank)."""
-_Frame: TypeAlias = Generator[tuple[PlanNode, DocSet | None], Result, Result]
+_Frame: TypeAlias = Generator[tuple[PlanNode, Restriction | None], Result, Result]
 
 UNIVERSE = "universe"
 
@@ -53,12 +55,12 @@ def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
     return out
 
 
-def _docs(fragments: list[Fragment]) -> DocSet:
+def _docs(fragments: list[Fragment]) -> Restriction:
     return frozenset(f.documentid for f in fragments)
 
 
-def _narrow(restrict: DocSet | None, docs: DocSet) -> DocSet:
-    return docs if restrict is None else restrict & docs
+def _narrow(restriction: Restriction | None, docs: Restriction) -> Restriction:
+    return docs if restriction is None else restriction & docs
 
 
 class Evaluator:
@@ -79,7 +81,7 @@ class Evaluator:
         self.record = record
         self.plan: CompiledPlan | None = None
 
-    def evaluate(self, node: Node) -> list[Fragment]:
+    def results(self, node: Node) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
         return list(self.stream(node))
 
@@ -123,7 +125,7 @@ class Evaluator:
             self.executor.steps = plan.steps
             start = time.perf_counter()
             try:
-                child, restrict = stack[-1].send(None) if first else stack[-1].send(value)
+                child, restriction = stack[-1].send(None) if first else stack[-1].send(value)
             except StopIteration as done:
                 stack.pop()
                 plans.pop()
@@ -135,64 +137,64 @@ class Evaluator:
                     plans[-1].ms += plan.ms
                 continue
             plan.ms += (time.perf_counter() - start) * 1000
-            stack.append(self._frame(child, restrict))
+            stack.append(self._frame(child, restriction))
             plans.append(child)
             first = True
         return value
 
-    def _frame(self, plan: PlanNode, restrict: DocSet | None) -> _Frame:
+    def _frame(self, plan: PlanNode, restriction: Restriction | None) -> _Frame:
         ex = self.executor
         node = plan.node
         if not self.pushdown:
-            restrict = None
-        if isinstance(plan.restriction, str) and restrict is not None:
-            plan.restricted_to = len(restrict)
+            restriction = None
+        if isinstance(plan.restriction, str) and restriction is not None:
+            plan.restricted_to = len(restriction)
         if isinstance(node, Semantic | Text):
-            if isinstance(plan.restriction, str):  # its plan is made now: the documents are known
+            if isinstance(plan.restriction, str):  # chosen now: the documents are known
                 saved, ex.steps = ex.steps, []
-                plan.planned = phrase_steps(ex, PhraseState.of(ex), node, restrict, plan.pattern)
+                chosen = phrase_plan(ex, PhraseState.of(ex), node, restriction, plan.pattern)
+                plan.planned = render(ex, chosen)
                 ex.steps = saved
-            if isinstance(node, Semantic):
-                return ex.semantic(node.text, restrict, category=plan.pattern)
-            return ex.text(node.text, restrict, case_sensitive=node.case_sensitive,
-                           category=plan.pattern)
+            else:
+                chosen = phrase_plan(ex, PhraseState.of(ex), node, restriction, plan.pattern)
+            return ex.run(chosen)
         if isinstance(node, Category):
             docs = plan.category_documents
-            return stubs(docs if restrict is None else docs & restrict)
+            return stubs(docs if restriction is None else docs & restriction)
         if isinstance(node, TrueNode):
             return None
         if isinstance(node, Not):
-            if plan.pushed_away and restrict is not None:  # a pushed filter, on the hits
-                excluded = yield (plan.children[0], restrict)
+            if plan.pushed_away and restriction is not None:  # a pushed filter, on the hits
+                excluded = yield (plan.children[0], restriction)
                 assert excluded is not None, "a pushed filter is never TRUE"
-                return combine_not(stubs(restrict, UNIVERSE), excluded)
-            narrowed = None if restrict is None else ex.restriction(restrict)
+                return combine_not(stubs(restriction, UNIVERSE), excluded)
+            narrowed = None if restriction is None else ex.effective(restriction)
             universe = ex.universe() if narrowed is None else narrowed
             excluded = yield (plan.children[0], universe)
             if excluded is None:
                 return []
             return combine_not(stubs(universe, UNIVERSE), excluded)
         if isinstance(node, Or):
-            left = yield (plan.children[0], restrict)
-            right = yield (plan.children[1], restrict)
+            left = yield (plan.children[0], restriction)
+            right = yield (plan.children[1], restriction)
             if left is None or right is None:
                 return None
             left = self._rerank(plan.children[0].node, left)
             right = self._rerank(plan.children[1].node, right)
             return combine_or(left, right)
-        return (yield from self._and(plan, restrict))
+        return (yield from self._and(plan, restriction))
 
-    def _and(self, plan: PlanNode, restrict: DocSet | None) -> _Frame:
+    def _and(self, plan: PlanNode, restriction: Restriction | None) -> _Frame:
         left_plan, right_plan = plan.children
         first, second = (right_plan, left_plan) if plan.swap else (left_plan, right_plan)
         if plan.pushed:
-            return (yield from self._and_pattern(plan, first, second, restrict))
-        first_result = yield (first, restrict)
+            return (yield from self._and_pattern(plan, first, second, restriction))
+        first_result = yield (first, restriction)
         if first_result is None:
-            return (yield (second, restrict))
+            return (yield (second, restriction))
         if not first_result:
             return []
-        second_result = yield (second, _narrow(restrict, _docs(first_result)))
+        second_result = yield (second, _narrow(restriction, _docs(first_result)))
         if second_result is None:
             return first_result
         if plan.swap:
@@ -202,14 +204,14 @@ class Evaluator:
         return combine_and(left, right)
 
     def _and_pattern(self, plan: PlanNode, pushed: PlanNode, phrase: PlanNode,
-                     restrict: DocSet | None) -> _Frame:
+                     restriction: Restriction | None) -> _Frame:
         """``phrase AND filter`` with the filter pushed into the phrase's searches as a Cypher
         pattern: every hit passes it, so neither the filter's documents nor a NOT universe is
         ever listed. A category (or NOT a category) side is the stubs of the hits' own
         documents; another filter side runs on the hits' documents alone, its categories
         read for those documents, so each stub carries the contributions the reference gives
         it. Combined as usual (scores unchanged, the filter's contributions merged in)."""
-        scored = yield (phrase, restrict)
+        scored = yield (phrase, restriction)
         if not scored:
             return []
         scored = self._rerank(phrase.node, scored)
@@ -224,7 +226,7 @@ class Evaluator:
             filtered = stubs(hits)
         return combine_and(scored, filtered) if plan.swap else combine_and(filtered, scored)
 
-    def _hits_categories(self, pushed: PlanNode, hits: DocSet) -> None:
+    def _hits_categories(self, pushed: PlanNode, hits: Restriction) -> None:
         """Give each category of the pushed filter its documents among ``hits`` (one read of
         the hits' categories)."""
         having = self.executor.document_categories(hits)

@@ -11,9 +11,13 @@ nothing is embedded. Each node's ``query`` is its canonical text, cut at
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from thalabus_graph.plan.categories import QueryWarning
 from thalabus_graph.plan.compile import CompiledPlan, Compiler
-from thalabus_graph.query import Node
-from thalabus_graph.search import SearchExecutor
+from thalabus_graph.query import Node, serialize
+from thalabus_graph.search.executor import SearchExecutor
 
 
 class Explainer:
@@ -31,3 +35,14 @@ class Explainer:
     def explain(self, node: Node) -> CompiledPlan:
         """The compiled plan of ``node`` (render it with ``to_dict(measured=False)``)."""
         return Compiler(self.ex, pushdown=self.pushdown).compile(node)
+
+
+def explained(ex: SearchExecutor, node: Node,
+              warnings: Sequence[QueryWarning]) -> dict[str, Any]:
+    """What ``ThalabusGraph.explain`` returns: the canonical query, its AST, the compiled plan
+    rendered without running a search, the scale semantic scores are on (``scores``,
+    ``scale.PhraseScale.explain``) and the query's category warnings."""
+    tree = Explainer(ex).explain(node)
+    return {"query": serialize(node), "ast": node.to_dict(),
+            "plan": tree.to_dict(measured=False), "scores": ex.scale.explain(),
+            "warnings": [w.to_dict() for w in warnings]}

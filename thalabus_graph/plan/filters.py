@@ -11,8 +11,8 @@ exceed ``MAX_CONJUNCTIONS`` conjunctions or ``MAX_LITERALS`` literals in one is 
 
 from __future__ import annotations
 
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import And, Category, Node, Not, Or, TrueNode, fold
-from thalabus_graph.search import CategoryPattern, FilterPattern
 
 MAX_CONJUNCTIONS = 32
 MAX_LITERALS = 16

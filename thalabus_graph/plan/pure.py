@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, stub
-from thalabus_graph.graph import cypher_library
+from thalabus_graph.plan.steps import FilterPattern, Step, category_key
 from thalabus_graph.query import And, Category, Node, Not, Or, TrueNode, fold
-from thalabus_graph.search import FilterPattern, SearchExecutor, Step, category_key
+from thalabus_graph.search.executor import SearchExecutor
 
 STATEMENT = "search_filter_documents"
 UNIVERSE = "universe"
@@ -94,7 +94,7 @@ def stream_detail(ex: SearchExecutor, pattern: FilterPattern) -> dict[str, Any]:
     records it)."""
     detail: dict[str, Any] = {"streamed": True, "category_pattern": pattern.to_dict(),
                               "reason": "a pure filter: one statement, its stubs streamed"}
-    scope = ex.scope_pattern()
+    scope = ex.reads.sized().pattern_parameters()
     if scope["ontologyid"] is not None:
         detail["ontology_pattern"] = scope["ontologyid"]
     if scope["datasetids"] is not None:
@@ -107,11 +107,11 @@ def stream_stubs(ex: SearchExecutor, root: Node, pattern: FilterPattern,
     """The stubs of the pure filter ``root`` (whose normal form is ``pattern``), by document
     id, streamed from one statement; ``step`` counts the rows."""
     program = DocumentFilter(root)
-    text = cypher_library.load("search_filter_documents")
-    for documentid, keys, details in ex.stream(step, STATEMENT, text, filter=pattern.param(),
+    for documentid, keys, details in ex.runner.stream(step, "search_filter_documents",
+                                                      filter=pattern.param(),
                                                seeds=pattern.seeds(), keys=program.keys(),
                                                details=ex.document_details,
-                                               **ex.scope_pattern()):
+                                               **ex.reads.sized().pattern_parameters()):
         if details is not None:  # the caller returns documents: their details come along
             ex.details[documentid] = details
         found = program.contributions(frozenset(keys))

@@ -1,42 +1,57 @@
-"""The searches one phrase node will run, decided before it runs.
+"""The one place a phrase's searches are chosen: ``phrase_plan``.
 
-The compiler calls ``phrase_steps`` for every SEMANTIC and TEXT node whose restriction is known
-when the plan is compiled, and the evaluator calls it again, with the documents it found, for
-a node restricted by the other side of an AND (known only at run time). The decisions come
-from the executor's own functions (``choose_vector_path``, ``restricted_documents``,
-``text_k``, ``unfiltered_k``), so explain shows the path and ``k`` the run uses; the order and
-kinds of the steps follow ``SearchExecutor.semantic`` / ``text``, which a test checks on every
-query of the sample-corpus suite (explain's steps equal the profiled run's).
+For a SEMANTIC or TEXT node, its restriction and its pushed pattern, ``phrase_plan`` decides
+every search the node makes, in order: whether a fused phrase first reads its unrestricted
+statistics in one round trip, whether the phrase is one unfiltered ``search_phrase`` call or a
+search per source, each search's path and ``k`` (the cost model, ``plan.cost``), the text
+searches fused in, the searches a fusion needs (its fit, its semantic range) and the fusion.
+The compiler calls it to show the plan (``render``), the evaluator calls it to run the node
+(``SearchExecutor.run`` executes the searches it returns, deciding nothing), so explain and
+the profiled run show one decision. The choice reads the graph only through the executor's
+runner (the node counts, the scope's size, a pattern's count), each once per evaluation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph import lucene
-from thalabus_graph.query import Node, Semantic, Text
-from thalabus_graph.search import (
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.steps import (
     TEXT_SOURCES,
     VECTOR_SOURCES,
     CategoryPattern,
-    DocSet,
-    SearchExecutor,
-    VectorSource,
+    Fusion,
+    PhraseCall,
+    PhrasePlan,
+    Restriction,
+    Role,
+    Search,
+    TextSearch,
+    VectorSearch,
     in_index_params,
 )
+from thalabus_graph.query import Node, Semantic, Text
+from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.settings import Settings
 
 PlannedStep = dict[str, Any]
 """One planned search in the JSON form of ``Step.to_dict`` (without rows and ms)."""
 
 RUNTIME_PATH = "decided at run time"
+_STATEMENTS = {"none": "", "exact": "search_vector_exact", "index": "search_vector",
+               "in-index": "search_vector_in_index"}
 
 
 @dataclass
 class PhraseState:
     """What the executor knows about phrases when a phrase node runs: which phrases' ranges
     are remembered, whose unrestricted hits were read before a restricted search, and whose
-    fusion rule is fitted. It decides which extra searches a phrase adds."""
+    fusion rule is fitted. It decides which extra searches a phrase adds; ``phrase_plan``
+    updates it as the run will."""
 
     ranges: set[str] = field(default_factory=set)
     primed: set[str] = field(default_factory=set)
@@ -44,62 +59,274 @@ class PhraseState:
 
     @classmethod
     def of(cls, ex: SearchExecutor) -> PhraseState:
-        """The executor's state now (at run time, before a phrase restricted at run time)."""
+        """The executor's state now (a copy: choosing never changes the executor)."""
         return cls(*ex.remembered_phrases())
 
 
-def phrase_steps(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
-                 restrict: DocSet | None, category: CategoryPattern | None) -> list[PlannedStep]:
-    """The searches of ``node`` restricted to ``restrict`` (None: none) and ``category``, in
-    the executor's order; ``state`` is updated as the run will update it."""
+def planned(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
+            restriction: Restriction | str | None,
+            category: CategoryPattern | None) -> list[PlannedStep]:
+    """What explain shows for a phrase node: its chosen searches (``phrase_plan``), or, when
+    it is restricted to the other AND side's documents (``restriction`` is a string: known
+    only at run time), the placeholder ``runtime_steps``. ``state`` is updated as the run
+    will update it."""
+    query = lucene_query(node)
+    if isinstance(restriction, str):
+        return runtime_steps(ex, state, node, query)
+    return render(ex, phrase_plan(ex, state, node, restriction, category, query=query))
+
+
+def lucene_query(node: Semantic | Text) -> str:
+    """The full-text query of a phrase node: a TEXT term in phrase mode, a phrase's bag of
+    words (what its fused text searches ask)."""
     if isinstance(node, Text):
-        return _text_steps(ex, node.text, ex.restriction(restrict), phrase_mode=True,
-                           case_sensitive=node.case_sensitive, category=category)
+        return lucene.phrase_query(node.text)
+    return lucene.terms_query(node.text)
+
+
+def uses_text(settings: Settings, phrase: str) -> bool:
+    """Whether a SEMANTIC phrase also runs the text search (short, or hybrid for all)."""
+    if settings.hybrid_all_queries:
+        return True
+    return len(phrase.split()) <= settings.short_query_max_words
+
+
+def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
+                restriction: Restriction | None, category: CategoryPattern | None, *,
+                with_text: bool | None = None, query: str | None = None) -> PhrasePlan:
+    """The searches of ``node`` restricted to ``restriction`` (None: none) and ``category``;
+    ``state`` is updated as the run will update it. ``with_text`` overrides whether a phrase
+    fuses its text search (``uses_text``); ``query``: the node's ``lucene_query``."""
+    query = lucene_query(node) if query is None else query
+    if isinstance(node, Text):
+        effective = ex.effective(restriction)
+        return PhrasePlan(node.text, False, tuple(_text_searches(
+            ex, node.text, effective, query, case_sensitive=node.case_sensitive,
+            category=category)))
     phrase = node.text
-    fuse = ex.uses_text(phrase)
-    restricted = restrict is not None or category is not None
-    scoped = ex.scoped()
-    out: list[PlannedStep] = []
-    primed = (fuse and restricted and ex.scope is None and not scoped
-              and phrase not in state.ranges)
+    fuse = uses_text(ex.settings, phrase) if with_text is None else with_text
+    restricted = restriction is not None or category is not None
+    out: list[Search] = []
+    primed = fuse and restricted and _primes(ex, state, phrase)
+    effective = ex.effective(restriction)
+    filtered = effective is not None or ex.reads.sized().scoped() or category is not None
     if primed:
-        out += _unfiltered_steps(ex, phrase, with_text=True)
+        out.append(PhraseCall(phrase, True, query, results=not filtered, statistics=True))
         state.ranges.add(phrase)
         state.primed.add(phrase)
-    docs = ex.restriction(restrict)
-    filtered = docs is not None or scoped or category is not None
     if not filtered and not primed:
-        out += _unfiltered_steps(ex, phrase, with_text=fuse)
+        out.append(PhraseCall(phrase, fuse, query if fuse else ""))
     elif filtered:
-        out += _vector_steps(ex, phrase, docs, category)
-    unrestricted = docs == ex.scope and category is None
+        out += _vector_searches(ex, phrase, effective, category)
+    unrestricted = effective == ex.ids and category is None
     if unrestricted:
         state.ranges.add(phrase)
-    if not fuse:
-        return out
-    if filtered:
-        out += _text_steps(ex, phrase, docs, phrase_mode=False, case_sensitive=False,
-                           category=category)
-    return out + _fusion_steps(ex, state, phrase, restricted=not unrestricted)
+    if fuse:
+        if filtered:
+            out += _text_searches(ex, phrase, effective, query, case_sensitive=False,
+                                  category=category)
+        out += _fusion(ex, state, phrase, query, restricted=not unrestricted)
+    out += _background(ex, state, phrase, out, unrestricted)
+    return PhrasePlan(phrase, True, tuple(out), unrestricted)
 
 
-def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node) -> list[PlannedStep]:
+def _background(ex: SearchExecutor, state: PhraseState, phrase: str,
+                chosen: Sequence[Search], unrestricted: bool) -> list[Search]:
+    """The unrestricted vector searches a calibrated restricted phrase needs for its
+    background (``scale.PhraseScale``) when no chosen search reads them and no earlier node
+    of the evaluation did: a pushed filter must never change a calibrated score."""
+    if (not ex.scale.calibrated or unrestricted or phrase in state.ranges
+            or phrase in state.fusions
+            or any(getattr(s, "role", "results") in ("fit", "range") for s in chosen)):
+        return []
+    state.ranges.add(phrase)
+    return _vector_searches(ex, phrase, ex.ids, None, "range")
+
+
+def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:
+    """The bag-of-words full-text search a SEMANTIC phrase fuses in (any word, BM25-ranked,
+    unrestricted), run on its own: the query language offers only the phrase form of TEXT."""
+    searches = _text_searches(ex, phrase, ex.effective(None), lucene.terms_query(phrase),
+                              case_sensitive=False, category=None)
+    return ex.run(PhrasePlan(phrase, False, tuple(searches)))
+
+
+def _primes(ex: SearchExecutor, state: PhraseState, phrase: str) -> bool:
+    """Whether a restricted fused phrase first reads its unrestricted searches in one round
+    trip (its fusion's statistics, and the node counts): without a scope, once per phrase."""
+    return (ex.ids is None and not ex.reads.sized().scoped()
+            and phrase not in state.ranges)
+
+
+def _vector_searches(ex: SearchExecutor, phrase: str, restriction: Restriction | None,
+                     category: CategoryPattern | None,
+                     role: Role = "results") -> list[Search]:
+    """One search per vector source, each on the path the cost model chooses."""
+    settings = ex.settings
+    out: list[Search] = []
+    for src in VECTOR_SOURCES:
+        top_n = cost.top_n(settings, src)
+        detail: dict[str, Any] = {"phrase": phrase, "source": src.source, "top_n": top_n}
+        if restriction is None and not ex.reads.sized().scoped() and category is None:
+            if not ex.reads.ready().node_counts().get(src.source, 0):
+                detail.update(path="skipped", reason=f"no {src.source} in the graph")
+                out.append(VectorSearch(phrase, src, top_n, None, None, "skipped", 0, detail,
+                                        "", role))
+                continue
+            k = cost.unfiltered_k(settings, top_n)
+            detail.update(path="index", reason="no filter", k=k)
+            out.append(VectorSearch(phrase, src, top_n, None, None, "index", k, detail,
+                                    "search_vector", role))
+            continue
+        n_docs = ex.reads.restricted(restriction, category)
+        choice = cost.choose_vector_path(ex.reads.ready(), settings, src, top_n, n_docs)
+        detail.update(choice.to_dict(), filtered_documents=n_docs)
+        scope = ex.reads.sized().pattern_parameters()
+        if scope["ontologyid"] is not None:
+            detail["ontology_pattern"] = scope["ontologyid"]
+        if scope["datasetids"] is not None:
+            detail["dataset_pattern"] = scope["datasetids"]
+        if category is not None:
+            detail["category_pattern"] = category.to_dict()
+        out.append(VectorSearch(phrase, src, top_n, restriction, category, choice.path, choice.k,
+                                detail, _STATEMENTS[choice.path], role, filtered=True))
+    return out
+
+
+def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | None, query: str, *,
+                   case_sensitive: bool, category: CategoryPattern | None,
+                   role: Role = "results") -> list[Search]:
+    """One search per full-text index (``query``: the Lucene query), its ``k`` over-fetched
+    by the restriction."""
+    if not query or (restriction is not None and not restriction):
+        return []
+    own_best = restriction == ex.ids and category is None
+    out: list[Search] = []
+    for source, index in TEXT_SOURCES:
+        detail: dict[str, Any] = {"term": term, "index": index, "lucene": query,
+                                  "case_sensitive": case_sensitive}
+        k: int | None = None
+        if not ex.reads.ready().node_counts().get(source, 0):
+            detail.update(path="skipped", reason=f"no {source} in the graph")
+        else:
+            k = cost.text_k(ex.reads.for_text(restriction, category), ex.settings,
+                            restriction, category, case_sensitive=case_sensitive)
+            detail["k"] = k
+            if category is not None:
+                detail["category_pattern"] = category.to_dict()
+        out.append(TextSearch(term, source, index, query, case_sensitive, restriction, category, k,
+                              detail, own_best, role))
+    return out
+
+
+def _fusion(ex: SearchExecutor, state: PhraseState, phrase: str, query: str, *,
+            restricted: bool) -> list[Search]:
+    """The fusion and the searches it needs first: language-slots is fitted once per phrase
+    on its unrestricted (scoped) candidates, searched again when this search is restricted
+    and they were not read yet; convex and max normalise by the phrase's unrestricted
+    semantic range, searched when not known yet."""
+    rule = ex.settings.fusion
+    out: list[Search] = []
+    if rule == "language-slots" and phrase not in state.fusions:
+        if restricted and phrase not in state.primed:
+            out += _vector_searches(ex, phrase, ex.ids, None, "fit")
+            out += _text_searches(ex, phrase, ex.ids, query, case_sensitive=False,
+                                  category=None, role="fit")
+        state.fusions.add(phrase)
+    elif rule in ("max", "convex") and phrase not in state.ranges:
+        out += _vector_searches(ex, phrase, ex.ids, None, "range")
+        state.ranges.add(phrase)
+    out.append(Fusion(phrase, rule, restricted))
+    return out
+
+
+# --- rendering -------------------------------------------------------------------------------
+def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
+    """The plan's searches as explain shows them (statements, paths, ``k``, parameters with
+    vectors and id lists elided)."""
+    out: list[PlannedStep] = []
+    for search in plan.searches:
+        if isinstance(search, PhraseCall):
+            out += _phrase_call(ex, search.phrase, search.query)
+        elif isinstance(search, VectorSearch):
+            out.append(_vector(ex, search))
+        elif isinstance(search, TextSearch):
+            out.append({"kind": "text", **search.detail,
+                        **({} if search.k is None else {"cypher": "search_fulltext"})})
+        else:
+            out.append({"kind": "fusion", "rule": search.rule,
+                        "text_weight": ex.settings.fusion_text_weight})
+    return out
+
+
+def _vector(ex: SearchExecutor, search: VectorSearch) -> PlannedStep:
+    step: PlannedStep = {"kind": "semantic", **search.detail}
+    if not search.filtered:
+        if search.statement:
+            step["cypher"] = search.statement
+        return step
+    step["cypher"] = search.statement
+    scope = ex.reads.sized().pattern_parameters()
+    params = {"vector": f"<{ex.settings.embedding_dimensions} floats elided>",
+              "k": search.k, "top_n": search.top_n, **scope,
+              "documentids": (None if search.restriction is None
+                              else f"<{len(search.restriction)} ids>"),
+              **({} if search.category is None else search.category.to_dict())}
+    if search.path == "in-index":
+        params = {**in_index_params(params), "index": search.source.filtered_index}
+    step["params"] = params
+    return step
+
+
+def _phrase_call(ex: SearchExecutor, phrase: str, query: str) -> list[PlannedStep]:
+    """The steps of one ``search_phrase`` round trip (``query``: its text searches' Lucene
+    query, "" without them). When the node counts are not known yet
+    (they come back with this very call) a source's search is shown on the index path and
+    marked as skipped at run time if the source holds no fragments."""
+    known = ex.scope.counts
+    out: list[PlannedStep] = []
+    for src in VECTOR_SOURCES:
+        top_n = cost.top_n(ex.settings, src)
+        step: PlannedStep = {"kind": "semantic", "phrase": phrase, "source": src.source,
+                             "top_n": top_n, "path": "index", "reason": "no filter",
+                             "k": cost.unfiltered_k(ex.settings, top_n),
+                             "cypher": "search_phrase"}
+        out.append(_skipping(step, known, src.source))
+    for source, index in TEXT_SOURCES if query else ():
+        step = {"kind": "text", "term": phrase, "index": index, "lucene": query,
+                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase"}
+        out.append(_skipping(step, known, source))
+    return out
+
+
+def _skipping(step: PlannedStep, known: Mapping[str, int] | None, source: str) -> PlannedStep:
+    if known is None:
+        step["if_empty"] = "skipped"
+    elif not known.get(source, 0):
+        step.update(path="skipped", reason=f"no {source} in the graph")
+    return step
+
+
+def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node,
+                  query: str) -> list[PlannedStep]:
     """The placeholder plan of a phrase restricted to the other AND side's documents (the
-    evaluator plans it again when they are known); ``state`` is updated as the run will."""
+    evaluator chooses its searches when they are known); ``state`` is updated as the run
+    will."""
     if isinstance(node, Text):
         return [_runtime_text(index) for _, index in TEXT_SOURCES]
     assert isinstance(node, Semantic)
     phrase = node.text
-    fuse = ex.uses_text(phrase)
+    fuse = uses_text(ex.settings, phrase)
     out: list[PlannedStep] = []
-    if fuse and ex.scope is None and not ex.scoped() and phrase not in state.ranges:
-        out += _unfiltered_steps(ex, phrase, with_text=True)
+    if fuse and _primes(ex, state, phrase):
+        out += _phrase_call(ex, phrase, query)
         state.ranges.add(phrase)
         state.primed.add(phrase)
+    statements = ("search_vector_in_index | search_vector_exact"
+                  if ex.reads.sized().in_index_ontology()
+                  else "search_vector | search_vector_exact")
     out += [{"kind": "semantic", "phrase": phrase, "source": src.source,
-             "path": RUNTIME_PATH,
-             "cypher": ("search_vector_in_index | search_vector_exact" if ex.in_index_ontology()
-                        else "search_vector | search_vector_exact"),
+             "path": RUNTIME_PATH, "cypher": statements,
              "reason": "restricted to the documents of the other AND side"}
             for src in VECTOR_SOURCES]
     if fuse:
@@ -112,114 +339,3 @@ def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node) -> list[Pl
 def _runtime_text(index: str) -> PlannedStep:
     return {"kind": "text", "index": index, "path": RUNTIME_PATH, "cypher": "search_fulltext",
             "reason": "k over-fetched by the selectivity of the other AND side's documents"}
-
-
-def _unfiltered_steps(ex: SearchExecutor, phrase: str, *, with_text: bool
-                      ) -> list[PlannedStep]:
-    """The steps of one ``search_phrase`` round trip. When the node counts are not known yet
-    (they come back with this very call) a source's search is shown on the index path and
-    marked as skipped at run time if the source holds no fragments."""
-    known = ex.known_counts()
-    out: list[PlannedStep] = []
-    for src in VECTOR_SOURCES:
-        top_n = _top_n(ex, src)
-        step: PlannedStep = {"kind": "semantic", "phrase": phrase, "source": src.source,
-                             "top_n": top_n, "path": "index", "reason": "no filter",
-                             "k": ex.unfiltered_k(src, top_n), "cypher": "search_phrase"}
-        out.append(_skipping(step, known, src.source))
-    query = lucene.terms_query(phrase) if with_text else ""
-    for source, index in TEXT_SOURCES if query else ():
-        step = {"kind": "text", "term": phrase, "index": index, "lucene": query,
-                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase"}
-        out.append(_skipping(step, known, source))
-    return out
-
-
-def _skipping(step: PlannedStep, known: dict[str, int] | None, source: str) -> PlannedStep:
-    if known is None:
-        step["if_empty"] = "skipped"
-    elif not known.get(source, 0):
-        step.update(path="skipped", reason=f"no {source} in the graph")
-    return step
-
-
-def _vector_steps(ex: SearchExecutor, phrase: str, docs: DocSet | None,
-                  category: CategoryPattern | None) -> list[PlannedStep]:
-    """One search per vector source (``SearchExecutor._vector_search``)."""
-    scope = ex.scope_pattern()
-    out: list[PlannedStep] = []
-    for src in VECTOR_SOURCES:
-        top_n = _top_n(ex, src)
-        step: PlannedStep = {"kind": "semantic", "phrase": phrase, "source": src.source,
-                             "top_n": top_n}
-        if docs is None and not ex.scoped() and category is None:
-            if not ex.counts().get(src.source, 0):
-                step.update(path="skipped", reason=f"no {src.source} in the graph")
-            else:
-                step.update(path="index", reason="no filter", k=ex.unfiltered_k(src, top_n),
-                            cypher="search_vector")
-            out.append(step)
-            continue
-        n_docs = ex.restricted_documents(docs, category)
-        choice = ex.choose_vector_path(src, top_n, n_docs)
-        step.update(choice.to_dict(), filtered_documents=n_docs)
-        if scope["ontologyid"] is not None:
-            step["ontology_pattern"] = scope["ontologyid"]
-        if scope["datasetids"] is not None:
-            step["dataset_pattern"] = scope["datasetids"]
-        if category is not None:
-            step["category_pattern"] = category.to_dict()
-        step["cypher"] = {"none": "", "exact": "search_vector_exact", "index": "search_vector",
-                          "in-index": "search_vector_in_index"}[choice.path]
-        params = {"vector": f"<{ex.settings.embedding_dimensions} floats elided>",
-                  "k": choice.k, "top_n": top_n, **scope,
-                  "documentids": None if docs is None else f"<{len(docs)} ids>",
-                  **({} if category is None else category.to_dict())}
-        if choice.path == "in-index":
-            params = {**in_index_params(params), "index": src.filtered_index}
-        step["params"] = params
-        out.append(step)
-    return out
-
-
-def _text_steps(ex: SearchExecutor, term: str, docs: DocSet | None, *, phrase_mode: bool,
-                case_sensitive: bool, category: CategoryPattern | None) -> list[PlannedStep]:
-    """One search per full-text index (``SearchExecutor._text_hits``)."""
-    query = lucene.phrase_query(term) if phrase_mode else lucene.terms_query(term)
-    if not query or (docs is not None and not docs):
-        return []
-    out: list[PlannedStep] = []
-    for source, index in TEXT_SOURCES:
-        step: PlannedStep = {"kind": "text", "term": term, "index": index, "lucene": query,
-                             "case_sensitive": case_sensitive}
-        if not ex.counts().get(source, 0):
-            step.update(path="skipped", reason=f"no {source} in the graph")
-        else:
-            step["k"] = ex.text_k(docs, category, case_sensitive=case_sensitive)
-            if category is not None:
-                step["category_pattern"] = category.to_dict()
-            step["cypher"] = "search_fulltext"
-        out.append(step)
-    return out
-
-
-def _fusion_steps(ex: SearchExecutor, state: PhraseState, phrase: str, *,
-                  restricted: bool) -> list[PlannedStep]:
-    """The fusion: language-slots is fitted once per phrase on its unrestricted (scoped)
-    candidates, searched again when this search is restricted and they were not read yet;
-    the documents' languages not yet seen are read at run time."""
-    rule = ex.settings.fusion
-    out: list[PlannedStep] = []
-    if rule == "language-slots" and phrase not in state.fusions:
-        if restricted and phrase not in state.primed:
-            out += _vector_steps(ex, phrase, ex.scope, None)
-            out += _text_steps(ex, phrase, ex.scope, phrase_mode=False, case_sensitive=False,
-                               category=None)
-        state.fusions.add(phrase)
-    out.append({"kind": "fusion", "rule": rule,
-                "text_weight": ex.settings.fusion_text_weight})
-    return out
-
-
-def _top_n(ex: SearchExecutor, src: VectorSource) -> int:
-    return int(getattr(ex.settings, f"top_n_{src.source}"))

@@ -55,8 +55,8 @@ class RerankReply:
 
     Example:
         >>> reply = RerankReply({"a": 0.3})
-        >>> reply.complete_for(["a", "b"]), reply.ok
-        (False, True)
+        >>> reply.ok
+        True
     """
 
     scores: Mapping[str, float] = field(default_factory=dict)
@@ -73,10 +73,6 @@ class RerankReply:
     def errors(self) -> tuple[ServiceError, ...]:
         """The error of each failed batch."""
         return tuple(f.error for f in self.failures)
-
-    def complete_for(self, ids: Sequence[str]) -> bool:
-        """True when every id in ``ids`` has a score."""
-        return all(i in self.scores for i in ids)
 
     def raise_for_failures(self) -> None:
         """Raise the first failure's error, for callers that want strictness."""

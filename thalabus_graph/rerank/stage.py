@@ -40,6 +40,9 @@ class Hit:
         score: what retrieval (fusion) said; never overwritten.
         rerank_score: what the reranker said; None when this hit was not reranked.
         contributions: the branches that found it.
+        document: what the retriever knows of the hit's document (``title``, ``language``,
+            ``categories``...); empty when it read nothing. Not compared: two hits of the same
+            fragment are equal whatever details came with them.
 
     Example:
         >>> Hit("docid-1-c3", text="...", score=0.7).document_id
@@ -52,6 +55,7 @@ class Hit:
     score: float = 0.0
     rerank_score: float | None = None
     contributions: tuple[str, ...] = ()
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not self.document_id:

@@ -8,8 +8,12 @@
 // API and settings whose constants exist in both lines. SIGTERM runs the shutdown hook, which
 // shuts the DBMS down cleanly (store flushed, lock released). With -Dthalabus.parentPid=N the
 // server also shuts down when process N ends, so a crashed test run leaves no JVM behind.
-// With -Dthalabus.auth=stdin, auth is enabled and the first line of stdin becomes the password
-// of the user neo4j (set through the system database before the ready line; never in argv).
+// With -Dthalabus.auth=stdin, auth is enabled and the first line of stdin is the password of the
+// user neo4j: set through the system database before the ready line while the user still has
+// its initial password (never in argv); kept as it is once set, so a restart with the same
+// password works and a different one is refused by the server at login. With
+// -Dthalabus.auth=on, auth is enabled and nothing is set (a store whose auth stays on).
+// neo4j.lock is opened without following a symbolic link.
 // The process holds an exclusive lock on HOME/neo4j.lock for its whole life: that lock, not a
 // pid file, is how thalabus-graph finds the server of a data dir (fcntl F_GETLK names its pid).
 
@@ -19,6 +23,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
@@ -50,13 +55,15 @@ public final class Launcher {
         int port = Integer.parseInt(args[1]);
         Files.createDirectories(home);
         FileChannel lockChannel = FileChannel.open(home.resolve("neo4j.lock"),
-                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         ownership = lockChannel.tryLock();
         if (ownership == null) {
             System.err.println("another launcher already runs on " + home);
             System.exit(3);
         }
-        String password = readPassword(System.getProperty("thalabus.auth"));
+        String authMode = System.getProperty("thalabus.auth");
+        boolean auth = authMode != null && !authMode.isBlank();
+        String password = readPassword(authMode);
 
         DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(home);
         if (args.length == 3) {
@@ -65,7 +72,7 @@ public final class Launcher {
         builder.setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
-                .setConfig(GraphDatabaseSettings.auth_enabled, password != null)
+                .setConfig(GraphDatabaseSettings.auth_enabled, auth)
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setUserLogProvider(new Log4jLogProvider(System.out, Level.INFO));
 
@@ -103,9 +110,14 @@ public final class Launcher {
         if (password != null) {
             // Embedded transactions run with full rights; the system database holds the users.
             try {
-                dbms.database("system").executeTransactionally(
-                        "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
-                        Map.of("password", password));
+                if (initialPassword(dbms)) {
+                    dbms.database("system").executeTransactionally(
+                            "ALTER USER neo4j SET PASSWORD $password CHANGE NOT REQUIRED",
+                            Map.of("password", password));
+                } else {
+                    System.out.println("THALABUS-NEO4J the password of user neo4j was set before;"
+                            + " kept");
+                }
             } catch (Throwable e) {
                 System.out.println("THALABUS-NEO4J could not set the password of user neo4j: "
                         + e.getMessage());
@@ -113,6 +125,8 @@ public final class Launcher {
                 System.exit(1);  // the shutdown hook stops the DBMS cleanly
             }
             System.out.println("THALABUS-NEO4J auth enabled for user neo4j");
+        } else if (auth) {
+            System.out.println("THALABUS-NEO4J auth enabled for user neo4j (store set up with auth)");
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
         System.out.println(READY + " bolt://127.0.0.1:" + port + " in " + millis + " ms");
@@ -120,13 +134,23 @@ public final class Launcher {
         stopped.await();
     }
 
-    /** The password from stdin's first line when {@code mode} is "stdin"; null: auth off. */
+    /** True while user neo4j still has its initial password (it must change it first). */
+    private static boolean initialPassword(DatabaseManagementService dbms) {
+        return dbms.database("system").executeTransactionally(
+                "SHOW USERS YIELD user, passwordChangeRequired "
+                        + "WHERE user = 'neo4j' RETURN passwordChangeRequired",
+                Map.of(),
+                result -> !result.hasNext()
+                        || Boolean.TRUE.equals(result.next().get("passwordChangeRequired")));
+    }
+
+    /** The password from stdin's first line when {@code mode} is "stdin"; else null. */
     private static String readPassword(String mode) throws Exception {
-        if (mode == null || mode.isBlank()) {
+        if (mode == null || mode.isBlank() || mode.equals("on")) {
             return null;
         }
         if (!mode.equals("stdin")) {
-            System.err.println("thalabus.auth must be 'stdin', not " + mode);
+            System.err.println("thalabus.auth must be 'stdin' or 'on', not " + mode);
             System.exit(2);
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -1,0 +1,87 @@
+"""``thalabus-graph mcp``: serve the retrieval tools to LLM agents over the Model Context
+Protocol (stdio for an agent host that starts the process, or streamable HTTP with a bearer
+token). Needs the ``mcp`` extra; without it the command says how to install it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from thalabus_graph.cli import common
+from thalabus_graph.engine import ThalabusGraph
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.settings import Settings
+
+DEFAULT_PORT = 8765
+DEFAULT_TOKEN_ENV = "MCP_BEARER_TOKEN"
+INSTALL_HINT = ("the MCP server needs the official MCP SDK: pip install 'thalabus-graph[mcp]' "
+                "(or pip install 'mcp~=2.3')")
+
+EXAMPLES = f"""\
+examples:
+  thalabus-graph mcp                                   # stdio, read-only
+  thalabus-graph mcp --allow-writes                    # stdio, datasets and reranking allowed
+  export {DEFAULT_TOKEN_ENV}=$(openssl rand -hex 32)
+  thalabus-graph mcp --transport http --port {DEFAULT_PORT} --allow-writes
+
+HTTP clients send "Authorization: Bearer <token>" to http://HOST:PORT/mcp; any other request
+gets 401. The token comes from the environment variable named by --token-env, never from the
+command line (other users can read a process's arguments).
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``mcp`` sub-command."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "mcp", help="serve query, explain, datasets, reranking and goal context as MCP tools",
+        description="Serve Thalabus retrieval as Model Context Protocol tools for LLM agents: "
+        "query, explain, dataset_show, goal_context and (with --allow-writes) rerank_dataset "
+        "and query's create_dataset.", epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default; the agent host starts this process) or streamable "
+                   "HTTP")
+    p.add_argument("--allow-writes", action="store_true",
+                   help="enable the write tools: query's create_dataset and rerank_dataset "
+                   "(default: read-only)")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (default "
+                   "127.0.0.1)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"HTTP: port (default {DEFAULT_PORT})")
+    p.add_argument("--path", default="/mcp", help="HTTP: endpoint path (default /mcp)")
+    p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
+                   help=f"HTTP: environment variable holding the bearer token (default "
+                   f"{DEFAULT_TOKEN_ENV}); required for HTTP")
+    common.add_common_options(p)
+    p.set_defaults(handler=_mcp)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        from thalabus_graph.mcp import build_server, serve_http, serve_stdio
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise ConfigurationError(INSTALL_HINT) from exc
+    token = ""
+    if args.transport == "stdio" and args.password_stdin:
+        raise ConfigurationError("--password-stdin cannot be used with --transport stdio (stdin "
+                                 "carries the MCP messages); set NEO4J_PASSWORD instead")
+    if args.transport == "http":
+        token = os.environ.get(args.token_env, "")
+        if not token:
+            raise ConfigurationError(f"--transport http needs a bearer token in ${args.token_env}"
+                                     " (e.g. export "
+                                     f"{args.token_env}=$(openssl rand -hex 32))")
+        if not 0 < args.port < 65536:
+            raise ConfigurationError(f"--port {args.port}: not a TCP port")
+    target = common.connection(args)
+    with ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
+                               settings=Settings.from_env()) as graph:
+        server = build_server(graph, allow_writes=args.allow_writes)
+        if args.transport == "http":
+            serve_http(server, token=token, host=args.host, port=args.port, path=args.path)
+        else:
+            serve_stdio(server)
+    return common.EXIT_OK

@@ -1,0 +1,15 @@
+"""The ``neo4j.conf`` the launcher writes: raw settings by name, never Java constants."""
+
+from __future__ import annotations
+
+
+def conf_text(*, page_cache: str, transaction_memory: str) -> str:
+    """Raw Neo4j settings, one ``name=value`` a line."""
+    settings = {
+        "server.memory.pagecache.size": page_cache,
+        "dbms.memory.transaction.total.max": transaction_memory,
+        # Bolt otherwise waits 5 s twice on shutdown for idle worker threads.
+        "internal.server.bolt.thread_pool_shutdown_wait_time": "1s",
+        "internal.server.bolt.connection_shutdown_wait_time": "1s",
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())

@@ -1,0 +1,207 @@
+"""The searches of one query evaluation: semantic phrases (vector searches fused with their
+bag-of-words text search), TEXT terms, category lookups and the universe.
+
+Each search returns fragments on its own score scale (see ``settings``) and may be restricted
+to a set of document ids, which is how the compiled plan pushes filters down. The scope is not
+a set: every statement checks it as a Cypher pattern on the hit's document (the ontology,
+``$ontologyid``, and the parent datasets, ``$datasetids``), and a scope holding every document
+is no restriction at all. ``SearchExecutor`` ties the parts together; each part has one job:
+``runner`` runs statements and books steps, ``scope`` reads the counts behind the ``Scope``
+value, ``vector`` / ``text`` / ``phrase`` search, ``fusing`` fuses, ``lookups`` lists
+documents.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from thalabus_graph.embeddings import Embedder
+from thalabus_graph.fragments import Fragment, sort_fragments
+from thalabus_graph.graph.database import Database
+from thalabus_graph.plan.cost import Scope
+from thalabus_graph.plan.steps import (
+    IN_INDEX_UNKNOWN,
+    CategoryPattern,
+    Fusion,
+    InIndexFilter,
+    PhraseCall,
+    PhrasePlan,
+    Restriction,
+    Role,
+    Step,
+    TextSearch,
+    VectorSearch,
+)
+from thalabus_graph.scale import PhraseScale, calibration_of
+from thalabus_graph.search.fusing import Fragments, PhraseFusion
+from thalabus_graph.search.lookups import Lookups
+from thalabus_graph.search.phrase import PhraseSearches
+from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import ScopeReads
+from thalabus_graph.search.text import TextSearches
+from thalabus_graph.search.vector import VectorSearches
+from thalabus_graph.settings import Settings
+
+
+class SearchExecutor:
+    """Runs the searches of one query evaluation.
+
+    Example:
+        >>> ex = SearchExecutor(db, settings, embedder)              # doctest: +SKIP
+        >>> plan = phrase_plan(ex, PhraseState.of(ex), parse('"asylum"'), None, None)
+        ...                                                         # doctest: +SKIP
+        >>> ex.run(plan)[:1]                                         # doctest: +SKIP
+    """
+
+    def __init__(self, db: Database, settings: Settings, embedder: Embedder,
+                 ids: Restriction | None = None, *, ontologyid: str | None = None,
+                 datasetids: Sequence[str] | None = None,
+                 profile: bool = False, document_details: bool = False,
+                 in_index: InIndexFilter = IN_INDEX_UNKNOWN) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.document_details = document_details
+        self.runner = Runner(db, profile=profile)
+        self.reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
+                                ids=ids, in_index=in_index)
+        self.embed_ms = 0.0
+        self._vectors: dict[str, list[float]] = {}
+        self.vectors = VectorSearches(self.runner, self.reads, settings, self.query_vector,
+                                      details=document_details)
+        self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
+        self.fusion = PhraseFusion(self.runner, settings)
+        self.scale = PhraseScale(settings, calibration_of(settings))
+        self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vector,
+                                      details=document_details, best=self.texts.best,
+                                      languages=self.fusion.languages)
+        self.lookups = Lookups(self.runner, self.reads)
+
+    # --- what the plan reads ---------------------------------------------------------------
+    @property
+    def steps(self) -> list[Step]:
+        """Where the searches book their steps (the plan node being compiled or run)."""
+        return self.runner.steps
+
+    @steps.setter
+    def steps(self, steps: list[Step]) -> None:
+        self.runner.steps = steps
+
+    @property
+    def details(self) -> dict[str, list[Any]]:
+        """Documents' details the searches read along with their hits."""
+        return self.runner.details
+
+    @property
+    def ids(self) -> Restriction | None:
+        """The id scope (None: the scope is the patterns, or every document)."""
+        return self.reads.value.ids
+
+    @property
+    def scope(self) -> Scope:
+        """The scope value as known now (nothing is read)."""
+        return self.reads.value
+
+    def preload(self, sizes: dict[str, int] | None,
+                counts: Mapping[CategoryPattern, int] | None = None) -> None:
+        """Take what the query's vocabulary read returned (``ScopeReads.preload``)."""
+        self.reads.preload(sizes, counts)
+
+    def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
+        """The phrases whose semantic range is remembered, whose unrestricted hits were read
+        and whose fusion rule is fitted: what decides the extra searches a phrase adds (the
+        plan reads it to list the steps the run will take)."""
+        return set(self.fusion.ranges), set(self.fusion.unrestricted), set(self.fusion.fitted)
+
+    def query_vector(self, phrase: str) -> list[float]:
+        """The phrase's query embedding (cached per evaluation; the embedder caches too)."""
+        if phrase not in self._vectors:
+            start = time.perf_counter()
+            vec = self.embedder.embed_queries([phrase])[0]
+            self.embed_ms += (time.perf_counter() - start) * 1000
+            self._vectors[phrase] = [float(x) for x in vec]
+        return self._vectors[phrase]
+
+    def effective(self, restriction: Restriction | None) -> Restriction | None:
+        """The restriction a search applies (``Scope.effective``; the counts read when a
+        restriction must be compared with the scope's size)."""
+        if restriction is None or self.ids is not None:
+            return self.reads.value.effective(restriction)
+        return self.reads.ready().effective(restriction)
+
+    # --- running a phrase's plan ------------------------------------------------------------
+    def run(self, plan: PhrasePlan) -> list[Fragment]:
+        """The fragments of a phrase node, its searches run as ``plan.searches.phrase_plan``
+        chose them (in order, nothing decided here): a TEXT term's text searches, or a
+        phrase's semantic searches fused with its text searches."""
+        found: dict[Role, Fragments] = {"results": ([], []), "fit": ([], []),
+                                        "range": ([], [])}
+        fusion: Fusion | None = None
+        for search in plan.searches:
+            if isinstance(search, PhraseCall):
+                semantic, text = self.phrases.fragments(search.phrase,
+                                                        with_text=search.with_text)
+                if search.statistics:
+                    self.fusion.remember_range(search.phrase, semantic)
+                    self.scale.remember(search.phrase, semantic, self._sizes())
+                    self.fusion.unrestricted[search.phrase] = (semantic, text)
+                if search.results:
+                    found["results"][0].extend(semantic)
+                    found["results"][1].extend(text)
+            elif isinstance(search, VectorSearch):
+                found[search.role][0].extend(self.vectors.run(search))
+            elif isinstance(search, TextSearch):
+                found[search.role][1].extend(self.texts.run(search))
+            else:
+                fusion = search
+        semantic, text = found["results"]
+        if not plan.semantic:
+            return sort_fragments(text)
+        semantic = sort_fragments(semantic)
+        if plan.unrestricted and plan.text not in self.fusion.ranges:
+            self.fusion.remember_range(plan.text, semantic)
+        if plan.unrestricted:
+            self.scale.remember(plan.text, semantic, self._sizes())
+        if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
+            self.fusion.remember_range(plan.text, found["range"][0])
+            self.scale.remember(plan.text, found["range"][0], self._sizes())
+        if fusion is None:
+            return self.scale.apply(plan.text, semantic)
+        fitting = any(isinstance(s, VectorSearch | TextSearch) and s.role == "fit"
+                      for s in plan.searches)
+        fit = (sort_fragments(found["fit"][0]), found["fit"][1]) if fitting else None
+        if fit is not None:
+            self.scale.remember(plan.text, fit[0], self._sizes())
+        # fused on the index scale, then the phrase's one scale (scale.PhraseScale)
+        return self.scale.apply(plan.text, self.fusion.fuse(
+            plan.text, semantic, text, restricted=fusion.restricted, fit=fit))
+
+    def _sizes(self) -> dict[str, int]:
+        """Fragments per source in the graph, for a phrase's background (empty while
+        unknown: the background then counts its candidates)."""
+        return dict(self.reads.value.counts or {})
+
+    def prefetch_phrases(self, phrases: Sequence[tuple[str, bool]]) -> None:
+        """Start several unfiltered phrases' ``search_phrase`` calls at once
+        (``PhraseSearches.prefetch``)."""
+        self.phrases.prefetch(phrases)
+
+    # --- lookups ---------------------------------------------------------------------------
+    def category_count(self, category: CategoryPattern) -> int:
+        """Documents of the scope having the pushed pattern (``ScopeReads.count``)."""
+        return self.reads.count(category).pattern_counts[category]
+
+    def pair_documents(self, pairs: Sequence[tuple[str, str]]
+                       ) -> dict[tuple[str, str], Restriction]:
+        """Many categories' documents in one round trip (``Lookups.pair_documents``)."""
+        return self.lookups.pair_documents(pairs)
+
+    def document_categories(self, documentids: Iterable[str]
+                            ) -> dict[tuple[str, str], set[str]]:
+        """The categories of a few documents (``Lookups.document_categories``)."""
+        return self.lookups.document_categories(documentids)
+
+    def universe(self) -> Restriction:
+        """Every document of the scope (``Lookups.universe``)."""
+        return self.lookups.universe()

@@ -1,0 +1,160 @@
+"""An unfiltered phrase in one round trip (``search_phrase``): its vector searches and, when
+asked, its bag-of-words text searches, with the node counts, the documents' languages and,
+when the caller returns documents, their details. Several phrases' calls can be started at
+once (``PhraseSearches.prefetch``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from thalabus_graph import lucene
+from thalabus_graph.fragments import Fragment, sort_fragments
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.steps import (
+    TEXT_INDEX,
+    TEXT_SOURCES,
+    VECTOR_BY_SOURCE,
+    VECTOR_SOURCES,
+    Step,
+)
+from thalabus_graph.search.fusing import Fragments
+from thalabus_graph.search.hits import Hit, semantic_fragments, stored_language, text_fragments
+from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import ScopeReads
+from thalabus_graph.settings import Settings
+
+
+class PhraseSearches:
+    """The ``search_phrase`` calls of one evaluation.
+
+    Args:
+        vector: the phrase's query embedding (computed once per phrase).
+        best: the text normalisation divisors, which an unrestricted call gives itself.
+        languages: the documents' stored languages, which every call returns.
+    """
+
+    def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
+                 vector: Callable[[str], list[float]], *, details: bool,
+                 best: dict[tuple[str, str, str | None], float],
+                 languages: dict[str, str | None]) -> None:
+        self.runner = runner
+        self.reads = reads
+        self.settings = settings
+        self.vector = vector
+        self.details = details
+        self.best = best
+        self.languages = languages
+
+    def probing(self) -> bool:
+        """Whether the ontology's size is still unknown (the call then probes it)."""
+        scope = self.reads.value
+        return scope.ontologyid is not None and scope.documents is None
+
+    def fragments(self, phrase: str, *, with_text: bool) -> Fragments:
+        """The phrase's semantic fragments and (when ``with_text``) its bag-of-words text
+        fragments, from one ``search_phrase`` call.
+
+        The call also returns the node counts (kept for the rest of the evaluation), and
+        skips the searches of sources that hold no fragments; those steps say so. Each source
+        is still a ``Step`` with its own rows; the call's time (and db hits) are reported on
+        its first step, the others name the call in ``round_trip``. Text scores are divided by
+        each index's best hit, which this unrestricted search returns itself, so no
+        normalisation query is needed.
+        """
+        covered: dict[tuple[str, str], Step] = {}
+        for src in VECTOR_SOURCES:
+            top_n = cost.top_n(self.settings, src)
+            step = self.runner.step("semantic", {"phrase": phrase, "source": src.source,
+                                                 "top_n": top_n})
+            step.detail.update(path="index", reason="no filter",
+                               k=cost.unfiltered_k(self.settings, top_n))
+            covered["semantic", src.source] = step
+        query = lucene.terms_query(phrase) if with_text else ""
+        for source, index in TEXT_SOURCES if query else ():
+            covered["text", source] = self.runner.step(
+                "text", {"term": phrase, "index": index, "lucene": query,
+                         "case_sensitive": False, "k": self.settings.top_n_text})
+        steps = list(covered.values())
+        probing = self.probing()
+        ahead = self.runner.prefetched.pop((phrase, with_text), None)  # started concurrently
+        params = {} if ahead is not None else self.params(phrase, with_text=with_text)
+        rows = self.runner.read(steps[0], "search_phrase", plain=True, ahead=ahead, **params)
+        self.runner.share_call(steps, "search_phrase")
+        grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
+        sizes: dict[str, int] = {}
+        for row in rows:
+            columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
+            self.languages.update(zip(row["documentids"],
+                                      map(stored_language, row["languages"]), strict=True))
+            self.runner.details.update((entry[0], entry) for entry in row["details"])
+            if row["kind"] == "size":
+                sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
+                ontology_size = sizes.pop("ontology", 0)
+                if probing:
+                    self.reads.learn(sizes, ontology_size)
+            else:
+                grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
+        self.reads.learn(sizes)
+        if probing and self.reads.sized().ontology_pattern() is not None:
+            for step in steps:
+                step.detail.update(path="skipped", reason="the ontology holds part of the "
+                                   "documents: searched again with its pattern")
+            return [], []
+        return self._split(grouped, covered, sizes, query)
+
+    def _split(self, grouped: dict[tuple[str, str], list[Hit]],
+               covered: dict[tuple[str, str], Step], sizes: dict[str, int],
+               query: str) -> Fragments:
+        semantic: list[Fragment] = []
+        text: list[Fragment] = []
+        for (kind, source), hits in grouped.items():
+            step = covered[kind, source]
+            step.rows = len(hits)
+            if not sizes.get(source, 0):
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
+            elif kind == "semantic":
+                semantic += semantic_fragments(self.settings, VECTOR_BY_SOURCE[source], hits)
+            else:
+                hits.sort(key=lambda h: (-h[3], h[0]))
+                best = float(hits[0][3]) if hits else 0.0
+                self.best[TEXT_INDEX[source], query, None] = best
+                text += text_fragments(self.settings, source, hits, best)
+        return sort_fragments(semantic), text
+
+    def params(self, phrase: str, *, with_text: bool) -> dict[str, Any]:
+        """The parameters of one phrase's ``search_phrase`` call: every vector index (and,
+        ``with_text``, every full-text index) whose source is not known to be empty."""
+        known = self.reads.value.counts
+        vector_searches: list[dict[str, Any]] = []
+        for src in VECTOR_SOURCES:
+            top_n = cost.top_n(self.settings, src)
+            vector_searches.append({"source": src.source, "index": src.index,
+                                    "k": cost.unfiltered_k(self.settings, top_n),
+                                    "top_n": top_n})
+        query = lucene.terms_query(phrase) if with_text else ""
+        text_searches: list[dict[str, Any]] = [
+            {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}
+            for source, index in (TEXT_SOURCES if query else ())]
+        if known is not None:  # a later phrase of the query: leave out what is known empty
+            vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
+            text_searches = [t for t in text_searches if known.get(t["source"], 0)]
+        return {"vector": self.vector(phrase), "vector_searches": vector_searches,
+                "text_searches": text_searches, "rescore": self.settings.vector_quantization,
+                "ontologyid": self.reads.value.ontologyid if self.probing() else None,
+                "details": self.details}
+
+    def prefetch(self, phrases: Sequence[tuple[str, bool]]) -> None:
+        """Start the ``search_phrase`` calls of several unfiltered phrases at once, each in
+        its own session (``(phrase, with_text)`` pairs, as ``fragments`` will ask for them):
+        an OR of two phrases waits for the slower index call instead of the sum of both.
+        Each call's parameters are the ones the run would send, except that without known
+        node counts every source is searched (an empty index answers at once, and each call
+        returns the counts that mark its empty sources skipped). Not while an ontology's size
+        is unknown (the first call then probes it). The query vectors are computed here, one
+        by one, before any call starts."""
+        wanted = list(dict.fromkeys(phrases))
+        if len(wanted) < 2 or self.probing():
+            return
+        calls = [(key, self.params(key[0], with_text=key[1])) for key in wanted]
+        self.runner.prefetch("search_phrase", calls)

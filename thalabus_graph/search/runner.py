@@ -1,0 +1,120 @@
+"""The one runner of the plan's statements: it runs a named Cypher statement for a ``Step``
+and books the step's statement, rows, milliseconds and (profiled) db hits.
+
+Every read of the searches and the plan goes through ``Runner``: a plain read, a read some
+threads started ahead (``prefetch``), a streamed read, or a read no reader shows (the counts
+and normalisations a decision needs). The steps it books land in ``steps``, the list of the
+plan node being run (the compiler and the evaluator point it at that node's list), so explain
+and profile show what ran where.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from neo4j import READ_ACCESS
+
+from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.database import Database, Record, mapped_errors
+from thalabus_graph.plan.steps import Step, StepKind
+
+STREAM_FETCH_SIZE = 500
+"""Records the driver fetches at a time for a streamed result (``Runner.stream``): the most a
+stream holds in memory, whatever its length."""
+DETAILED = frozenset({"search_vector", "search_vector_exact", "search_vector_in_index",
+                      "search_fulltext"})
+"""Statements whose rows carry their document's details with ``$details`` (``details``)."""
+PLAIN = DETAILED | {"document_category_keys", "document_languages", "search_category"}
+"""Statements that return plain values only (strings, numbers, lists and maps of them; no
+node): their records skip the driver's recursive ``data()`` (~10 ms on 200 rows with
+details)."""
+
+
+class Runner:
+    """Runs named statements for steps, timed, profiled when asked.
+
+    Attributes:
+        steps: where new steps are booked (the plan node being compiled or run).
+        details: documents' details read along with search hits (documentid -> row), so the
+            caller returning documents reads only the missing ones.
+        prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
+    """
+
+    def __init__(self, db: Database, *, profile: bool = False) -> None:
+        self.db = db
+        self.profile = profile
+        self.steps: list[Step] = []
+        self.details: dict[str, list[Any]] = {}
+        self.prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
+
+    def step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
+        """A new step, booked in ``steps``."""
+        step = Step(kind, detail)
+        self.steps.append(step)
+        return step
+
+    def quiet(self, name: str, /, **params: Any) -> list[Record]:
+        """A read no step shows (the node counts, the scope's size, a normalisation)."""
+        return self.db.read(name, **params)
+
+    def read(self, step: Step, name: str, /, *, plain: bool = False,
+             ahead: Future[list[Record]] | None = None, **params: Any) -> list[Record]:
+        """Run a named read for ``step`` (timed, profiled when asked). ``plain``: the
+        statement returns only plain values (strings, numbers, lists of them), so records
+        skip the driver's recursive ``data()`` conversion (milliseconds on long lists).
+        ``ahead``: the call already started (``prefetch``); its rows are waited for and
+        booked on ``step`` like a call made here."""
+        start = time.perf_counter()
+        if ahead is not None:
+            rows = ahead.result()
+            step.detail["prefetched"] = "started with the query's other phrases"
+        elif self.profile:
+            rows, hits = self.db.read_profiled(name, **params)
+            step.db_hits += hits
+        elif plain or name in PLAIN:
+            rows = self.db.read_plain(name, **params)
+        else:
+            rows = self.db.read(name, **params)
+        step.ms += (time.perf_counter() - start) * 1000
+        step.rows += len(rows)
+        step.cypher = name
+        if name in DETAILED:
+            self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
+        return rows
+
+    def stream(self, step: Step, name: str, /, **params: Any) -> Iterator[tuple[Any, ...]]:
+        """Run the read ``name`` and yield its records' values one by one as the driver
+        fetches them (in batches of its fetch size), so a result of any length is never held
+        as a list; ``step`` gets the statement, rows and time (including the consumer's)."""
+        step.cypher = name
+        text = cypher_library.load(name)
+        start = time.perf_counter()
+        try:
+            with mapped_errors(name), self.db.session(
+                    default_access_mode=READ_ACCESS, fetch_size=STREAM_FETCH_SIZE) as session:
+                for record in session.run(text, params):
+                    step.rows += 1
+                    yield tuple(record.values())
+        finally:
+            step.ms += (time.perf_counter() - start) * 1000
+
+    def prefetch(self, name: str, calls: Sequence[tuple[tuple[str, bool], dict[str, Any]]]
+                 ) -> None:
+        """Start several calls of ``name`` at once, each in its own session, keyed for the
+        ``read`` that takes each one (``ahead``)."""
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            for key, params in calls:
+                self.prefetched[key] = pool.submit(self.db.read_plain, name, **params)
+
+    @staticmethod
+    def share_call(steps: Sequence[Step], name: str) -> None:
+        """Mark the steps one call of ``name`` served: its time and db hits stay on the first
+        (``read`` put them there), each step names the shared call, rows are set per step."""
+        steps[0].rows = 0
+        for step in steps:
+            step.cypher = name
+            step.detail["round_trip"] = (f"{name}: one call for {len(steps)} searches "
+                                         f"(ms and db_hits on the first)")

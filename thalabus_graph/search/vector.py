@@ -1,0 +1,94 @@
+"""Vector searches over chapters, paragraphs and summaries, each run on the path the plan chose
+(``plan.searches.phrase_plan``, by ``plan.cost.choose_vector_path``): unfiltered on the index,
+exact cosine, the index with over-fetch, or the ontology-filtered index (``in-index``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from thalabus_graph.errors import GraphError
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.graph.database import Record
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.steps import Step, VectorSearch, VectorSource, in_index_params
+from thalabus_graph.search.hits import hits_of, semantic_fragments
+from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import ScopeReads, restriction_params
+from thalabus_graph.settings import Settings
+
+
+class VectorSearches:
+    """Runs chosen vector searches (one step each), deciding nothing but the over-fetch's
+    retries and the fallback from a failed ontology-filtered index."""
+
+    def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
+                 vector: Callable[[str], list[float]], *, details: bool) -> None:
+        self.runner = runner
+        self.reads = reads
+        self.settings = settings
+        self.vector = vector
+        self.details = details
+
+    def run(self, search: VectorSearch) -> list[Fragment]:
+        """The fragments of one chosen search (its factor, cap and floor applied)."""
+        step = self.runner.step("semantic", dict(search.detail))
+        rows = self._rows(step, search)
+        return semantic_fragments(self.settings, search.source, hits_of(rows))
+
+    def _rows(self, step: Step, search: VectorSearch) -> list[Record]:
+        src, top_n = search.source, search.top_n
+        if search.path in ("skipped", "none"):
+            return []
+        vector = self.vector(search.phrase)
+        patterns = restriction_params(self.reads.sized(), search.restriction,
+                                      search.category, details=self.details)
+        if not search.filtered:
+            return self.runner.read(step, "search_vector", index=src.index, k=search.k,
+                                    top_n=top_n, vector=vector, **patterns)
+        if search.path == "in-index":
+            try:
+                return self._index(step, src, vector, top_n, search.k, patterns,
+                                   in_index=True)
+            except GraphError as exc:
+                # The filtered index was dropped (or is rebuilding) since its state was read:
+                # this evaluation takes the plain paths, and explain says why.
+                scope = self.reads.without_in_index(f"the in-index search failed: {exc}")
+                choice = cost.choose_vector_path(scope, self.settings, src, top_n,
+                                                 step.detail["filtered_documents"])
+                step.detail.pop("overfetch_k", None)
+                step.detail.update(choice.to_dict())
+                if choice.path == "none":
+                    return []
+                if choice.path == "index":
+                    return self._index(step, src, vector, top_n, choice.k, patterns,
+                                       in_index=False)
+        if search.path in ("exact", "in-index"):
+            return self.runner.read(step, "search_vector_exact", label=src.label,
+                                    vector=vector, k=top_n, **patterns)
+        return self._index(step, src, vector, top_n, search.k, patterns, in_index=False)
+
+    def _index(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
+               k: int, patterns: dict[str, Any], *, in_index: bool) -> list[Record]:
+        """An over-fetched index search (the ontology-filtered index with ``in_index``),
+        asked again with twice the k while the restrictions leave fewer than ``top_n`` hits,
+        exact search when that would pass ``index_max_k``."""
+        total = self.reads.ready().node_counts().get(src.source, 0)
+        while True:
+            if in_index:
+                rows = self.runner.read(step, "search_vector_in_index",
+                                        index=src.filtered_index, k=min(k, total),
+                                        top_n=top_n, vector=vector,
+                                        **in_index_params(patterns))
+            else:
+                rows = self.runner.read(step, "search_vector", index=src.index,
+                                        k=min(k, total), top_n=top_n, vector=vector,
+                                        **patterns)
+            if len(rows) >= top_n or k >= total:
+                return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
+            if k * 2 > self.settings.index_max_k:
+                step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
+                return self.runner.read(step, "search_vector_exact", label=src.label,
+                                        vector=vector, k=top_n, **patterns)
+            k *= 2
+            step.detail["overfetch_k"] = k
