@@ -45,6 +45,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from statistics import NormalDist
@@ -117,13 +118,20 @@ def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) ->
     ys = ranked[first:]
     if len(ys) < 2:
         return Background(sum(ranked) / k, MIN_SIGMA, size)
-    xs = [_NORMAL.inv_cdf(1.0 - (r - 0.5) / size) for r in range(first + 1, k + 1)]
-    mx = sum(xs) / len(xs)
+    xs, mx, sxx = _quantiles(first, k, size)
     my = sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
     sigma = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
     sigma = max(sigma, MIN_SIGMA)
     return Background(my - sigma * mx, sigma, size)
+
+
+@lru_cache(maxsize=256)
+def _quantiles(first: int, k: int, size: int) -> tuple[tuple[float, ...], float, float]:
+    """The normal quantiles of ranks ``first + 1 .. k`` among ``size``, their mean and their
+    sum of squared deviations (the same for every phrase of a source: cached)."""
+    xs = tuple(_NORMAL.inv_cdf(1.0 - (r - 0.5) / size) for r in range(first + 1, k + 1))
+    mx = sum(xs) / len(xs)
+    return xs, mx, sum((x - mx) ** 2 for x in xs)
 
 
 def evidence(cosine: float, bg: Background) -> float:
