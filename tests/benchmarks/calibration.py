@@ -20,6 +20,10 @@ It measures, per set:
   text search): nDCG@10 of the fused list as today, after ``PhraseScale`` (fusion on the index
   scale, then calibrated, ``MIN_SCORE`` applied) and, for comparison, with calibrated scores
   fed into the fusion; and the drop rates on the fused list;
+- with ``--uri URI``: the same through the engine on Neo4j (the database there is WIPED and
+  loaded with each set, as ``tests.benchmarks.quality`` does): every query as one phrase at the
+  defaults, the share of the fragments the index scale returns (``CALIBRATION_FILE=none``,
+  the fused list) that the calibrated ``MIN_SCORE`` drops, relevant and not;
 - with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
   with the local e5 model, and the best calibrated score each gets per source.
 
@@ -193,6 +197,36 @@ def fused_quality(folder: Path, split: str, calibration: Calibration,
                 "relevant_dropped": counts["relevant_dropped"] / max(counts["relevant"], 1)}}
 
 
+def engine_drop_rates(uri: str, folder: Path, split: str) -> dict[str, float]:
+    """Through ``ThalabusGraph``: what the calibrated ``MIN_SCORE`` drops of the fragments a
+    phrase returns on the index scale (the database at ``uri`` is wiped and loaded)."""
+    from tests.benchmarks.quality import (
+        DOC_PREFIX,
+        base_settings,
+        connect,
+        load,
+        load_corpus,
+        semantic_phrase,
+    )
+
+    corpus = load_corpus(folder, split)
+    settings = base_settings()
+    calibrated = connect(uri, settings, corpus)
+    load(calibrated, corpus)
+    raw = connect(uri, settings.replace(calibration_file="none"), corpus)
+    counts = Counter[str]()
+    for qid, text in corpus.queries.items():
+        relevant = {DOC_PREFIX + d for d, r in corpus.qrels[qid].items() if r > 0}
+        kept = {f.fragmentid for f in calibrated.query(semantic_phrase(text),
+                                                       return_documents=False).fragments}
+        for f in raw.query(semantic_phrase(text), return_documents=False).fragments:
+            key = "relevant" if f.documentid in relevant else "non_relevant"
+            counts[key] += 1
+            counts[key + "_dropped"] += f.fragmentid not in kept
+    return {"non_relevant_dropped": counts["non_relevant_dropped"] / counts["non_relevant"],
+            "relevant_dropped": counts["relevant_dropped"] / counts["relevant"]}
+
+
 def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any]:
     """Best calibrated score per source of absent and present phrases on the sample corpus."""
     from thalabus_graph.demo import SAMPLE
@@ -228,6 +262,8 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="store the shipped calibration")
     parser.add_argument("--fusion", action="store_true",
                         help="also measure the fused phrase (BM25 computed here)")
+    parser.add_argument("--uri", default=None,
+                        help="also measure through the engine on this Neo4j (WIPES it)")
     parser.add_argument("--sample", action="store_true",
                         help="also score absent topics on the sample corpus (local e5 model)")
     args = parser.parse_args()
@@ -277,6 +313,13 @@ def main() -> None:
                 f"{k} {v:.4f}" for k, v in fused["ndcg@10"].items())
                 + f"; MIN_SCORE drops {rates['non_relevant_dropped']:.1%} non-relevant / "
                 f"{rates['relevant_dropped']:.1%} relevant of the fused list")
+    if args.uri:
+        for (name, split), labelled in zip(SETS, sets, strict=True):
+            rates = engine_drop_rates(args.uri, args.data / name, split)
+            results[labelled.name]["engine_min_score"] = rates
+            print(f"{labelled.name} through the engine: MIN_SCORE drops "
+                  f"{rates['non_relevant_dropped']:.1%} of the non-relevant and "
+                  f"{rates['relevant_dropped']:.1%} of the relevant fragments returned")
     if args.sample:
         results["sample_corpus"] = absent_topics(calibration, settings)
         for phrase, r in results["sample_corpus"].items():
