@@ -80,7 +80,7 @@ def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(
     db, vectors = corpus
     query = _unit(np.random.default_rng(11))
     graph, reads = _graph(db, query, monkeypatch, hybrid_all_queries=False,
-                          short_query_max_words=0)
+                          short_query_max_words=0, calibration_file="none")
     result = graph.query('"kitchen"', return_documents=False, profile=True)
     assert reads == ["search_phrase"]
     expected = {f"{d}-c1": (1 + float(v @ query)) / 2 for d, v in vectors.items()}

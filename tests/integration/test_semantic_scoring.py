@@ -1,5 +1,7 @@
-"""Semantic scores per source: the index's (1 + cosine) / 2, times the source's factor, capped,
-then dropped under ``MIN_SCORE``; the exact path of a filtered search scores the same."""
+"""Semantic scores per source on the index scale (``CALIBRATION_FILE=none``): the index's
+(1 + cosine) / 2, times the source's factor, capped, then dropped under ``MIN_SCORE``; the exact
+path of a filtered search scores the same. The calibrated scale is tested in
+``test_calibrated_scores.py``."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ CHAPTER_COSINES = {"sf-1": 0.9, "sf-2": 0.5, "sf-3": 0.1, "sf-4": -0.8}
 SUMMARY_COSINES = {"sf-1": 0.8, "sf-2": 0.0, "sf-3": -0.2, "sf-4": 0.6}
 TUNED = {"score_factor_chapters": 1.5, "score_cap_chapters": 0.9,
          "score_factor_summaries": 0.5, "score_cap_summaries": 1.0, "min_score": 0.3,
-         "hybrid_all_queries": False, "short_query_max_words": 0}
+         "hybrid_all_queries": False, "short_query_max_words": 0, "calibration_file": "none"}
 
 
 def _at_cosine(cos: float, axis: int) -> list[float]:

@@ -13,7 +13,7 @@ PACKAGE = Path(thalabus_graph.__file__).parent
 LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds"},
     {"plan"},
-    {"search", "fusion", "lucene"},
+    {"search", "fusion", "lucene", "scale"},
     {"plan.steps", "plan.cost"},
     {"goals"},
     {"datasets"},
@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view"},
+    {"settings", "errors", "progress", "plan_view", "calibration"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "thalabus_graph.cli.graph_cmds",
     "thalabus_graph.cli.goal_cmd",
     "thalabus_graph.cli.mcp_cmd",
+    "thalabus_graph.cli.calibrate_cmd",
 )
 
 

@@ -40,7 +40,9 @@ class Explainer:
 def explained(ex: SearchExecutor, node: Node,
               warnings: Sequence[QueryWarning]) -> dict[str, Any]:
     """What ``ThalabusGraph.explain`` returns: the canonical query, its AST, the compiled plan
-    rendered without running a search, and the query's category warnings."""
+    rendered without running a search, the scale semantic scores are on (``scores``,
+    ``scale.PhraseScale.explain``) and the query's category warnings."""
     tree = Explainer(ex).explain(node)
     return {"query": serialize(node), "ast": node.to_dict(),
-            "plan": tree.to_dict(measured=False), "warnings": [w.to_dict() for w in warnings]}
+            "plan": tree.to_dict(measured=False), "scores": ex.scale.explain(),
+            "warnings": [w.to_dict() for w in warnings]}

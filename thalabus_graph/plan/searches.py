@@ -13,7 +13,7 @@ runner (the node counts, the scope's size, a pattern's count), each once per eva
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +126,21 @@ def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
             out += _text_searches(ex, phrase, effective, query, case_sensitive=False,
                                   category=category)
         out += _fusion(ex, state, phrase, query, restricted=not unrestricted)
+    out += _background(ex, state, phrase, out, unrestricted)
     return PhrasePlan(phrase, True, tuple(out), unrestricted)
+
+
+def _background(ex: SearchExecutor, state: PhraseState, phrase: str,
+                chosen: Sequence[Search], unrestricted: bool) -> list[Search]:
+    """The unrestricted vector searches a calibrated restricted phrase needs for its
+    background (``scale.PhraseScale``) when no chosen search reads them and no earlier node
+    of the evaluation did: a pushed filter must never change a calibrated score."""
+    if (not ex.scale.calibrated or unrestricted or phrase in state.ranges
+            or phrase in state.fusions
+            or any(getattr(s, "role", "results") in ("fit", "range") for s in chosen)):
+        return []
+    state.ranges.add(phrase)
+    return _vector_searches(ex, phrase, ex.ids, None, "range")
 
 
 def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:

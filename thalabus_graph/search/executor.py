@@ -34,6 +34,7 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
+from thalabus_graph.scale import PhraseScale, calibration_of
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
@@ -71,6 +72,7 @@ class SearchExecutor:
                                       details=document_details)
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
+        self.scale = PhraseScale(settings, calibration_of(settings))
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vector,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages)
@@ -142,6 +144,7 @@ class SearchExecutor:
                                                         with_text=search.with_text)
                 if search.statistics:
                     self.fusion.remember_range(search.phrase, semantic)
+                    self.scale.remember(search.phrase, semantic, self._sizes())
                     self.fusion.unrestricted[search.phrase] = (semantic, text)
                 if search.results:
                     found["results"][0].extend(semantic)
@@ -158,15 +161,26 @@ class SearchExecutor:
         semantic = sort_fragments(semantic)
         if plan.unrestricted and plan.text not in self.fusion.ranges:
             self.fusion.remember_range(plan.text, semantic)
+        if plan.unrestricted:
+            self.scale.remember(plan.text, semantic, self._sizes())
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])
+            self.scale.remember(plan.text, found["range"][0], self._sizes())
         if fusion is None:
-            return semantic
+            return self.scale.apply(plan.text, semantic)
         fitting = any(isinstance(s, VectorSearch | TextSearch) and s.role == "fit"
                       for s in plan.searches)
         fit = (sort_fragments(found["fit"][0]), found["fit"][1]) if fitting else None
-        return self.fusion.fuse(plan.text, semantic, text, restricted=fusion.restricted,
-                                fit=fit)
+        if fit is not None:
+            self.scale.remember(plan.text, fit[0], self._sizes())
+        # fused on the index scale, then the phrase's one scale (scale.PhraseScale)
+        return self.scale.apply(plan.text, self.fusion.fuse(
+            plan.text, semantic, text, restricted=fusion.restricted, fit=fit))
+
+    def _sizes(self) -> dict[str, int]:
+        """Fragments per source in the graph, for a phrase's background (empty while
+        unknown: the background then counts its candidates)."""
+        return dict(self.reads.value.counts or {})
 
     def prefetch_phrases(self, phrases: Sequence[tuple[str, bool]]) -> None:
         """Start several unfiltered phrases' ``search_phrase`` calls at once

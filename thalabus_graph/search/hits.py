@@ -9,6 +9,7 @@ from typing import Any
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan.steps import Restriction, VectorSource
+from thalabus_graph.scale import semantic_scale
 from thalabus_graph.settings import Settings
 
 Hit = tuple[str, str, str | None, float]
@@ -22,16 +23,14 @@ def hits_of(rows: Iterable[Record]) -> list[Hit]:
 
 def semantic_fragments(settings: Settings, src: VectorSource,
                        hits: Iterable[Hit]) -> list[Fragment]:
-    """Hits of one vector source as fragments: per-source factor and cap, then
-    ``min_score``."""
-    factor = float(getattr(settings, f"score_factor_{src.source}"))
-    cap = float(getattr(settings, f"score_cap_{src.source}"))
-    floor = settings.min_score
+    """Hits of one vector source as fragments: on the index scale when a calibration applies
+    (factor, cap and ``min_score`` act after fusion, ``scale.PhraseScale``), else per-source
+    factor and cap, then ``min_score``."""
     contribution = (f"semantic:{src.source}",)
     out: list[Fragment] = []
     for fragmentid, documentid, text, raw in hits:
-        score = min(float(raw) * factor, cap)
-        if score >= floor:
+        score = semantic_scale(settings, src.source, raw)
+        if score is not None:
             out.append(Fragment(fragmentid, documentid, text, score, src.source, contribution))
     return out
 

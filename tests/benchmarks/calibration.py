@@ -1,0 +1,341 @@
+"""Fit and measure the semantic-score calibration on the labelled training sets.
+
+Run ``python -m tests.benchmarks.calibration [--data ../shared/data] [--json OUT] [--write]
+[--sample]``. Needs no Neo4j: each query's ``TOP_N_CHAPTERS`` candidates by cosine over the
+precomputed multilingual-e5-small vectors (SciFact train, xquad-r dev) are what an unfiltered
+chapter search returns, one chapter per document.
+
+It measures, per set:
+
+- ``cosine``: the best any single cosine threshold can do (the threshold that drops half of
+  the non-relevant candidates, and the share of relevant ones it drops), which is what every
+  calibration of the cosine alone can reach;
+- ``tail-evidence``: the shipped model (``thalabus_graph.calibration``), fitted on both sets
+  (each weighs the same): the share of non-relevant and relevant candidates below
+  ``MIN_SCORE`` and ``MIN_RERANKING_SCORE_DOC``, and nDCG@10 of the single phrase before and
+  after ``MIN_SCORE`` (the map keeps each query's order, so only dropped hits can change it);
+- with ``--fusion``: the default ``language-slots`` fusion of each query's semantic
+  candidates with a bag-of-words BM25 search over the same documents (Lucene's k1 1.2, b 0.75,
+  lowercase word tokens, top ``TOP_N_TEXT``; computed here, so it approximates the engine's
+  text search): nDCG@10 of the fused list as today, after ``PhraseScale`` (fusion on the index
+  scale, then calibrated, ``MIN_SCORE`` applied) and, for comparison, with calibrated scores
+  fed into the fusion; and the drop rates on the fused list;
+- with ``--uri URI``: the same through the engine on Neo4j (the database there is WIPED and
+  loaded with each set, as ``tests.benchmarks.quality`` does): every query as one phrase at the
+  defaults, the share of the fragments the index scale returns (``CALIBRATION_FILE=none``,
+  the fused list) that the calibrated ``MIN_SCORE`` drops, relevant and not;
+- with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
+  with the local e5 model, and the best calibrated score each gets per source.
+
+``--write`` stores the fitted calibration as the package's shipped file for the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tests.benchmarks.report import write_json
+from thalabus_graph.calibration import DEFAULT_SOURCE, Calibration, Labelled, fit
+from thalabus_graph.cli.calibrate_cmd import labelled_set, read_qrels
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.fusion import LanguageSlots
+from thalabus_graph.scale import PhraseScale
+from thalabus_graph.settings import Settings
+
+DEFAULT_DATA = Path("../shared/data")
+DEFAULT_OUT = Path(".thalabus/benchmarks/calibration.json")
+SHIPPED = Path("thalabus_graph/resources/calibration")
+WORD = re.compile(r"\w+")
+SETS = (("scifact", "train"), ("xquad-r", "dev"))
+ABSENT = ("chocolate cake recipe", "quantum chromodynamics lattice simulation",
+          "stock market prices of semiconductor companies", "how to change a car tyre",
+          "football world cup final", "photosynthesis in plants")
+PRESENT = ("conversion to Christianity", "deserter from military service",
+           "Bob the cat in the snow", "risk of persecution in Iran")
+
+
+def ndcg10(labels: np.ndarray[Any, Any], n_relevant: int) -> float:
+    """nDCG@10 of one ranked list of binary labels with ``n_relevant`` judged relevant."""
+    gains = labels[:10].astype(float)
+    dcg = float((gains / np.log2(np.arange(2, gains.size + 2))).sum())
+    ideal = float((1.0 / np.log2(np.arange(2, min(n_relevant, 10) + 2))).sum())
+    return dcg / ideal if ideal else 0.0
+
+
+def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
+    """The cosine threshold dropping half of the non-relevant candidates and the share of
+    relevant candidates it drops: no monotone map of the cosine alone does better."""
+    cos = np.concatenate(list(labelled.cosines))
+    rel = np.concatenate(list(labelled.relevant))
+    threshold = float(np.median(cos[~rel]))
+    return {"threshold_cosine": threshold,
+            "relevant_dropped": float((cos[rel] < threshold).mean())}
+
+
+def measure(labelled: Labelled, calibration: Calibration, settings: Settings,
+            n_relevant: list[int]) -> dict[str, Any]:
+    """Drop rates at both thresholds and nDCG@10 before and after MIN_SCORE."""
+    rel = np.concatenate(list(labelled.relevant))
+    scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
+                             for c in labelled.cosines])
+    out: dict[str, Any] = {"queries": len(labelled.cosines), "candidates": int(rel.size),
+                           "relevant_candidates": int(rel.sum())}
+    for name in ("min_score", "min_reranking_score_doc"):
+        below = scores < getattr(settings, name)
+        out[name] = {"value": getattr(settings, name),
+                     "non_relevant_dropped": float(below[~rel].mean()),
+                     "relevant_dropped": float(below[rel].mean())}
+    before, after, start = [], [], 0
+    for labels, total in zip(labelled.relevant, n_relevant, strict=True):
+        kept = scores[start:start + labels.size] >= settings.min_score
+        start += labels.size
+        before.append(ndcg10(labels, total))
+        after.append(ndcg10(labels[kept], total))
+    out["ndcg@10"] = {"before": float(np.mean(before)), "after_min_score": float(np.mean(after))}
+    out["best_cosine_only"] = best_cosine_threshold(labelled)
+    return out
+
+
+class Bm25:
+    """A small BM25 over the documents' title + text (the benchmark's stand-in for the
+    engine's full-text search)."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        tokens = [WORD.findall(t.lower()) for t in texts]
+        self.length = np.array([len(t) for t in tokens], dtype=float)
+        self.average = float(self.length.mean()) if tokens else 1.0
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for row, words in enumerate(tokens):
+            for word, count in Counter(words).items():
+                self.postings[word].append((row, count))
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The best ``k`` rows with a positive score, best first."""
+        n = self.length.size
+        scores = np.zeros(n)
+        for word in set(WORD.findall(query.lower())):
+            posting = self.postings.get(word, [])
+            if not posting:
+                continue
+            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for row, count in posting:
+                norm = self.k1 * (1 - self.b + self.b * self.length[row] / self.average)
+                scores[row] += idf * count * (self.k1 + 1) / (count + norm)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(int(r), float(scores[r])) for r in top if scores[r] > 0]
+
+
+def fuse(phrase: str, semantic: list[Fragment], text: list[Fragment],
+         languages: dict[str, str | None], settings: Settings) -> list[Fragment]:
+    """The default ``language-slots`` fusion of one phrase's candidates."""
+    rule = LanguageSlots.fit(phrase, semantic, text, languages=languages,
+                             text_weight=settings.fusion_text_weight,
+                             full_coverage=settings.fusion_full_coverage)
+    return rule.fuse(semantic, text)
+
+
+def fused_quality(folder: Path, split: str, calibration: Calibration,
+                  settings: Settings) -> dict[str, Any]:
+    """nDCG@10 and drop rates of the fused phrase, as today and on the calibrated scale."""
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (folder / "queries.jsonl").open())}
+    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
+    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
+    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
+    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
+    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
+    by_id = {str(d["_id"]): d for d in docs}
+    texts = [f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip() for i in ids]
+    languages = {i: by_id[i].get("language") for i in ids}
+    bm25 = Bm25(texts)
+    ndcg: dict[str, list[float]] = defaultdict(list)
+    counts = Counter[str]()
+    for row, qid in enumerate(query_ids):
+        if qid not in judged:
+            continue
+        relevant = judged[qid]
+        sims = corpus @ vectors[row]
+        top = np.argsort(-sims, kind="stable")[: settings.top_n_chapters]
+
+        def fragment(r: int, score: float, kind: str) -> Fragment:
+            return Fragment(f"{ids[r]}-c1", ids[r], texts[r], score, "chapters",
+                            (f"{kind}:chapters",))
+
+        semantic = [fragment(int(r), (1 + float(sims[r])) / 2, "semantic") for r in top]
+        found = bm25.search(queries[qid], settings.top_n_text)
+        text = [fragment(r, s / found[0][1], "text") for r, s in found]
+        langs = {f.documentid: languages[f.documentid] for f in (*semantic, *text)}
+
+        today = fuse(queries[qid], semantic, text, langs, settings)
+        scale = PhraseScale(settings, calibration)
+        scale.remember(qid, semantic, {"chapters": len(ids)})
+        calibrated = scale.apply(qid, today)
+        fed = [f for f in fuse(queries[qid], scale.apply(qid, semantic), text, langs, settings)
+               if f.score >= settings.min_score]
+        for name, ranked in (("fused today", today), ("fused, then calibrated", calibrated),
+                             ("calibrated, then fused", fed)):
+            ndcg[name].append(ndcg10(np.array([f.documentid in relevant for f in ranked]),
+                                     len(relevant)))
+        kept = {f.documentid for f in calibrated}
+        returned = {f.documentid for f in today}
+        counts["non_relevant"] += len(returned - relevant)
+        counts["non_relevant_dropped"] += len(returned - relevant - kept)
+        counts["relevant"] += len(returned & relevant)
+        counts["relevant_dropped"] += len((returned & relevant) - kept)
+    return {"ndcg@10": {name: float(np.mean(v)) for name, v in ndcg.items()},
+            "min_score_on_the_fused_list": {
+                "non_relevant_dropped": counts["non_relevant_dropped"] / counts["non_relevant"],
+                "relevant_dropped": counts["relevant_dropped"] / max(counts["relevant"], 1)}}
+
+
+def engine_drop_rates(uri: str, folder: Path, split: str) -> dict[str, float]:
+    """Through ``ThalabusGraph``: what the calibrated ``MIN_SCORE`` drops of the fragments a
+    phrase returns on the index scale (the database at ``uri`` is wiped and loaded)."""
+    from tests.benchmarks.quality import (
+        DOC_PREFIX,
+        base_settings,
+        connect,
+        load,
+        load_corpus,
+        semantic_phrase,
+    )
+
+    corpus = load_corpus(folder, split)
+    settings = base_settings()
+    calibrated = connect(uri, settings, corpus)
+    load(calibrated, corpus)
+    raw = connect(uri, settings.replace(calibration_file="none"), corpus)
+    counts = Counter[str]()
+    for qid, text in corpus.queries.items():
+        relevant = {DOC_PREFIX + d for d, r in corpus.qrels[qid].items() if r > 0}
+        kept = {f.fragmentid for f in calibrated.query(semantic_phrase(text),
+                                                       return_documents=False).fragments}
+        for f in raw.query(semantic_phrase(text), return_documents=False).fragments:
+            key = "relevant" if f.documentid in relevant else "non_relevant"
+            counts[key] += 1
+            counts[key + "_dropped"] += f.fragmentid not in kept
+    return {"non_relevant_dropped": counts["non_relevant_dropped"] / counts["non_relevant"],
+            "relevant_dropped": counts["relevant_dropped"] / counts["relevant"]}
+
+
+def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any]:
+    """Best calibrated score per source of absent and present phrases on the sample corpus."""
+    from thalabus_graph.demo import SAMPLE
+    from thalabus_graph.embeddings import embedder_from_settings
+
+    docs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    texts: dict[str, list[str]] = {"chapters": [], "paragraphs": [], "summaries": []}
+    for d in docs:
+        for chapter in d.get("chapters", []):
+            texts["chapters"].append(chapter)
+            texts["paragraphs"] += [p.strip() for p in chapter.split("\n\n") if p.strip()]
+        texts["summaries"] += d.get("summaries", [])
+    embedder = embedder_from_settings(settings)
+    vectors = {k: np.asarray(embedder.embed_passages(v)) for k, v in texts.items() if v}
+    phrases = (*ABSENT, *PRESENT)
+    queries = np.asarray(embedder.embed_queries(list(phrases)))
+    out: dict[str, Any] = {}
+    for phrase, q in zip(phrases, queries, strict=True):
+        best = {}
+        for source, v in vectors.items():
+            cos = sorted((v @ q).tolist(), reverse=True)[: settings.top_n_chapters]
+            best[source] = max(calibration.scores(source, cos, len(v)))
+        out[phrase] = {"absent": phrase in ABSENT, "best": best,
+                       "returns_nothing": all(s < settings.min_score for s in best.values())}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--write", action="store_true", help="store the shipped calibration")
+    parser.add_argument("--fusion", action="store_true",
+                        help="also measure the fused phrase (BM25 computed here)")
+    parser.add_argument("--uri", default=None,
+                        help="also measure through the engine on this Neo4j (WIPES it)")
+    parser.add_argument("--sample", action="store_true",
+                        help="also score absent topics on the sample corpus (local e5 model)")
+    args = parser.parse_args()
+    settings = Settings()
+    sets, totals = [], []
+    for name, split in SETS:
+        folder = args.data / name
+        labelled = labelled_set(folder / "corpus.jsonl", folder / "queries.jsonl",
+                                folder / "qrels" / f"{split}.tsv", folder / "embeddings",
+                                settings)
+        sets.append(Labelled(f"{name} ({split})", labelled.cosines, labelled.relevant,
+                             labelled.size))
+        judged = read_qrels(folder / "qrels" / f"{split}.tsv")
+        ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
+        totals.append([len(judged[q]) for q in ids if q in judged])
+    calibration = fit(settings.embedder_model, {"default": sets})
+    results: dict[str, Any] = {"model": settings.embedder_model,
+                               "top_n": settings.top_n_chapters,
+                               "calibration": calibration.to_dict()["sources"]}
+    for labelled, total in zip(sets, totals, strict=True):
+        results[labelled.name] = measure(labelled, calibration, settings, total)
+        r = results[labelled.name]
+        print(f"{labelled.name}: MIN_SCORE drops {r['min_score']['non_relevant_dropped']:.1%} "
+              f"non-relevant / {r['min_score']['relevant_dropped']:.1%} relevant; "
+              "MIN_RERANKING_SCORE_DOC drops "
+              f"{r['min_reranking_score_doc']['non_relevant_dropped']:.1%} / "
+              f"{r['min_reranking_score_doc']['relevant_dropped']:.1%}; nDCG@10 "
+              f"{r['ndcg@10']['before']:.4f} -> {r['ndcg@10']['after_min_score']:.4f}; "
+              "best cosine-only threshold drops "
+              f"{r['best_cosine_only']['relevant_dropped']:.1%} relevant at cos "
+              f"{r['best_cosine_only']['threshold_cosine']:.3f}")
+    common = max(results[s.name]["best_cosine_only"]["threshold_cosine"] for s in sets)
+    for labelled in sets:
+        cos = np.concatenate(list(labelled.cosines))
+        rel = np.concatenate(list(labelled.relevant))
+        dropped = float((cos[rel] < common).mean())
+        results[labelled.name]["one_cosine_threshold_for_all_sets"] = {
+            "threshold_cosine": common, "relevant_dropped": dropped}
+        print(f"{labelled.name}: one cosine threshold for every set ({common:.3f}) drops "
+              f"{dropped:.1%} of the relevant candidates")
+    if args.fusion:
+        for (name, split), labelled in zip(SETS, sets, strict=True):
+            fused = fused_quality(args.data / name, split, calibration, settings)
+            results[labelled.name]["fused"] = fused
+            rates = fused["min_score_on_the_fused_list"]
+            print(f"{labelled.name} fused: nDCG@10 " + ", ".join(
+                f"{k} {v:.4f}" for k, v in fused["ndcg@10"].items())
+                + f"; MIN_SCORE drops {rates['non_relevant_dropped']:.1%} non-relevant / "
+                f"{rates['relevant_dropped']:.1%} relevant of the fused list")
+    if args.uri:
+        for (name, split), labelled in zip(SETS, sets, strict=True):
+            rates = engine_drop_rates(args.uri, args.data / name, split)
+            results[labelled.name]["engine_min_score"] = rates
+            print(f"{labelled.name} through the engine: MIN_SCORE drops "
+                  f"{rates['non_relevant_dropped']:.1%} of the non-relevant and "
+                  f"{rates['relevant_dropped']:.1%} of the relevant fragments returned")
+    if args.sample:
+        results["sample_corpus"] = absent_topics(calibration, settings)
+        for phrase, r in results["sample_corpus"].items():
+            best = ", ".join(f"{s} {v:.3f}" for s, v in r["best"].items())
+            print(f"{'absent ' if r['absent'] else 'present'} {phrase!r}: best {best}; "
+                  f"returns nothing: {r['returns_nothing']}")
+    measured = {name: {k: results[name][k] for k in ("min_score", "min_reranking_score_doc")}
+                for name in (s.name for s in sets)}
+    shipped = Calibration(calibration.model, calibration.sources, calibration.skip,
+                          calibration.fitted_on, measured)
+    if args.write:
+        SHIPPED.mkdir(parents=True, exist_ok=True)
+        shipped.save(SHIPPED / f"{settings.embedder_model}.json")
+    assert all(math.isfinite(m.slope) for m in shipped.sources.values())
+    write_json(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

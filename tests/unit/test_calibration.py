@@ -1,0 +1,161 @@
+"""The semantic-score calibration: bounds, order, the shipped file, fitting and the CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from thalabus_graph.calibration import (
+    Calibration,
+    Labelled,
+    SourceMap,
+    background,
+    candidates,
+    evidence,
+    fit,
+    load_for,
+    shipped,
+)
+from thalabus_graph.cli import main
+from thalabus_graph.errors import ConfigurationError
+
+cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
+candidate_lists = st.lists(cosine, min_size=1, max_size=60)
+
+
+@given(candidate_lists, st.integers(min_value=1, max_value=100_000),
+       st.floats(min_value=-20, max_value=20), st.floats(min_value=0.01, max_value=20))
+@settings(max_examples=200, deadline=None)
+def test_scores_lie_in_0_1_and_keep_the_order_of_a_phrase(
+        cosines: list[float], size: int, intercept: float, slope: float) -> None:
+    calibration = Calibration("m", {"default": SourceMap(intercept, slope)})
+    scores = calibration.scores("chapters", cosines, size)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    pairs = sorted(zip(cosines, scores, strict=True))
+    for (c1, s1), (c2, s2) in itertools.pairwise(pairs):
+        assert s1 <= s2
+        if c2 - c1 > 1e-9:  # strictly: a saturated map still keeps the order
+            assert s1 < s2
+
+
+@given(candidate_lists, st.integers(min_value=1, max_value=10_000))
+def test_the_background_spread_is_positive_and_evidence_increases(
+        cosines: list[float], size: int) -> None:
+    bg = background(cosines, size)
+    assert bg.sigma > 0 and bg.size >= len(cosines)
+    assert evidence(0.5, bg) <= evidence(0.6, bg)
+
+
+def test_a_hit_standing_out_scores_higher_than_the_best_of_a_flat_list() -> None:
+    rng = np.random.default_rng(7)
+    flat = sorted((0.75 + 0.02 * rng.standard_normal(200)).tolist(), reverse=True)
+    outstanding = [0.95, *flat[1:]]
+    calibration = shipped("multilingual-e5-small")
+    assert calibration is not None
+    best_flat = max(calibration.scores("chapters", flat, 5000))
+    best_outstanding = max(calibration.scores("chapters", outstanding, 5000))
+    assert best_outstanding > 0.9 > best_flat
+
+
+def test_the_shipped_calibration_is_found_by_model_name() -> None:
+    assert shipped("intfloat/multilingual-e5-small") == shipped("multilingual-e5-small")
+    assert shipped("no-such-model") is None
+    e5 = load_for("multilingual-e5-small")
+    assert e5 is not None and e5.map_for("paragraphs").slope > 0
+    assert set(e5.fitted_on) == {"scifact (train)", "xquad-r (dev)"}
+
+
+def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    original = Calibration("m", {"default": SourceMap(1.0, 2.0),
+                                 "summaries": SourceMap(0.5, 1.5)}, skip=10)
+    path = tmp_path / "c.json"
+    original.save(path)
+    again = load_for("ignored", str(path))
+    assert again == original
+    data = json.loads(path.read_text())
+    data["sources"]["default"]["slope"] = -1.0
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigurationError, match="positive slope"):
+        Calibration.load(path)
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        Calibration.load(tmp_path / "missing.json")
+    with pytest.raises(ConfigurationError, match="format"):
+        Calibration.from_dict({"format": "other"})
+
+
+def synthetic(name: str, seed: int, queries: int = 40, size: int = 400) -> Labelled:
+    """Queries whose 3 relevant documents stand out from a normal background."""
+    rng = np.random.default_rng(seed)
+    dim = 64
+    corpus = rng.standard_normal((size, dim))
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    rows = []
+    relevant = []
+    for _ in range(queries):
+        rel = rng.choice(size, 3, replace=False)
+        q = corpus[rel].sum(axis=0) + 0.1 * rng.standard_normal(dim)
+        rows.append(q / np.linalg.norm(q))
+        relevant.append({int(r) for r in rel})
+    return candidates(name, np.asarray(rows), corpus, relevant, 100)
+
+
+def test_fitting_gives_an_increasing_map_that_keeps_most_relevant_hits() -> None:
+    sets = [synthetic("a", 1), synthetic("b", 2)]
+    calibration = fit("toy", {"default": sets})
+    assert calibration.map_for("chapters").slope > 0
+    for labelled in sets:
+        rel = np.concatenate(list(labelled.relevant))
+        scores = np.concatenate([calibration.scores("chapters", list(c), labelled.size)
+                                 for c in labelled.cosines])
+        assert (scores[rel] >= 0.1).mean() > 0.9
+        assert (scores[~rel] < 0.1).mean() > 0.5
+
+
+def test_fitting_without_relevant_candidates_is_refused() -> None:
+    empty = Labelled("x", [np.array([0.5, 0.4])], [np.array([False, False])], 10)
+    with pytest.raises(ConfigurationError, match="relevant and non-relevant"):
+        fit("toy", {"default": [empty]})
+
+
+def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    dim = 64
+    corpus = rng.standard_normal((300, dim))
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    emb = tmp_path / "embeddings"
+    emb.mkdir()
+    queries, qrels = [], ["query-id\tcorpus-id\tscore"]
+    for i in range(30):
+        rel = rng.choice(300, 2, replace=False)
+        q = corpus[rel].sum(axis=0) + 0.1 * rng.standard_normal(dim)
+        queries.append(q / np.linalg.norm(q))
+        qrels += [f"q{i}\td{int(r)}\t1" for r in rel]
+    np.save(emb / "corpus.npy", corpus.astype(np.float32))
+    np.save(emb / "queries.npy", np.asarray(queries, dtype=np.float32))
+    (emb / "corpus.ids.json").write_text(json.dumps([f"d{i}" for i in range(300)]))
+    (emb / "queries.ids.json").write_text(json.dumps([f"q{i}" for i in range(30)]))
+    (tmp_path / "qrels.tsv").write_text("\n".join(qrels) + "\n")
+    out = tmp_path / "mine.json"
+    code = main(["calibrate", "--corpus", str(tmp_path / "corpus.jsonl"),
+                 "--queries", str(tmp_path / "queries.jsonl"),
+                 "--qrels", str(tmp_path / "qrels.tsv"), "--embeddings", str(emb),
+                 "--out", str(out), "--model", "toy"])
+    assert code == 0
+    written = load_for("multilingual-e5-small", str(out))
+    assert written is not None and written.model == "toy"
+    rates = next(iter(written.measured.values()))["min_score"]
+    assert rates["relevant_dropped"] < 0.2 < rates["non_relevant_dropped"]
+
+
+def test_the_calibrate_command_refuses_unmatched_sets(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calibrate", "--corpus", "a", "--corpus", "b", "--queries", "q",
+                 "--qrels", "r", "--out", str(tmp_path / "x.json")])
+    assert code == 2
+    assert "once per labelled set" in capsys.readouterr().err

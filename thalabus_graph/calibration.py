@@ -1,0 +1,350 @@
+"""Semantic scores on a scale that reads as relevance: a calibration per embedding model.
+
+A vector index answers with ``(1 + cosine) / 2``. With multilingual-e5 every pair of texts has a
+cosine between about 0.6 and 0.95, and where relevant passages lie depends on the query and the
+corpus: on SciFact (5,183 abstracts of one field) the median non-relevant passage among a
+query's top 200 has cosine 0.84, on xquad-r (360 paragraphs in three languages) relevant
+passages start at 0.76. No single cosine threshold separates relevant from non-relevant on
+both (``tests/benchmarks/calibration.py`` measures it), so a calibration of the cosine alone
+cannot make one ``MIN_SCORE`` mean the same on both corpora.
+
+What does carry over is how far a hit stands out from the query's own background. The
+calibration reads it from the phrase's unrestricted candidate list of one source (its
+cosines, best first) and the number of fragments that source holds:
+
+1. **Background.** The candidates below the first ``skip`` ranks are taken as the upper tail
+   of a normal background: a least-squares line of cosine against the normal quantile of the
+   rank, ``cos_r ~ mu + sigma * z((r - 0.5) / size)``, gives the query's ``mu`` and
+   ``sigma`` (``background``).
+2. **Tail evidence.** A hit of cosine ``c`` is as surprising as ``-log10(size * P(Z >= (c -
+   mu) / sigma))``: the (negative log of the) number of background fragments expected to
+   score at least as high in a source of this size (``evidence``). 0 means one such fragment
+   is expected by chance; 2 means one in a hundred such searches.
+3. **Probability.** A logistic map of the evidence, ``1 / (1 + exp(-(intercept + slope *
+   evidence)))``, fitted per source family on labelled queries with both classes given equal
+   weight: the probability that the hit is relevant at even prior odds, so the score does not
+   depend on how many relevant passages a corpus happens to hold.
+
+4. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
+   floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
+   a thousandth of the index score keeps saturated hits in the index's order, and moves a
+   threshold by at most 0.001.
+
+For one phrase and one background the score is strictly increasing in the cosine
+(``slope > 0`` and ``sigma > 0``), so it never changes the order of the hits read against it;
+scores of different phrases become comparable. A calibration is stored as JSON
+(``Calibration.to_dict``); the package ships one per embedding model
+(``resources/calibration/<model>.json``) and ``thalabus-graph calibrate`` fits one on a user's
+own labelled data. The search reads a phrase through one background and the ``default`` map
+(``thalabus_graph.scale``); maps of other source families are kept for callers of ``score``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from thalabus_graph.errors import ConfigurationError
+
+FORMAT = "thalabus-calibration/1"
+"""The ``format`` field of a calibration file."""
+DEFAULT_SOURCE = "default"
+"""The source-family key used for a source without its own map."""
+DEFAULT_SKIP = 20
+"""Best ranks left out of the background fit (they are where relevant hits sit)."""
+MIN_SIGMA = 1e-3
+"""Smallest background spread (cosine units): a flat candidate list is not infinitely sure."""
+RAW_WEIGHT = 1e-3
+"""Share of the index score in a calibrated score (keeps saturated hits in order)."""
+_NORMAL = NormalDist()
+_TAIL_FLOOR = 1e-300
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """The logistic map of one source family: ``p = 1 / (1 + exp(-(intercept + slope * e)))``
+    of the tail evidence ``e``."""
+
+    intercept: float
+    slope: float
+
+    def probability(self, evidence: float) -> float:
+        """The calibrated score of a hit with this tail evidence, in (0, 1)."""
+        x = self.intercept + self.slope * evidence
+        if x >= 0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+
+
+@dataclass(frozen=True)
+class Background:
+    """A query's background in one source: cosines ``~ Normal(mu, sigma)`` over ``size``
+    fragments."""
+
+    mu: float
+    sigma: float
+    size: int
+
+
+def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) -> Background:
+    """The background of a phrase in one source from its unrestricted candidates' cosines
+    (best first) and the number of fragments the source holds (at least the candidates).
+
+    The first ``min(skip, k // 4)`` ranks are left out; with fewer than two points left the
+    background is the mean of what there is with ``MIN_SIGMA``.
+
+    Example:
+        >>> b = background([0.9, 0.8, 0.7, 0.6, 0.5], 5, skip=0)
+        >>> round(b.mu, 3), b.size
+        (0.7, 5)
+    """
+    ranked = sorted((float(c) for c in cosines), reverse=True)
+    k = len(ranked)
+    size = max(size, k, 1)
+    if k == 0:
+        return Background(0.0, MIN_SIGMA, size)
+    first = min(skip, k // 4)
+    ys = ranked[first:]
+    if len(ys) < 2:
+        return Background(sum(ranked) / k, MIN_SIGMA, size)
+    xs, mx, sxx = _quantiles(first, k, size)
+    my = sum(ys) / len(ys)
+    sigma = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
+    sigma = max(sigma, MIN_SIGMA)
+    return Background(my - sigma * mx, sigma, size)
+
+
+@lru_cache(maxsize=256)
+def _quantiles(first: int, k: int, size: int) -> tuple[tuple[float, ...], float, float]:
+    """The normal quantiles of ranks ``first + 1 .. k`` among ``size``, their mean and their
+    sum of squared deviations (the same for every phrase of a source: cached)."""
+    xs = tuple(_NORMAL.inv_cdf(1.0 - (r - 0.5) / size) for r in range(first + 1, k + 1))
+    mx = sum(xs) / len(xs)
+    return xs, mx, sum((x - mx) ** 2 for x in xs)
+
+
+def evidence(cosine: float, bg: Background) -> float:
+    """``-log10(size * P(Z >= (cosine - mu) / sigma))``: how far the hit stands out from the
+    background, in orders of magnitude of the chance matches expected (increasing in
+    ``cosine``)."""
+    z = (cosine - bg.mu) / bg.sigma
+    tail = max(0.5 * math.erfc(z / math.sqrt(2.0)), _TAIL_FLOOR)
+    return -math.log10(bg.size * tail)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The calibration of one embedding model.
+
+    Attributes:
+        model: the embedding model's name (``Settings.embedder_model``).
+        sources: source family (``chapters``, ``paragraphs``, ``summaries`` or ``default``)
+            -> its logistic map.
+        skip: best ranks left out of the background fit.
+        fitted_on: what it was fitted on, for people (data sets and their splits).
+        measured: what was measured when it was fitted (drop rates at the thresholds), for
+            people.
+    """
+
+    model: str
+    sources: Mapping[str, SourceMap]
+    skip: int = DEFAULT_SKIP
+    fitted_on: tuple[str, ...] = ()
+    measured: Mapping[str, Any] = field(default_factory=dict)
+
+    def map_for(self, source: str) -> SourceMap:
+        """The map of ``source``, or the ``default`` one."""
+        found = self.sources.get(source) or self.sources.get(DEFAULT_SOURCE)
+        if found is None:
+            raise ConfigurationError(f"calibration of {self.model!r} has no map for "
+                                     f"{source!r} and no {DEFAULT_SOURCE!r} map")
+        return found
+
+    def background(self, cosines: Sequence[float], size: int) -> Background:
+        """``background`` with this calibration's ``skip``."""
+        return background(cosines, size, self.skip)
+
+    def score(self, source: str, cosine: float, bg: Background) -> float:
+        """The calibrated score of a hit of ``source`` with this cosine against ``bg``, in
+        [0, 1] and strictly increasing in ``cosine``."""
+        p = self.map_for(source).probability(evidence(cosine, bg))
+        return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
+
+    def scores(self, source: str, cosines: Sequence[float], size: int) -> list[float]:
+        """Calibrated scores of one source's unrestricted candidates (any order), their
+        background read from themselves."""
+        bg = self.background(cosines, size)
+        return [self.score(source, c, bg) for c in cosines]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``FORMAT``)."""
+        return {"format": FORMAT, "model": self.model, "feature": "tail-evidence",
+                "skip": self.skip, "fitted_on": list(self.fitted_on),
+                "sources": {name: {"intercept": m.intercept, "slope": m.slope}
+                            for name, m in sorted(self.sources.items())},
+                "measured": dict(self.measured)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        """Read the JSON form; a wrong format or a non-increasing map is a
+        ``ConfigurationError``."""
+        if data.get("format") != FORMAT:
+            raise ConfigurationError(f"not a calibration file (format {data.get('format')!r}, "
+                                     f"expected {FORMAT!r})")
+        try:
+            sources = {str(name): SourceMap(float(m["intercept"]), float(m["slope"]))
+                       for name, m in dict(data["sources"]).items()}
+            skip = int(data.get("skip", DEFAULT_SKIP))
+            model = str(data["model"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"calibration file is malformed: {exc}") from exc
+        bad = [n for n, m in sources.items()
+               if not (m.slope > 0 and math.isfinite(m.slope) and math.isfinite(m.intercept))]
+        if bad or not sources:
+            raise ConfigurationError("a calibration map must have a finite positive slope "
+                                     f"(check {', '.join(bad) or 'sources'})")
+        return cls(model, sources, skip, tuple(data.get("fitted_on", ())),
+                   dict(data.get("measured", {})))
+
+    def save(self, path: Path) -> None:
+        """Write the JSON form to ``path``."""
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Calibration:
+        """Read a calibration file; a missing or unreadable file is a ``ConfigurationError``."""
+        try:
+            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigurationError(f"cannot read calibration file {path}: {exc}") from exc
+
+
+def shipped(model: str) -> Calibration | None:
+    """The calibration the package ships for an embedding model (None when there is none).
+
+    Files are ``resources/calibration/<model>.json``; the name is the model's last path part
+    (``intfloat/multilingual-e5-small`` reads ``multilingual-e5-small.json``)."""
+    name = model.rsplit("/", 1)[-1]
+    if not name or name.startswith("."):
+        return None
+    folder = resources.files("thalabus_graph.resources").joinpath("calibration")
+    entry = folder.joinpath(f"{name}.json")
+    if not entry.is_file():
+        return None
+    return Calibration.from_dict(json.loads(entry.read_text(encoding="utf-8")))
+
+
+OFF = "none"
+"""The ``CALIBRATION_FILE`` value that keeps scores on the vector index's scale."""
+
+
+def load_for(model: str, path: str = "") -> Calibration | None:
+    """The calibration a setting points at (``path``), else the shipped one of ``model``;
+    ``OFF`` ("none"): no calibration."""
+    if path == OFF:
+        return None
+    return Calibration.load(Path(path)) if path else shipped(model)
+
+
+# --- fitting ----------------------------------------------------------------------------
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled set's candidates of one source family: for every query, its candidates'
+    cosines (best first) and whether each is relevant, and the source's size."""
+
+    name: str
+    cosines: Sequence[FloatArray]
+    relevant: Sequence[npt.NDArray[np.bool_]]
+    size: int
+
+
+def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
+                                                                   npt.NDArray[np.bool_]]:
+    """The tail evidence of every candidate of ``data`` and its label, flattened."""
+    feats: list[float] = []
+    for cos in data.cosines:
+        bg = background(list(cos), data.size, skip)
+        feats.extend(evidence(float(c), bg) for c in cos)
+    labels = (np.concatenate(list(data.relevant)) if data.relevant
+              else np.zeros(0, dtype=bool))
+    return np.asarray(feats, dtype=np.float64), labels.astype(bool)
+
+
+def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
+            iterations: int = 100) -> SourceMap:
+    """A logistic map from evidence to P(relevant) at even prior odds: within each set the two
+    classes weigh the same, and each set weighs the same. Newton's method on the weighted
+    log-loss (a tiny ridge keeps it defined when the classes separate)."""
+    xs: list[FloatArray] = []
+    ys: list[FloatArray] = []
+    ws: list[FloatArray] = []
+    used = [(f, y) for f, y in sets if y.any() and (~y).any()]
+    if not used:
+        raise ConfigurationError("calibration needs relevant and non-relevant candidates")
+    for feats, labels in used:
+        n_rel, n_non = int(labels.sum()), int((~labels).sum())
+        xs.append(feats)
+        ys.append(labels.astype(np.float64))
+        ws.append(np.where(labels, 0.5 / n_rel, 0.5 / n_non) / len(used))
+    x = np.concatenate(xs)
+    y = np.concatenate(ys)
+    w = np.concatenate(ws)
+    design = np.vstack([np.ones_like(x), x]).T
+    theta = np.zeros(2)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ theta, -500, 500)))
+        grad = design.T @ (w * (p - y)) + 1e-6 * theta
+        hess = (design * (w * p * (1 - p))[:, None]).T @ design + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        theta -= step
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    intercept, slope = float(theta[0]), float(theta[1])
+    if not slope > 0:
+        raise ConfigurationError("the labelled data gives no increasing map (relevant "
+                                 "candidates do not stand out from the others)")
+    return SourceMap(intercept, slope)
+
+
+def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAULT_SKIP,
+        measured: Mapping[str, Any] | None = None) -> Calibration:
+    """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
+    sets."""
+    sources = {family: fit_map([evidences(d, skip) for d in sets])
+               for family, sets in data.items()}
+    names = tuple(sorted({d.name for sets in data.values() for d in sets}))
+    return Calibration(model, sources, skip, names, dict(measured or {}))
+
+
+def candidates(name: str, queries: FloatArray, corpus: FloatArray,
+               relevant: Sequence[set[int]], top_n: int) -> Labelled:
+    """Each query's ``top_n`` candidates by cosine (rows L2-normalised) and their labels, as
+    a ``Labelled`` set: what one source's unrestricted search returns for the query.
+    ``relevant[i]`` holds the corpus rows relevant to query row ``i``."""
+    cosines: list[FloatArray] = []
+    labels: list[npt.NDArray[np.bool_]] = []
+    k = min(top_n, corpus.shape[0])
+    for start in range(0, queries.shape[0], 256):
+        sims = queries[start:start + 256] @ corpus.T
+        for offset, row in enumerate(sims):
+            top = np.argpartition(-row, k - 1)[:k] if k < row.shape[0] else np.arange(k)
+            top = top[np.argsort(-row[top], kind="stable")]
+            cosines.append(row[top].astype(np.float64))
+            wanted = relevant[start + offset]
+            labels.append(np.fromiter((int(j) in wanted for j in top), dtype=bool, count=k))
+    return Labelled(name, cosines, labels, int(corpus.shape[0]))

@@ -1,0 +1,163 @@
+"""``thalabus-graph calibrate``: fit the semantic-score calibration on labelled data.
+
+Reads one or more labelled sets in BEIR's layout (a corpus, its queries and their relevance
+judgments), embeds them with the configured embedder (or reads precomputed vectors), takes
+each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
+``thalabus_graph.calibration`` and writes the calibration file that
+``THALABUS_CALIBRATION_FILE`` points at. Needs no Neo4j.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thalabus_graph.calibration import DEFAULT_SOURCE, Labelled, candidates, fit
+from thalabus_graph.cli import common
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.settings import Settings
+
+EXAMPLES = """\
+examples:
+  thalabus-graph calibrate --corpus corpus.jsonl --queries queries.jsonl \\
+      --qrels qrels/train.tsv --out my-calibration.json
+  THALABUS_CALIBRATION_FILE=my-calibration.json thalabus-graph query '"..."'
+
+  --embeddings DIR reads corpus.npy + corpus.ids.json and queries.npy + queries.ids.json
+  (rows follow the id lists) instead of embedding. Repeat --corpus/--queries/--qrels (and
+  --embeddings) to fit on several sets; each weighs the same.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``calibrate`` sub-command."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "calibrate",
+        help="fit the semantic-score calibration on your labelled data (no Neo4j needed)",
+        description="Fit the map from a semantic hit's cosine to P(relevant) on labelled "
+        "queries (BEIR layout: corpus.jsonl with _id/title/text, queries.jsonl with _id/text, "
+        "a qrels TSV with query-id, corpus-id, score and a header line) and write it as JSON.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", action="append", required=True, type=Path)
+    parser.add_argument("--queries", action="append", required=True, type=Path)
+    parser.add_argument("--qrels", action="append", required=True, type=Path)
+    parser.add_argument("--embeddings", action="append", type=Path, default=None,
+                        help="a folder of precomputed vectors per set (same order)")
+    parser.add_argument("--out", required=True, type=Path, help="calibration file to write")
+    parser.add_argument("--model", default=None,
+                        help="embedding model name recorded in the file (default: "
+                        "THALABUS_EMBEDDER_MODEL)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=handle)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file (blank lines skipped)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+
+
+def read_qrels(path: Path) -> dict[str, set[str]]:
+    """query id -> the corpus ids judged relevant (score > 0)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle, delimiter="\t"))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+    out: dict[str, set[str]] = {}
+    for row in rows[1:]:
+        if len(row) >= 3 and row[2].strip().lstrip("-").isdigit() and int(row[2]) > 0:
+            out.setdefault(row[0], set()).add(row[1])
+    return out
+
+
+def _vectors(folder: Path, kind: str) -> tuple[list[str], np.ndarray[Any, Any]]:
+    try:
+        ids = json.loads((folder / f"{kind}.ids.json").read_text(encoding="utf-8"))
+        vectors = np.load(folder / f"{kind}.npy")
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read {kind} vectors in {folder}: {exc}") from exc
+    return [str(i) for i in ids], np.asarray(vectors, dtype=np.float64)
+
+
+def _normalised(vectors: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.asarray(vectors / np.where(norms > 0, norms, 1.0), dtype=np.float64)
+
+
+def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | None,
+                 settings: Settings) -> Labelled:
+    """One labelled set's candidates, as the search of one source would return them."""
+    judged = read_qrels(qrels)
+    if embeddings is not None:
+        doc_ids, doc_vectors = _vectors(embeddings, "corpus")
+        query_ids, query_vectors = _vectors(embeddings, "queries")
+    else:
+        from thalabus_graph.embeddings import embedder_from_settings
+
+        embedder = embedder_from_settings(settings)
+        docs = read_jsonl(corpus)
+        doc_ids = [str(d["_id"]) for d in docs]
+        doc_vectors = np.asarray(embedder.embed_passages(
+            [f"{d.get('title', '')} {d.get('text', '')}".strip() for d in docs]))
+        asked = [q for q in read_jsonl(queries) if str(q["_id"]) in judged]
+        query_ids = [str(q["_id"]) for q in asked]
+        query_vectors = np.asarray(embedder.embed_queries([str(q["text"]) for q in asked]))
+    row_of = {d: i for i, d in enumerate(doc_ids)}
+    keep = [i for i, q in enumerate(query_ids) if q in judged]
+    if not keep:
+        raise ConfigurationError(f"no query of {queries} has a relevant document in {qrels}")
+    relevant = [{row_of[d] for d in judged[query_ids[i]] if d in row_of} for i in keep]
+    return candidates(corpus.parent.name or str(corpus), _normalised(query_vectors[keep]),
+                      _normalised(doc_vectors), relevant, settings.top_n_chapters)
+
+
+def drop_rates(labelled: Labelled, calibration_scores: np.ndarray[Any, Any],
+               threshold: float) -> dict[str, float]:
+    """Share of the non-relevant and of the relevant candidates scored below ``threshold``."""
+    labels = np.concatenate(list(labelled.relevant))
+    below = calibration_scores < threshold
+    return {"non_relevant_dropped": float(below[~labels].mean()) if (~labels).any() else 0.0,
+            "relevant_dropped": float(below[labels].mean()) if labels.any() else 0.0}
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Fit, report the drop rates at MIN_SCORE and MIN_RERANKING_SCORE_DOC, write the file."""
+    n = len(args.corpus)
+    embeddings = args.embeddings or [None] * n
+    if not len(args.queries) == len(args.qrels) == len(embeddings) == n:
+        raise ConfigurationError("give --corpus, --queries, --qrels (and --embeddings) "
+                                 "once per labelled set")
+    settings = Settings.from_env()
+    sets = [labelled_set(c, q, r, e, settings)
+            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
+                                  strict=True)]
+    calibration = fit(args.model or settings.embedder_model, {"default": sets})
+    measured: dict[str, Any] = {}
+    for labelled in sets:
+        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
+                                 for c in labelled.cosines])
+        measured[labelled.name] = {
+            "min_score": drop_rates(labelled, scores, settings.min_score),
+            "min_reranking_score_doc": drop_rates(labelled, scores,
+                                                  settings.min_reranking_score_doc)}
+    calibration = type(calibration)(calibration.model, calibration.sources, calibration.skip,
+                                    calibration.fitted_on, measured)
+    calibration.save(args.out)
+    if args.json:
+        common.emit_json(calibration.to_dict())
+    else:
+        for name, rates in measured.items():
+            for setting, r in rates.items():
+                print(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
+                      f"non-relevant candidates, {r['relevant_dropped']:.1%} of the relevant")
+        print(f"wrote {args.out}")
+    return 0

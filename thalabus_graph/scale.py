@@ -1,0 +1,127 @@
+"""The scale of a phrase's scores: the one place a semantic phrase's fragments leave the vector
+index's scale for the calibrated one (docs/architecture.md, "Score calibration").
+
+A phrase's semantic and text hits are fused on the index scale, ``(1 + cosine) / 2``, exactly
+as without calibration. Then every fragment of the phrase's result gets
+``min(calibrated x factor, cap)`` of its source (``SCORE_FACTOR_*``, ``SCORE_CAP_*``), the
+calibrated value read by the model's ``Calibration`` against the phrase's background,
+remembered from the phrase's unrestricted search (so a pushed filter never changes a score),
+and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
+``calibrated:<source> <raw> -> <calibrated>``.
+
+One background per phrase, fitted on the candidates of all its vector sources together (their
+sizes added), and one map: the phrase's scores go through one strictly increasing function, so
+the fused order of sources and of text hits is exactly today's (with factors and caps at 1).
+A fused fragment's index-scale score is a slot value (a semantic score of its language group),
+or, for a fragment only the text search found, a value below every semantic score of the
+phrase, so a text-only hit stays below the phrase's semantic hits on the calibrated scale too.
+
+Without a calibration (an embedding model with none shipped and no ``CALIBRATION_FILE``)
+scores stay on the index scale: factor, cap and ``MIN_SCORE`` apply to the semantic hits
+before fusion, as ``semantic_scale`` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from thalabus_graph.calibration import DEFAULT_SOURCE, Background, Calibration, load_for
+from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
+from thalabus_graph.settings import Settings
+
+
+def calibration_of(settings: Settings) -> Calibration | None:
+    """The calibration the settings select (``CALIBRATION_FILE``, else the one shipped for
+    ``EMBEDDER_MODEL``; None: scores stay on the index scale). Read once per process and
+    (model, file): a file changed later is read by a new process."""
+    return _loaded(settings.embedder_model, settings.calibration_file)
+
+
+@lru_cache(maxsize=16)
+def _loaded(model: str, path: str) -> Calibration | None:
+    return load_for(model, path)
+
+
+@dataclass
+class PhraseScale:
+    """The calibrated scale of one evaluation's phrases.
+
+    Attributes:
+        settings: factor, cap and ``MIN_SCORE`` per source.
+        calibration: the model's calibration; None keeps the index scale.
+        backgrounds: phrase -> its background.
+        remembered: the phrases whose unrestricted search was read.
+    """
+
+    settings: Settings
+    calibration: Calibration | None
+    backgrounds: dict[str, Background] = field(default_factory=dict)
+    remembered: set[str] = field(default_factory=set)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether phrases leave the index scale."""
+        return self.calibration is not None
+
+    def remember(self, phrase: str, semantic: Sequence[Fragment],
+                 sizes: Mapping[str, int]) -> None:
+        """Keep the phrase's background from its unrestricted semantic fragments (index scale,
+        no factor) of every source and those sources' fragment counts (``sizes``)."""
+        if self.calibration is None or phrase in self.remembered:
+            return
+        sources = {f.source for f in semantic}
+        size = sum(int(sizes.get(source, 0)) for source in sources)
+        if semantic:
+            self.backgrounds[phrase] = self.calibration.background(
+                [2.0 * f.score - 1.0 for f in semantic], size)
+        self.remembered.add(phrase)
+
+    def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
+        """The phrase's fragments on the calibrated scale, those under ``MIN_SCORE`` dropped,
+        best first. Unchanged without a calibration or a background (a phrase with no
+        semantic candidate at all)."""
+        fragments = list(fragments)
+        bg = self.backgrounds.get(phrase)
+        if self.calibration is None or bg is None:
+            return sort_fragments(fragments)
+        out: list[Fragment] = []
+        for f in fragments:
+            score = self.calibration.score(DEFAULT_SOURCE, 2.0 * f.score - 1.0, bg)
+            score = min(score * _factor(self.settings, f.source), _cap(self.settings, f.source))
+            if score >= self.settings.min_score:
+                note = f"calibrated:{f.source} {f.score:.4f} -> {score:.4f}"
+                out.append(Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
+                                    merge_contributions(f.contributions, (note,))))
+        return sort_fragments(out)
+
+    def explain(self) -> dict[str, object]:
+        """What explain shows of the scale: which calibration, and where MIN_SCORE acts."""
+        if self.calibration is None:
+            return {"scale": "index", "min_score": self.settings.min_score,
+                    "reason": f"no calibration for {self.settings.embedder_model!r}"}
+        return {"scale": "calibrated", "model": self.calibration.model,
+                "file": self.settings.calibration_file or "shipped",
+                "fitted_on": list(self.calibration.fitted_on),
+                "min_score": self.settings.min_score,
+                "raw": "(1 + cosine) / 2 of the vector index, fused",
+                "calibrated": "P(relevant) of the hit's tail evidence x factor, capped"}
+
+
+def _factor(settings: Settings, source: str) -> float:
+    return float(getattr(settings, f"score_factor_{source}", 1.0))
+
+
+def _cap(settings: Settings, source: str) -> float:
+    return float(getattr(settings, f"score_cap_{source}", 1.0))
+
+
+def semantic_scale(settings: Settings, source: str, raw: float) -> float | None:
+    """A vector hit's score before fusion: the index scale when calibrating (factor, cap and
+    ``MIN_SCORE`` come after fusion, in ``PhraseScale.apply``), else factor, cap and
+    ``MIN_SCORE`` now (None: the hit drops)."""
+    if calibration_of(settings) is not None:
+        return float(raw)
+    score = min(float(raw) * _factor(settings, source), _cap(settings, source))
+    return score if score >= settings.min_score else None
