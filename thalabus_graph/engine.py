@@ -30,6 +30,7 @@ from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
+from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.rerank import (
     NoReranking,
     Reranker,
@@ -310,7 +311,7 @@ class ThalabusGraph:
         (with a "did you mean" when only the letter case differs); ``strict_categories``
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
-        node = parse_within_limits(text, self.settings)
+        node = parse(text, limits=QueryLimits.from_settings(self.settings))
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
