@@ -1,7 +1,8 @@
 """The bounds of one query call: its size limits, checked before any work, and its time budget.
 
-``parse_within_limits`` parses a query text after ``query.limits.check_query_text`` (and checks
-a prebuilt tree with ``check_query_node``), ``parse_for_explain`` holds explain to the length
+``parse_within_limits`` parses a query text held to its limits (``parse(text, limits=...)``,
+which runs ``query.limits.check_query_text`` first) and checks a prebuilt tree with
+``check_query_node``, ``parse_for_explain`` holds explain to the length
 limit only; ``within_budget`` runs a ``ThalabusGraph`` method
 under ``graph.database.deadline(settings.query_timeout_seconds)``, so every read of the query
 is bounded by Neo4j's transaction timeout and by a deadline checked before it starts.
@@ -15,7 +16,7 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from thalabus_graph.graph.database import deadline
 from thalabus_graph.query import Node, parse
-from thalabus_graph.query.limits import QueryLimits, check_query_node, check_query_text
+from thalabus_graph.query.limits import QueryLimits, check_query_node
 from thalabus_graph.settings import Settings
 
 P = ParamSpec("P")
@@ -36,8 +37,7 @@ def parse_within_limits(query: str | Node, settings: Settings) -> Node:
     ``ThalabusSyntaxError`` at the first term over a limit, or ``QueryNodeError`` for a tree)."""
     limits = QueryLimits.from_settings(settings)
     if isinstance(query, str):
-        check_query_text(query, limits)
-        return parse(query)
+        return parse(query, limits=limits)
     check_query_node(query, limits)
     return query
 
@@ -45,9 +45,9 @@ def parse_within_limits(query: str | Node, settings: Settings) -> Node:
 def parse_for_explain(text: str, settings: Settings) -> Node:
     """The query's tree for ``explain``, held to ``max_query_chars`` only: explain runs no
     search and no embedding, and renders a plan of any number of terms in linear time."""
-    check_query_text(text, QueryLimits(max_chars=settings.max_query_chars, max_terms=len(text),
-                                       max_depth=len(text), max_phrase_chars=len(text)))
-    return parse(text)
+    return parse(text, limits=QueryLimits(max_chars=settings.max_query_chars,
+                                          max_terms=len(text), max_depth=len(text),
+                                          max_phrase_chars=len(text)))
 
 
 def within_budget(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:

@@ -10,11 +10,13 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
-from thalabus_graph.datasets import Datasets, Member
+from thalabus_graph.dataset_rerank import RerankResult as RerankResult
+from thalabus_graph.dataset_rerank import rerank_dataset
+from thalabus_graph.datasets import Datasets
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.errors import PlanError
@@ -30,16 +32,13 @@ from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
+from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.rerank import (
-    NoReranking,
     Reranker,
-    ScoredFragment,
     SelectionPolicy,
-    ThresholdWithTiers,
     reranker_from_settings,
 )
 from thalabus_graph.rerank.outcome import BranchOutcomes
-from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
@@ -90,41 +89,6 @@ class QueryResult:
         else:
             out["fragments"] = [f.to_dict() for f in self.fragments]
         return out if self.plan is None else {**out, "plan": self.plan}
-
-
-@dataclass(frozen=True)
-class RerankResult:
-    """A reranked dataset: its id, the surviving members and whether the order was computed."""
-
-    dataset_id: str
-    """The new dataset, ``{session}#rerank_{n}``, ``DERIVED_FROM`` ``parent_id``."""
-    parent_id: str
-    query: str
-    """What the reranker was asked: the positive semantic clauses joined by " AND "."""
-    fragments: list[ScoredFragment]
-    """The members written, best first (scored ones, then unscored in retrieved order)."""
-    reranked: bool
-    reason: str | None
-    """Why the order was kept or partly kept (`RoundsResult.reason`); None when complete."""
-    rounds: int
-    failures: int
-    """Failed scoring batches over all rounds."""
-    weight_scale: str = "reranker"
-    """``reranker``, ``retrieval`` (order kept) or ``mixed`` (partly failed)."""
-    unscored: int = 0
-    capped: int = 0
-    """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
-    bookmarks: tuple[str, ...] = ()
-    """The graph object's bookmarks once the new dataset is written (see ``QueryResult``)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"dataset_id": self.dataset_id, "parent_id": self.parent_id,
-                "query": self.query, "reranked": self.reranked, "reason": self.reason,
-                "rounds": self.rounds, "failures": self.failures,
-                "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments],
-                "bookmarks": list(self.bookmarks)}
 
 
 class ThalabusGraph:
@@ -310,7 +274,7 @@ class ThalabusGraph:
         (with a "did you mean" when only the letter case differs); ``strict_categories``
         raises ``UnknownCategoryError`` instead, before anything runs.
         """
-        node = parse_within_limits(text, self.settings)
+        node = parse(text, limits=QueryLimits.from_settings(self.settings))
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
@@ -416,49 +380,10 @@ class ThalabusGraph:
         Raises:
             ConfigurationError: raised by the reranker (never written as a degraded dataset).
         """
-        info = self.datasets.get(dataset_id)
-        node = parse(info.stored_query() if query_text is None else query_text)
-        rerank_text = rerank_query(node)
-        no_reranker = isinstance(self.reranker, NoReranking)
-        s = self.settings
-        stubs: set[str] = set()  # filled while the rounds are read, one page at a time
-
-        def rounds() -> Iterator[list[tuple[str, str, float]]]:
-            for page in self.datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
-                stubs.update(m.fragmentid for m in page if m.source == "category")
-                yield [(m.fragmentid, m.rerank_text or m.text or "", m.score) for m in page]
-
-        chosen = policy or ThresholdWithTiers.from_settings(s)
-        cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
-        min_docs = getattr(chosen, "min_output_doc", s.min_reranking_output_doc)
-        result = rerank_in_rounds_sync(rounds(), "" if no_reranker else rerank_text,
-                                       self.reranker, chosen, max_output=cap,
-                                       min_output_doc=min_docs)
-        reason = "no-reranker" if no_reranker and rerank_text else result.reason
-        if not result.reranked:
-            scale = "retrieval"
-        else:
-            scale = "mixed" if result.unscored_ids else "reranker"
-        unscored = set(result.unscored_ids)
-        members = [Member(f.fragmentid, f.fragmentid if f.fragmentid in stubs else f.documentid,
-                          f.text, f.score, "category" if f.fragmentid in stubs else "fragment",
-                          original_score=f.original_score,
-                          unscored=result.reranked and f.fragmentid in unscored)
-                   for f in result.fragments]
-        flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
-                 "failures": len(result.failures), "weight_scale": scale,
-                 "unscored": len(unscored) if result.reranked else 0, "capped": result.capped,
-                 "source_query": serialize(node)}
-        new_id = self.datasets.create(members, session=session or info.session,
-                                      query=rerank_text, kind="rerank",
-                                      derived_from=dataset_id, flags=flags, goal=goal)
-        log = logger.info if result.reranked and reason is None else logger.warning
-        log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
-            "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
-            reason, len(result.failures), scale)
-        return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
-                            result.reranked, reason, result.rounds, len(result.failures), scale,
-                            int(flags["unscored"]), result.capped, self.db.bookmarks())
+        result = rerank_dataset(self.datasets, self.reranker, self.settings, dataset_id,
+                                query_text, session=session, policy=policy,
+                                max_output=max_output, goal=goal)
+        return replace(result, bookmarks=self.db.bookmarks())
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context and message (see ``goals.Goals.context``)."""

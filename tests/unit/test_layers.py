@@ -16,7 +16,7 @@ LAYERS: list[set[str]] = [
     {"search", "fusion", "lucene", "scale"},
     {"plan.steps", "plan.cost"},
     {"goals"},
-    {"datasets"},
+    {"datasets", "dataset_rerank"},
     {"documents", "ingest", "vectors"},
     {"rerank"},
     {"query", "fragments"},

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from thalabus_graph.errors import ThalabusSyntaxError
-from thalabus_graph.query.ast import NAME_PATTERN, Category, Semantic, Text
+from thalabus_graph.query.ast import LONE_SURROGATE, NAME_PATTERN, Category, Semantic, Text
 
 
 class TokenKind(Enum):
@@ -196,3 +196,11 @@ def tokenize(text: str) -> Iterator[Token]:
                 pos,
                 text,
             )
+
+
+def reject_lone_surrogates(text: str) -> None:
+    """A ``ThalabusSyntaxError`` at the first lone surrogate of ``text`` (not valid Unicode)."""
+    bad = LONE_SURROGATE.search(text)
+    if bad is not None:
+        raise ThalabusSyntaxError(f"a lone surrogate (U+{ord(bad.group()):04X}) is not valid "
+                                  "Unicode text", bad.start(), text)

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from thalabus_graph.errors import QueryNodeError, ThalabusSyntaxError
 from thalabus_graph.query.ast import And, Category, Node, Not, Or, Semantic, Text, children
-from thalabus_graph.query.lexer import TERM_KINDS, TokenKind, tokenize
-from thalabus_graph.query.parser import reject_lone_surrogates
+from thalabus_graph.query.lexer import TERM_KINDS, TokenKind, reject_lone_surrogates, tokenize
 from thalabus_graph.settings import Settings
 
 

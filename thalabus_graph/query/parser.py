@@ -35,15 +35,24 @@ Decisions the grammar leaves open (pinned by ``tests/query_cases.json``):
 from __future__ import annotations
 
 from thalabus_graph.errors import QueryNodeTypeError, ThalabusSyntaxError
-from thalabus_graph.query.ast import LONE_SURROGATE, TRUE, And, Node, Not, Or
-from thalabus_graph.query.lexer import TERM_HINT, TERM_KINDS, Token, TokenKind, tokenize
+from thalabus_graph.query.ast import TRUE, And, Node, Not, Or
+from thalabus_graph.query.lexer import (
+    TERM_HINT,
+    TERM_KINDS,
+    Token,
+    TokenKind,
+    reject_lone_surrogates,
+    tokenize,
+)
+from thalabus_graph.query.limits import QueryLimits, check_query_text
 
 PRECEDENCE = {TokenKind.OR: 1, TokenKind.AND: 2, TokenKind.NOT: 3}
 """Binding strength of the operators; higher binds tighter."""
 
 
-def parse(text: str) -> Node:
-    """Parse a query into its AST; an empty or blank query is ``TrueNode()``.
+def parse(text: str, *, limits: QueryLimits | None = None) -> Node:
+    """Parse a query into its AST; an empty or blank query is ``TrueNode()``. With ``limits``,
+    a text over a size limit is refused first, before any parsing (``query.limits``).
 
     Example:
         >>> parse('"asylum seeker" AND NOT COUNTRY_OF_ORIGIN=SY').to_dict()["type"]
@@ -55,16 +64,11 @@ def parse(text: str) -> Node:
     """
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"a query must be a str, not {type(text).__name__}")
-    reject_lone_surrogates(text)
+    if limits is None:
+        reject_lone_surrogates(text)
+    else:
+        check_query_text(text, limits)
     return _Parser(text).run()
-
-
-def reject_lone_surrogates(text: str) -> None:
-    """A ``ThalabusSyntaxError`` at the first lone surrogate of ``text`` (not valid Unicode)."""
-    bad = LONE_SURROGATE.search(text)
-    if bad is not None:
-        raise ThalabusSyntaxError(f"a lone surrogate (U+{ord(bad.group()):04X}) is not valid "
-                                  "Unicode text", bad.start(), text)
 
 
 class _Parser:

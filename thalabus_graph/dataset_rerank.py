@@ -1,0 +1,113 @@
+"""Reranking a stored dataset (``ThalabusGraph.rerank_dataset``): its members read one round
+at a time, reranked with the positive semantic clauses of its query, selected by a policy, and
+written back as ``{session}#rerank_{n}`` with flags that say how its weights came about
+(docs/architecture.md, "Results, datasets and reranking").
+
+It sits with the datasets: it reads and writes them around the reranking code, which never sees
+the graph.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from thalabus_graph.datasets import Datasets, Member
+from thalabus_graph.query import parse, rerank_query, serialize
+from thalabus_graph.rerank import (
+    NoReranking,
+    Reranker,
+    ScoredFragment,
+    SelectionPolicy,
+    ThresholdWithTiers,
+)
+from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
+from thalabus_graph.settings import Settings
+
+logger = logging.getLogger("thalabus_graph.engine")
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    """A reranked dataset: its id, the surviving members and whether the order was computed."""
+
+    dataset_id: str
+    """The new dataset, ``{session}#rerank_{n}``, ``DERIVED_FROM`` ``parent_id``."""
+    parent_id: str
+    query: str
+    """What the reranker was asked: the positive semantic clauses joined by " AND "."""
+    fragments: list[ScoredFragment]
+    """The members written, best first (scored ones, then unscored in retrieved order)."""
+    reranked: bool
+    reason: str | None
+    """Why the order was kept or partly kept (`RoundsResult.reason`); None when complete."""
+    rounds: int
+    failures: int
+    """Failed scoring batches over all rounds."""
+    weight_scale: str = "reranker"
+    """``reranker``, ``retrieval`` (order kept) or ``mixed`` (partly failed)."""
+    unscored: int = 0
+    capped: int = 0
+    """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
+    bookmarks: tuple[str, ...] = ()
+    """The graph object's bookmarks once the new dataset is written (see ``QueryResult``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"dataset_id": self.dataset_id, "parent_id": self.parent_id,
+                "query": self.query, "reranked": self.reranked, "reason": self.reason,
+                "rounds": self.rounds, "failures": self.failures,
+                "weight_scale": self.weight_scale, "unscored": self.unscored,
+                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments],
+                "bookmarks": list(self.bookmarks)}
+
+
+def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, dataset_id: str,
+                   query_text: str | None = None, *, session: str | None = None,
+                   policy: SelectionPolicy | None = None, max_output: int | None = None,
+                   goal: str | None = None) -> RerankResult:
+    """Rerank ``dataset_id`` and write the derived dataset (``ThalabusGraph.rerank_dataset``
+    says what is asked and recorded); the result carries no bookmarks (the engine adds them)."""
+    info = datasets.get(dataset_id)
+    node = parse(info.stored_query() if query_text is None else query_text)
+    rerank_text = rerank_query(node)
+    no_reranker = isinstance(reranker, NoReranking)
+    s = settings
+    stubs: set[str] = set()  # filled while the rounds are read, one page at a time
+
+    def rounds() -> Iterator[list[tuple[str, str, float]]]:
+        for page in datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
+            stubs.update(m.fragmentid for m in page if m.source == "category")
+            yield [(m.fragmentid, m.rerank_text or m.text or "", m.score) for m in page]
+
+    chosen = policy or ThresholdWithTiers.from_settings(s)
+    cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
+    min_docs = getattr(chosen, "min_output_doc", s.min_reranking_output_doc)
+    result = rerank_in_rounds_sync(rounds(), "" if no_reranker else rerank_text,
+                                   reranker, chosen, max_output=cap,
+                                   min_output_doc=min_docs)
+    reason = "no-reranker" if no_reranker and rerank_text else result.reason
+    scale = ("retrieval" if not result.reranked
+             else "mixed" if result.unscored_ids else "reranker")
+    unscored = set(result.unscored_ids)
+    members = [Member(f.fragmentid, f.fragmentid if f.fragmentid in stubs else f.documentid,
+                      f.text, f.score, "category" if f.fragmentid in stubs else "fragment",
+                      original_score=f.original_score,
+                      unscored=result.reranked and f.fragmentid in unscored)
+               for f in result.fragments]
+    flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
+             "failures": len(result.failures), "weight_scale": scale,
+             "unscored": len(unscored) if result.reranked else 0, "capped": result.capped,
+             "source_query": serialize(node)}
+    new_id = datasets.create(members, session=session or info.session,
+                                  query=rerank_text, kind="rerank",
+                                  derived_from=dataset_id, flags=flags, goal=goal)
+    log = logger.info if result.reranked and reason is None else logger.warning
+    log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
+        "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
+        reason, len(result.failures), scale)
+    return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
+                        result.reranked, reason, result.rounds, len(result.failures), scale,
+                        int(flags["unscored"]), result.capped)
