@@ -1,11 +1,17 @@
 """Scale: recall@10 and p50/p95 of every query shape at hundreds of thousands of chapters.
 
-Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--json OUT] [--keep]
-[--uri URI] [--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape).
+Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--generator G]
+[--json OUT] [--keep] [--uri URI [--server-data DIR] [--queries-only]] [--no-graphrag]
+[--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape).
+
+Server: without ``--uri``, the one a user gets: ``thalabus-graph neo4j start --data DIR`` with
+no size flags (``tests.benchmarks.scale_server``; ``--heap`` / ``--page-cache`` are passed on
+when given). Its heap and page cache are printed beside the figures and kept in the JSON.
 
 Corpus (``tests.benchmarks.scale_corpus``): N one-chapter documents in one ontology, each a
 copy of a real SciFact / XQuAD-R document (its text; its multilingual-e5-small vector
-perturbed with noise of the real vectors' covariance and mixed with a second document's), with
+perturbed with noise, ``--generator``: ``covariance``, shaped like the real vectors, or
+``isotropic``, not shaped like them, and mixed with a second document's), with
 skewed categories: ``SKEW`` = ``v50`` (50%), ``v10`` (10%), ``v1`` (1%), ``v0_1`` (0.1%) and a
 long tail of 0.01% values; ``REGION`` = ``r20`` (20%), ``r5`` (5%), ``rest``. Streamed through
 ``ThalabusGraph.ingest(..., embed=False)``; the ground truth is computed with numpy while the
@@ -13,15 +19,24 @@ blocks stream by (exact cosine over the matching chapters, never from the engine
 
 Each shape runs ``ThalabusGraph.query(text, ontology_id=...)`` with the real query vectors of
 the sets (a lookup embedder); hybrid fusion is off by default (``--hybrid`` keeps it) so that
-the exact-cosine top 10 is the right answer. Shapes are interleaved per round, and the filtered
-ones run right after through neo4j-graphrag's ``VectorRetriever`` with ``filters`` on the same
-server (the categories copied onto the chapters as properties, with range indexes): the anchor
-a Neo4j user would reach for. Peak RSS is the process's high-water mark, reset before each
-engine query (``/proc/self/clear_refs``), and its growth over the RSS the query started with.
+the exact-cosine top 10 is the right answer. Shapes are interleaved per round. Two phases:
+
+* ``right_after_ingest`` (a graph loaded by this run): starts the moment ``ingest`` returns,
+  every round timed (no warm-up, nothing waited for), engine only;
+* ``settled``: once the server's JVM stayed below 0.1 cores for 10 s (the wait is reported),
+  two warm-up rounds, and the filtered shapes also through neo4j-graphrag's
+  ``VectorRetriever`` with ``filters`` on the same server (the categories copied onto the
+  chapters as properties, with range indexes, after the first phase): the anchor a Neo4j user
+  would reach for (``--no-graphrag`` leaves it out).
+
+Peak RSS is the process's high-water mark, reset before each engine query
+(``/proc/self/clear_refs``), and its growth over the RSS the query started with. The JSON
+also keeps every query's milliseconds and the Lucene segments of each index on disk.
 
 The benchmark only ever modifies a database it created: without ``--uri`` it starts its own
 Neo4j on a temporary data dir (``--keep`` leaves it running for a rerun with ``--uri``); with
-``--uri`` it refuses a non-empty database that lacks its marker node.
+``--uri`` it refuses a non-empty database that lacks its marker node, reuses one holding the
+same corpus (queries only), and ``--queries-only`` refuses rather than rebuilds any other.
 """
 
 from __future__ import annotations

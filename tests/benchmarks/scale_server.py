@@ -69,11 +69,11 @@ def _cli_json(args: list[str], timeout: float) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in SIZE_ENV}
     proc = subprocess.run(cli_argv(*args), capture_output=True, text=True, env=env,
                           timeout=timeout, check=False)
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
+    out = proc.stdout.strip()
+    if proc.returncode != 0 or not out:
         raise SystemExit(f"thalabus-graph {' '.join(args)} failed (rc {proc.returncode}): "
                          f"{proc.stderr.strip()[-2000:]}")
-    data: dict[str, Any] = json.loads(lines[-1])
+    data: dict[str, Any] = json.loads(out)  # one JSON document, on one line or indented
     return data
 
 
@@ -131,7 +131,7 @@ def proc_cpu_seconds(pid: int) -> float:
 def jmx(db: Database, query: str, run: Callable[..., list[dict[str, Any]]]
         ) -> list[dict[str, Any]]:
     """The beans ``dbms.queryJmx(query)`` gives: name and attribute values."""
-    rows = run(db, "scale_jmx", query=query)
+    rows = run(db, "scale_jmx", pattern=query)
     return [{"name": r["name"],
              "attributes": {k: (v.get("value") if isinstance(v, dict) else v)
                             for k, v in (r["attributes"] or {}).items()}} for r in rows]

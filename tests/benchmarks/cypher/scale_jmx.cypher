@@ -1,3 +1,3 @@
-// The JMX beans matching $query (a JMX object name pattern), with their attributes.
-CALL dbms.queryJmx($query) YIELD name, attributes
+// The JMX beans matching $pattern (a JMX object name pattern), with their attributes.
+CALL dbms.queryJmx($pattern) YIELD name, attributes
 RETURN name, attributes
