@@ -389,14 +389,16 @@ def graphrag_version() -> str:
 def timed_phase(runner: Runner, name: str, warmup: int, seed: int, anchors: bool,
                 meter: Callable[[], float], say: Callable[[str], None]) -> dict[str, Any]:
     """One pass over every shape; with its wall time and the JVM's mean CPU use meanwhile
-    (cores: merges still running show here)."""
+    (cores: merges still running show here) and the machine's 1-minute load before and
+    after (other work on a shared machine shows there)."""
     say(f"{name}: {runner.rounds - warmup} timed rounds (+{warmup} warm-up) of "
         f"{len(runner.truth.shapes)} shapes{' and the graphrag anchors' if anchors else ''}")
-    cpu0, t0 = meter(), time.perf_counter()
+    cpu0, t0, load0 = meter(), time.perf_counter(), os.getloadavg()[0]
     rows = runner.run(warmup, seed, say, anchors=anchors)
     wall = time.perf_counter() - t0
     return {"phase": name, "warmup_rounds": warmup, "timed_rounds": runner.rounds - warmup,
             "graphrag": anchors, "seconds": round(wall, 1),
+            "machine_load_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
             "jvm_cpu_cores_mean": round((meter() - cpu0) / max(wall, 1e-9), 2), "shapes": rows}
 
 
