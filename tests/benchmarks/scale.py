@@ -1,11 +1,17 @@
 """Scale: recall@10 and p50/p95 of every query shape at hundreds of thousands of chapters.
 
-Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--json OUT] [--keep]
-[--uri URI] [--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape).
+Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--generator G]
+[--json OUT] [--keep] [--uri URI [--server-data DIR] [--queries-only]] [--no-graphrag]
+[--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape).
+
+Server: without ``--uri``, the one a user gets: ``thalabus-graph neo4j start --data DIR`` with
+no size flags (``tests.benchmarks.scale_server``; ``--heap`` / ``--page-cache`` are passed on
+when given). Its heap and page cache are printed beside the figures and kept in the JSON.
 
 Corpus (``tests.benchmarks.scale_corpus``): N one-chapter documents in one ontology, each a
 copy of a real SciFact / XQuAD-R document (its text; its multilingual-e5-small vector
-perturbed with noise of the real vectors' covariance and mixed with a second document's), with
+perturbed with noise, ``--generator``: ``covariance``, shaped like the real vectors, or
+``isotropic``, not shaped like them, and mixed with a second document's), with
 skewed categories: ``SKEW`` = ``v50`` (50%), ``v10`` (10%), ``v1`` (1%), ``v0_1`` (0.1%) and a
 long tail of 0.01% values; ``REGION`` = ``r20`` (20%), ``r5`` (5%), ``rest``. Streamed through
 ``ThalabusGraph.ingest(..., embed=False)``; the ground truth is computed with numpy while the
@@ -13,22 +19,30 @@ blocks stream by (exact cosine over the matching chapters, never from the engine
 
 Each shape runs ``ThalabusGraph.query(text, ontology_id=...)`` with the real query vectors of
 the sets (a lookup embedder); hybrid fusion is off by default (``--hybrid`` keeps it) so that
-the exact-cosine top 10 is the right answer. Shapes are interleaved per round, and the filtered
-ones run right after through neo4j-graphrag's ``VectorRetriever`` with ``filters`` on the same
-server (the categories copied onto the chapters as properties, with range indexes): the anchor
-a Neo4j user would reach for. Peak RSS is the process's high-water mark, reset before each
-engine query (``/proc/self/clear_refs``), and its growth over the RSS the query started with.
+the exact-cosine top 10 is the right answer. Shapes are interleaved per round. Two phases:
+
+* ``right_after_ingest`` (a graph loaded by this run): starts the moment ``ingest`` returns,
+  every round timed (no warm-up, nothing waited for), engine only;
+* ``settled``: once the server's JVM stayed below 0.1 cores for 10 s (the wait is reported),
+  two warm-up rounds, and the filtered shapes also through neo4j-graphrag's
+  ``VectorRetriever`` with ``filters`` on the same server (the categories copied onto the
+  chapters as properties, with range indexes, after the first phase): the anchor a Neo4j user
+  would reach for (``--no-graphrag`` leaves it out).
+
+Peak RSS is the process's high-water mark, reset before each engine query
+(``/proc/self/clear_refs``), and its growth over the RSS the query started with. The JSON
+also keeps every query's milliseconds and the Lucene segments of each index on disk.
 
 The benchmark only ever modifies a database it created: without ``--uri`` it starts its own
 Neo4j on a temporary data dir (``--keep`` leaves it running for a rerun with ``--uri``); with
-``--uri`` it refuses a non-empty database that lacks its marker node.
+``--uri`` it refuses a non-empty database that lacks its marker node, reuses one holding the
+same corpus (queries only), and ``--queries-only`` refuses rather than rebuilds any other.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import math
 import os
 import platform
@@ -39,31 +53,43 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.quality import semantic_phrase
 from tests.benchmarks.report import write_json
 from tests.benchmarks.scale_corpus import (
     BLOCK,
+    DEFAULT_GENERATOR,
     DIMENSIONS,
+    GENERATORS,
     ONTOLOGY,
     RECALL_AT,
-    Block,
     RealSets,
     Synthesizer,
-    TopK,
     chapter_index,
     load_real_sets,
     mean_top10_cosine,
-    phrase_pattern,
 )
-from thalabus_graph import Settings, ThalabusGraph, ThalabusSyntaxError
-from thalabus_graph.embeddings import Vectors
+from tests.benchmarks.scale_queries import (
+    LookupEmbedder,
+    ShapeTruth,
+    Truth,
+    plan_rounds,
+    shapes,
+    stream,
+)
+from tests.benchmarks.scale_server import (
+    IDLE_CORES,
+    IDLE_WINDOW_S,
+    cli_server,
+    cpu_meter,
+    index_files,
+    wait_idle,
+)
+from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/scale.json")
@@ -71,7 +97,6 @@ DEFAULT_DATA = "../shared/data/scifact,../shared/data/xquad-r"
 CYPHER_DIR = Path(__file__).with_name("cypher")
 MARKER_VERSION = 1
 WARMUP_ROUNDS = 2
-Mask = Callable[[Block], npt.NDArray[np.bool_]]
 
 
 def cypher(name: str) -> str:
@@ -86,260 +111,58 @@ def run_statement(db: Database, name: str, **params: Any) -> list[dict[str, Any]
         return [r.data() for r in session.run(cypher(name), **params)]
 
 
-# --- shapes --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Shape:
-    """One query shape: its template, which chapters match, and graphrag's filter if any.
-
-    ``kind``: ``semantic`` (top 10 by cosine among ``mask``), ``or`` (top 10 by the larger
-    cosine of two phrases), ``text`` (chapters containing a phrase), ``filter`` (all of
-    ``mask``). ``anchor``: whether graphrag runs it (``filters`` None = unfiltered).
-    """
-
-    name: str
-    kind: str
-    template: str
-    mask: Mask | None = None
-    anchor: bool = False
-    filters: dict[str, Any] | None = None
-
-
-def _skew(code: int) -> Mask:
-    return lambda b: b.skew == code
-
-
-def shapes() -> list[Shape]:
-    """The query shapes of issue 18."""
-    return [
-        Shape("phrase", "semantic", "{p}", None, anchor=True),
-        Shape("and_50%", "semantic", "{p} AND SKEW=v50", _skew(0), True,
-              {"cat_SKEW": {"$eq": "v50"}}),
-        Shape("and_10%", "semantic", "{p} AND SKEW=v10", _skew(1), True,
-              {"cat_SKEW": {"$eq": "v10"}}),
-        Shape("and_1%", "semantic", "{p} AND SKEW=v1", _skew(2), True,
-              {"cat_SKEW": {"$eq": "v1"}}),
-        Shape("and_0.1%", "semantic", "{p} AND SKEW=v0_1", _skew(3), True,
-              {"cat_SKEW": {"$eq": "v0_1"}}),
-        Shape("and_0.01%", "semantic", "{p} AND SKEW=t00000", _skew(4), True,
-              {"cat_SKEW": {"$eq": "t00000"}}),
-        Shape("and_not_50%", "semantic", "{p} AND NOT SKEW=v50", lambda b: b.skew != 0, True,
-              {"cat_SKEW": {"$ne": "v50"}}),
-        Shape("nested", "semantic", "{p} AND (SKEW=v10 OR (REGION=r5 AND NOT SKEW=v50))",
-              lambda b: (b.skew == 1) | ((b.region == 1) & (b.skew != 0)), True,
-              {"$or": [{"cat_SKEW": {"$eq": "v10"}},
-                       {"$and": [{"cat_REGION": {"$eq": "r5"}},
-                                 {"cat_SKEW": {"$ne": "v50"}}]}]}),
-        Shape("or_phrases", "or", "{p} OR {p2}"),
-        Shape("fulltext", "text", "{t}"),
-        Shape("filter_1%", "filter", "SKEW=v1", _skew(2)),
-    ]
-
-
-@dataclass
-class Round:
-    """One query of a shape: the Thalabus text, its phrases and full-text phrase."""
-
-    text: str
-    phrases: tuple[str, ...] = ()
-    fulltext: str | None = None
-
-
-class LookupEmbedder:
-    """An ``Embedder`` answering query texts with the real sets' precomputed vectors."""
-
-    def __init__(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
-        self.vectors = vectors
-
-    @property
-    def dimensions(self) -> int:
-        """Vector length."""
-        return DIMENSIONS
-
-    @property
-    def model_id(self) -> str:
-        """The model the stored vectors come from."""
-        return "multilingual-e5-small-precomputed"
-
-    def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        """The stored vector of each text (a clear error for a text the sets do not have)."""
-        missing = [t for t in texts if t not in self.vectors]
-        if missing:
-            raise KeyError(f"no precomputed query vector for {missing[0]!r}")
-        if not texts:
-            return np.zeros((0, DIMENSIONS), np.float32)
-        return np.stack([self.vectors[t] for t in texts])
-
-    def embed_passages(self, texts: Sequence[str]) -> Vectors:
-        """Not used: the corpus brings its vectors."""
-        raise NotImplementedError("the scale corpus supplies its embeddings")
-
-
-def plan_rounds(shape_list: list[Shape], real: RealSets, synth: Synthesizer, rounds: int,
-                seed: int) -> tuple[dict[str, list[Round]], dict[str, npt.NDArray[np.float32]]]:
-    """Per shape, ``rounds`` queries (distinct real queries; full-text phrases from bases)."""
-    rng = np.random.default_rng([seed, 1])
-    lookup: dict[str, npt.NDArray[np.float32]] = {}
-    usable: list[str] = []
-    for text, vec in zip(real.query_texts, real.query_vectors, strict=True):
-        try:
-            semantic_phrase(text)
-        except (ValueError, ThalabusSyntaxError):
-            continue
-        if text not in lookup:
-            lookup[text] = vec
-            usable.append(text)
-    order = [usable[i] for i in rng.permutation(len(usable))]
-    pos = 0
-
-    def take() -> str:
-        nonlocal pos
-        pos += 1
-        return str(order[(pos - 1) % len(order)])
-
-    plans: dict[str, list[Round]] = {}
-    for shape in shape_list:
-        out: list[Round] = []
-        for _ in range(rounds):
-            if shape.kind == "semantic":
-                p = take()
-                out.append(Round(shape.template.format(p=semantic_phrase(p)), (p,)))
-            elif shape.kind == "or":
-                p, p2 = take(), take()
-                out.append(Round(shape.template.format(p=semantic_phrase(p),
-                                                       p2=semantic_phrase(p2)), (p, p2)))
-            elif shape.kind == "text":
-                t = text_phrase(real, synth, rng)
-                out.append(Round(shape.template.format(t=f"'{t}'"), fulltext=t))
-            else:
-                out.append(Round(shape.template))
-        plans[shape.name] = out
-    return plans, lookup
-
-
-def text_phrase(real: RealSets, synth: Synthesizer, rng: np.random.Generator) -> str:
-    """Two consecutive lower-case words (4+ letters) of a base document used by the corpus."""
-    while True:
-        i = int(rng.integers(0, synth.n))
-        words = real.texts[int(synth.bases(np.array([i]))[0])].split(" ")
-        pairs = [(a, b) for a, b in itertools.pairwise(words)
-                 if len(a) >= 4 and len(b) >= 4 and a.isalpha() and b.isalpha()
-                 and a.islower() and b.islower()]
-        if pairs:
-            a, b = pairs[int(rng.integers(0, len(pairs)))]
-            return f"{a} {b}"
-
-
-# --- ground truth while streaming ----------------------------------------------------------
-@dataclass
-class ShapeTruth:
-    """What the benchmark knows about one shape's queries once the corpus has streamed."""
-
-    shape: Shape
-    rounds: list[Round]
-    matching: int = 0
-    top: TopK | None = None
-    vectors: list[npt.NDArray[np.float32]] = field(default_factory=list)
-    base_match: list[npt.NDArray[np.bool_]] = field(default_factory=list)
-    text_matching: list[int] = field(default_factory=list)
-    members: list[npt.NDArray[np.int64]] = field(default_factory=list)
-
-
-class Truth:
-    """Exact answers of every planned query, accumulated block by block (numpy only)."""
-
-    def __init__(self, shape_list: list[Shape], plans: dict[str, list[Round]],
-                 lookup: dict[str, npt.NDArray[np.float32]], real: RealSets) -> None:
-        self.shapes: dict[str, ShapeTruth] = {}
-        for shape in shape_list:
-            st = ShapeTruth(shape, plans[shape.name])
-            if shape.kind in ("semantic", "or"):
-                st.top = TopK(len(st.rounds))
-                width = 1 if shape.kind == "semantic" else 2
-                st.vectors = [np.stack([lookup[r.phrases[w]] for r in st.rounds]).astype(
-                    np.float32) for w in range(width)]
-            if shape.kind == "text":
-                texts = [t.lower() for t in real.texts]
-                for r in st.rounds:
-                    pattern = phrase_pattern(r.fulltext or "")
-                    st.base_match.append(np.array([bool(pattern.search(t)) for t in texts]))
-                st.text_matching = [0] * len(st.rounds)
-            self.shapes[shape.name] = st
-        self.sample: npt.NDArray[np.float32] | None = None
-        self.sample_top: TopK | None = None
-
-    def update(self, block: Block) -> None:
-        """Fold one block into every shape's answer and the synthetic top-10 sample."""
-        vt = block.vectors.T
-        for st in self.shapes.values():
-            mask = st.shape.mask(block) if st.shape.mask else np.ones(len(block.idx), bool)
-            st.matching += int(mask.sum())
-            if st.top is not None:
-                scores = np.max([(v @ vt) for v in st.vectors], axis=0).astype(np.float64)
-                scores[:, ~mask] = -np.inf
-                st.top.merge(scores, block.idx)
-            for j, bm in enumerate(st.base_match):
-                st.text_matching[j] += int(bm[block.base].sum())
-            if st.shape.kind == "filter":
-                st.members.append(block.idx[mask])
-        if self.sample is None:
-            self.sample = block.vectors.copy()
-            self.sample_top = TopK(len(self.sample))
-        assert self.sample_top is not None
-        s = (self.sample @ vt).astype(np.float64)
-        own = block.idx < len(self.sample)
-        s[block.idx[own], np.flatnonzero(own)] = -np.inf
-        self.sample_top.merge(s, block.idx)
-
-
-def stream(synth: Synthesizer, truth: Truth, say: Callable[[str], None]) -> Iterator[
-        dict[str, Any]]:
-    """The corpus as ingestion input, one block at a time, folding each block into ``truth``."""
-    start = time.perf_counter()
-    for block in synth.blocks():
-        truth.update(block)
-        for j in range(len(block.idx)):
-            yield synth.document(block, j)
-        done = int(block.idx[-1]) + 1
-        if done % (BLOCK * 20) == 0 or done == synth.n:
-            rate = done / max(time.perf_counter() - start, 1e-9)
-            say(f"  {done} / {synth.n} chapters generated ({rate:.0f}/s)")
-
-
 # --- the database: only ever our own --------------------------------------------------------
 def corpus_marker(args: argparse.Namespace, real: RealSets) -> dict[str, Any]:
     """What the marker records about the corpus (a rerun reuses a graph with equal values)."""
     return {"version": MARKER_VERSION, "chapters": args.chapters, "seed": args.seed,
-            "sigma": args.sigma, "mix": args.mix, "sources": ",".join(real.sources)}
+            "sigma": args.sigma, "mix": args.mix, "sources": ",".join(real.sources),
+            "generator": getattr(args, "generator", DEFAULT_GENERATOR)}
 
 
-def claim(db: Database, wanted: dict[str, Any], uri: str) -> bool:
+def claim(db: Database, wanted: dict[str, Any], uri: str, *, reuse_only: bool = False
+          ) -> bool:
     """Make sure the database is ours; True when it already holds the wanted corpus whole.
 
     An empty database is claimed (marker written); one holding our marker is reused when the
-    corpus matches, else emptied; anything else is refused without a write.
+    corpus matches (a marker without ``generator`` holds the default one), else emptied;
+    anything else is refused without a write. ``reuse_only``: refuse instead of loading.
     """
     nodes = int(run_statement(db, "scale_count_nodes")[0]["nodes"])
     markers = run_statement(db, "scale_marker_read")
+    if reuse_only and not markers:
+        raise SystemExit(f"--queries-only: {uri} holds no scale-benchmark graph")
     if nodes and not markers:
         raise SystemExit(f"refusing to use {uri}: the database holds {nodes} nodes and "
                          "no scale-benchmark marker (it is not the benchmark's own database)")
     if markers:
         marker = markers[0]["marker"]
-        if marker.get("complete") and all(marker.get(k) == v for k, v in wanted.items()):
+        found = {"generator": DEFAULT_GENERATOR, **marker}
+        if marker.get("complete") and all(found.get(k) == v for k, v in wanted.items()):
             return True
+        if reuse_only:
+            raise SystemExit(f"--queries-only: {uri} holds another corpus or an unfinished one "
+                             f"({marker}); wanted {wanted}")
         run_statement(db, "scale_wipe")
     run_statement(db, "scale_marker_write", props={**wanted, "complete": False})
     return False
 
 
-def load(graph: ThalabusGraph, synth: Synthesizer, truth: Truth, wanted: dict[str, Any],
-         say: Callable[[str], None]) -> dict[str, Any]:
-    """Ingest the corpus, copy the categories for graphrag, then mark the database complete."""
+def ingest(graph: ThalabusGraph, synth: Synthesizer, truth: Truth,
+           say: Callable[[str], None]) -> dict[str, Any]:
+    """Ingest the corpus through ``ThalabusGraph.ingest``; nothing waited for after it returns
+    (what a user's next query meets)."""
     start = time.perf_counter()
     report = graph.ingest(stream(synth, truth, say), progress=False, embed=False, strict=True)
-    run_statement(graph.db, "scale_await_indexes", timeout=3600)
     ingest_s = time.perf_counter() - start
-    say(f"ingested {report.fragments} fragments in {ingest_s:.0f} s; copying categories")
+    say(f"ingested {report.fragments} fragments in {ingest_s:.0f} s")
+    return {"reused": False, "ingest_seconds": round(ingest_s, 1),
+            "fragments": report.fragments,
+            "fragments_per_second": round(report.fragments / ingest_s, 1)}
+
+
+def finish_load(graph: ThalabusGraph, wanted: dict[str, Any]) -> dict[str, Any]:
+    """Copy the categories onto the chapters for graphrag, with range indexes, then mark the
+    database complete."""
     start = time.perf_counter()
     run_statement(graph.db, "scale_copy_categories")
     run_statement(graph.db, "scale_index_skew")
@@ -347,10 +170,22 @@ def load(graph: ThalabusGraph, synth: Synthesizer, truth: Truth, wanted: dict[st
     run_statement(graph.db, "scale_await_indexes", timeout=3600)
     copy_s = time.perf_counter() - start
     run_statement(graph.db, "scale_marker_write", props={**wanted, "complete": True})
-    return {"reused": False, "ingest_seconds": round(ingest_s, 1),
-            "fragments": report.fragments,
-            "fragments_per_second": round(report.fragments / ingest_s, 1),
-            "graphrag_property_copy_seconds": round(copy_s, 1)}
+    return {"graphrag_property_copy_seconds": round(copy_s, 1)}
+
+
+def load(graph: ThalabusGraph, synth: Synthesizer, truth: Truth, wanted: dict[str, Any],
+         say: Callable[[str], None]) -> dict[str, Any]:
+    """Ingest the corpus, wait for the indexes, copy the categories for graphrag, then mark
+    the database complete."""
+    loaded = ingest(graph, synth, truth, say)
+    run_statement(graph.db, "scale_await_indexes", timeout=3600)
+    return {**loaded, **finish_load(graph, wanted)}
+
+
+def fold_truth(synth: Synthesizer, truth: Truth) -> None:
+    """The ground truth of a reused graph: every block folded in, no documents built."""
+    for block in synth.blocks():
+        truth.update(block)
 
 
 @contextlib.contextmanager
@@ -442,6 +277,7 @@ class Runner:
         self.truth = truth
         self.synth = synth
         self.lookup = lookup
+        self.rounds = len(next(iter(truth.shapes.values())).rounds)
 
         def fmt(record: Any) -> RetrieverResultItem:
             return RetrieverResultItem(content=record["node"]["fragmentid"],
@@ -473,8 +309,10 @@ class Runner:
         ms = (time.perf_counter() - start) * 1000
         return [chapter_index(str(item.content)) for item in result.items], ms
 
-    def run(self, warmup: int, seed: int, say: Callable[[str], None]) -> list[dict[str, Any]]:
-        """Every round of every shape, shapes shuffled per round; the first rounds untimed."""
+    def run(self, warmup: int, seed: int, say: Callable[[str], None], *, anchors: bool = True
+            ) -> list[dict[str, Any]]:
+        """Every round of every shape, shapes shuffled per round; the first ``warmup`` rounds
+        untimed; graphrag runs the anchored shapes when ``anchors``."""
         shape_truths = list(self.truth.shapes.values())
         rounds = len(shape_truths[0].rounds)
         rec: dict[str, dict[str, list[float]]] = {
@@ -486,7 +324,7 @@ class Runner:
             for k in rng.permutation(len(shape_truths)):
                 st = shape_truths[int(k)]
                 found, ms, rss, grow = self.engine(st, j)
-                g = self.graphrag(st, j) if st.shape.anchor else None
+                g = self.graphrag(st, j) if anchors and st.shape.anchor else None
                 if j < warmup:
                     continue
                 r = rec[st.shape.name]
@@ -510,6 +348,7 @@ class Runner:
             "shape": st.shape.name, "kind": st.shape.kind, "example": st.rounds[-1].text[:160],
             "matching_chapters": st.matching, "selectivity": round(st.matching / self.synth.n, 6),
             "engine": engine, "graphrag": None, "engine_over_graphrag_p50": None,
+            "engine_ms": [round(x, 2) for x in r["e_ms"]],
         }
         if st.shape.kind == "text":
             out["matching_chapters"] = round(statistics.fmean(st.text_matching), 1)
@@ -547,53 +386,83 @@ def graphrag_version() -> str:
                          "(1.21 works with neo4j 6.1; 1.22 needs neo4j>=6.3.1)") from None
 
 
+def timed_phase(runner: Runner, name: str, warmup: int, seed: int, anchors: bool,
+                meter: Callable[[], float], say: Callable[[str], None]) -> dict[str, Any]:
+    """One pass over every shape; with its wall time and the JVM's mean CPU use meanwhile
+    (cores: merges still running show here) and the machine's 1-minute load before and
+    after (other work on a shared machine shows there)."""
+    say(f"{name}: {runner.rounds - warmup} timed rounds (+{warmup} warm-up) of "
+        f"{len(runner.truth.shapes)} shapes{' and the graphrag anchors' if anchors else ''}")
+    cpu0, t0, load0 = meter(), time.perf_counter(), os.getloadavg()[0]
+    rows = runner.run(warmup, seed, say, anchors=anchors)
+    wall = time.perf_counter() - t0
+    return {"phase": name, "warmup_rounds": warmup, "timed_rounds": runner.rounds - warmup,
+            "graphrag": anchors, "seconds": round(wall, 1),
+            "machine_load_1min": [round(load0, 2), round(os.getloadavg()[0], 2)],
+            "jvm_cpu_cores_mean": round((meter() - cpu0) / max(wall, 1e-9), 2), "shapes": rows}
+
+
 def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
-    """Generate, load (or reuse), measure; the JSON result."""
-    gr_version = graphrag_version()
+    """Generate, load (or reuse), measure right after ingest and once idle; the JSON result."""
+    gr_version = graphrag_version() if args.graphrag else None
     real = load_real_sets([Path(d) for d in args.data_dirs.split(",") if d.strip()])
     say(f"real sets {real.sources}: {len(real.vectors)} documents, "
         f"{len(real.query_texts)} queries")
     real_top10 = mean_top10_cosine(real.vectors)
-    synth = Synthesizer(real, args.chapters, args.sigma, args.mix, args.seed)
+    synth = Synthesizer(real, args.chapters, args.sigma, args.mix, args.seed, args.generator)
     shape_list = shapes()
     plans, lookup = plan_rounds(shape_list, real, synth, args.queries + WARMUP_ROUNDS, args.seed)
     truth = Truth(shape_list, plans, lookup, real)
     settings = Settings(embedding_dimensions=DIMENSIONS) if args.hybrid else Settings(
         embedding_dimensions=DIMENSIONS, hybrid_all_queries=False, short_query_max_words=0)
     wanted = corpus_marker(args, real)
-    with server(args, say) as uri, ThalabusGraph.connect(
-            uri, settings=settings, embedder=LookupEmbedder(lookup)) as graph:
-        reused = claim(graph.db, wanted, uri)
+    phases: list[dict[str, Any]] = []
+    indexes: dict[str, Any] = {}
+    with cli_server(args, say) as info, ThalabusGraph.connect(
+            info.uri, settings=settings, embedder=LookupEmbedder(lookup)) as graph:
+        reused = claim(graph.db, wanted, info.uri, reuse_only=args.queries_only)
         graph.migrate()
+        meter_source, meter = cpu_meter(info, graph.db, run_statement)
+        runner = Runner(graph, truth, synth, lookup)
         if reused:
             say("the database holds this corpus: reusing it (ground truth regenerated)")
-            for _ in stream(synth, truth, say):
-                pass
+            fold_truth(synth, truth)
             loaded: dict[str, Any] = {"reused": True}
         else:
             say(f"ingesting {args.chapters} chapters ...")
-            loaded = load(graph, synth, truth, wanted, say)
-        assert truth.sample_top is not None
-        synth_top10 = truth.sample_top.mean_score()
-        say(f"mean top-10 cosine: real {real_top10:.4f}, synthetic {synth_top10:.4f}")
-        say(f"querying: {args.queries} timed rounds (+{WARMUP_ROUNDS} warm-up) of "
-            f"{len(shape_list)} shapes")
-        rss_before = peak_rss_mib()
-        rows = Runner(graph, truth, synth, lookup).run(WARMUP_ROUNDS, args.seed, say)
+            loaded = ingest(graph, synth, truth, say)
+            if info.data_dir:
+                indexes["after_ingest"] = index_files(info.data_dir, graph.db, run_statement)
+            phases.append(timed_phase(runner, "right_after_ingest", 0, args.seed, False,
+                                      meter, say))
+            say("copying the categories onto the chapters for graphrag ...")
+            loaded.update(finish_load(graph, wanted))
+        say(f"waiting for the server to be idle (JVM CPU < {IDLE_CORES} cores for "
+            f"{IDLE_WINDOW_S:.0f} s, from {meter_source}) ...")
+        idle = wait_idle(meter, timeout=args.settle_timeout)
+        say(f"  {'idle' if idle.idle else 'NOT idle'} after {idle.seconds:.0f} s")
+        if info.data_dir:
+            indexes["settled"] = index_files(info.data_dir, graph.db, run_statement)
+        settled = timed_phase(runner, "settled", WARMUP_ROUNDS, args.seed, args.graphrag,
+                              meter, say)
+        settled["idle_wait"] = {"seconds": idle.seconds, "idle": idle.idle,
+                                "meter": meter_source, "cores_by_second": idle.cores_by_second}
+        phases.append(settled)
         server_agent = graph.db.driver.get_server_info().agent
+    assert truth.sample_top is not None
+    synth_top10 = truth.sample_top.mean_score()
     return {
         "benchmark": "scale", "python": platform.python_version(),
         "machine": platform.machine(), "cpus": os.cpu_count(), "neo4j": server_agent,
-        "neo4j_graphrag": gr_version, "chapters": args.chapters, "ontology": ONTOLOGY,
-        "queries_per_shape": args.queries, "warmup_rounds": WARMUP_ROUNDS,
+        "server": info.to_dict(), "neo4j_graphrag": gr_version, "chapters": args.chapters,
+        "ontology": ONTOLOGY, "queries_per_shape": args.queries,
         "hybrid_fusion": args.hybrid, "recall_at": RECALL_AT,
         "corpus": {"sources": real.sources, "base_documents": len(real.vectors),
-                   "sigma": args.sigma, "mix": args.mix, "seed": args.seed,
-                   "mean_top10_cosine_real": round(real_top10, 4),
+                   "generator": args.generator, "sigma": args.sigma, "mix": args.mix,
+                   "seed": args.seed, "mean_top10_cosine_real": round(real_top10, 4),
                    "mean_top10_cosine_synthetic": round(synth_top10, 4),
                    "synthetic_sample": BLOCK, **loaded},
-        "rss_mib_before_queries": round(rss_before, 1),
-        "shapes": rows,
+        "lucene_indexes": indexes, "phases": phases,
     }
 
 
@@ -632,13 +501,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--hybrid", action="store_true",
                         help="keep hybrid text fusion on (recall against cosine then understates)")
+    parser.add_argument("--generator", choices=GENERATORS, default=DEFAULT_GENERATOR,
+                        help="noise of the synthetic vectors: the real vectors' covariance, or "
+                        "isotropic (not shaped like them)")
+    parser.add_argument("--server-data", default=None, metavar="DIR",
+                        help="with --uri: the data dir of that server (its pid and sizes)")
+    parser.add_argument("--settle-timeout", type=float, default=900.0,
+                        help="seconds to wait at most for the server to be idle")
+    parser.add_argument("--no-graphrag", dest="graphrag", action="store_false",
+                        help="time the engine only (no neo4j-graphrag anchors)")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="with --uri: time the queries on the graph it holds; refuse "
+                        "(never rebuild) when it holds another corpus")
     args = corpus_arguments(parser, argv)
+    if args.queries_only and not args.uri:
+        parser.error("--queries-only needs --uri")
     result = run(args, say)
-    print(f"scale benchmark: {result['chapters']} chapters, {result['neo4j']}, neo4j-graphrag "
+    server = result["server"]
+    print(f"scale benchmark: {result['chapters']} chapters ({result['corpus']['generator']} "
+          f"noise), {result['neo4j']} (heap {server['heap']}, page cache "
+          f"{server['page_cache']}, started by {server['started_by']}), neo4j-graphrag "
           f"{result['neo4j_graphrag']}; mean top-10 cosine real "
           f"{result['corpus']['mean_top10_cosine_real']} vs synthetic "
-          f"{result['corpus']['mean_top10_cosine_synthetic']}")
-    print_table(result["shapes"])
+          f"{result['corpus']['mean_top10_cosine_synthetic']}; ingest "
+          f"{result['corpus'].get('ingest_seconds', 'reused')} s")
+    for phase in result["phases"]:
+        wait = phase.get("idle_wait")
+        print(f"\n{phase['phase']}: {phase['timed_rounds']} rounds, JVM CPU "
+              f"{phase['jvm_cpu_cores_mean']} cores meanwhile"
+              + (f"; idle after {wait['seconds']} s" if wait else ""))
+        print_table(phase["shapes"])
     write_json(args.json, result)
     return 0
 

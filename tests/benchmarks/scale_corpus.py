@@ -7,8 +7,13 @@ and the ground truth of every query is accumulated with numpy while the blocks s
 Chapter i (one per document ``scale-{i}``) copies base document ``b(i)`` of the real sets
 (SciFact + XQuAD-R, read from their directories, never copied): its text (cut at
 ``MAX_TEXT_CHARS``) and the vector ``normalise(base + sigma * noise + mix * second_base)``,
-where ``noise`` is Gaussian with the real vectors' own covariance (scaled to unit expected
-norm), so the perturbation stays inside the cone real e5 embeddings live in.
+where ``noise`` comes from one of ``GENERATORS`` (both scaled to unit expected norm):
+
+* ``covariance`` (the default): Gaussian with the real vectors' own covariance, so the
+  perturbation stays inside the cone real e5 embeddings live in;
+* ``isotropic``: Gaussian with the identity covariance, noise not shaped like the real
+  vectors (it spreads over every direction, also those real e5 vectors barely use), so the
+  index meets a distribution its graph was not tuned on.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ _P_REGION = 1_000_000_007
 _P_BASE = 1_000_003
 _P_MIX = 998_244_353
 """Primes larger than any chapter count: ``(i * P + c) mod N`` permutes 0..N-1."""
+GENERATORS = ("covariance", "isotropic")
+"""How the noise added to a base vector is shaped (see the module docstring)."""
+DEFAULT_GENERATOR = GENERATORS[0]
 
 SKEW_VALUES: tuple[tuple[str, float], ...] = (
     ("v50", 0.5), ("v10", 0.1), ("v1", 0.01), ("v0_1", 0.001))
@@ -111,6 +119,22 @@ def mean_top10_cosine(vectors: Matrix, sample: Matrix | None = None) -> float:
     return float(np.concatenate(tops).mean())
 
 
+def noise_map(vectors: Matrix, generator: str) -> Matrix:
+    """The matrix turning standard normal rows into the generator's noise (unit expected norm).
+
+    ``covariance``: the transposed Cholesky factor of the real vectors' covariance over the
+    square root of its trace; ``isotropic``: the identity over the square root of the dimension.
+    """
+    if generator == "isotropic":
+        return (np.eye(DIMENSIONS) / np.sqrt(DIMENSIONS)).astype(np.float32)
+    centred = vectors - vectors.mean(axis=0)
+    cov = centred.T.astype(np.float64) @ centred / len(centred)
+    scale = float(np.sqrt(np.trace(cov)))
+    chol = np.linalg.cholesky(cov + 1e-9 * np.eye(DIMENSIONS))
+    out: Matrix = (chol.T / scale).astype(np.float32)
+    return out
+
+
 def _permuted(idx: Codes, n: int, prime: int, offset: int) -> Codes:
     out: Codes = (idx * prime + offset) % n
     return out
@@ -168,17 +192,16 @@ class Synthesizer:
     """Deterministic synthetic chapters over the real base documents."""
 
     def __init__(self, real: RealSets, chapters: int, sigma: float, mix: float,
-                 seed: int) -> None:
+                 seed: int, generator: str = DEFAULT_GENERATOR) -> None:
+        if generator not in GENERATORS:
+            raise ValueError(f"unknown generator {generator!r} (one of {', '.join(GENERATORS)})")
         self.real = real
         self.n = chapters
         self.sigma = sigma
         self.mix = mix
         self.seed = seed
-        centred = real.vectors - real.vectors.mean(axis=0)
-        cov = centred.T.astype(np.float64) @ centred / len(centred)
-        scale = float(np.sqrt(np.trace(cov)))
-        chol = np.linalg.cholesky(cov + 1e-9 * np.eye(DIMENSIONS))
-        self._noise_map: Matrix = (chol.T / scale).astype(np.float32)
+        self.generator = generator
+        self._noise_map: Matrix = noise_map(real.vectors, generator)
 
     def bases(self, idx: Codes) -> Codes:
         """Base document of each chapter (every base used about equally often)."""

@@ -29,7 +29,13 @@ import numpy as np
 
 from tests.benchmarks.report import write_json
 from tests.benchmarks.scale import DEFAULT_DATA, WARMUP_ROUNDS, plan_rounds, run_statement, shapes
-from tests.benchmarks.scale_corpus import RECALL_AT, Synthesizer, chapter_index, load_real_sets
+from tests.benchmarks.scale_corpus import (
+    DEFAULT_GENERATOR,
+    RECALL_AT,
+    Synthesizer,
+    chapter_index,
+    load_real_sets,
+)
 from thalabus_graph.graph.database import Database
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/vector_k_scale.json")
@@ -95,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     marker = markers[0]["marker"]
     real = load_real_sets([Path(d) for d in args.data_dirs.split(",") if d.strip()])
     synth = Synthesizer(real, int(marker["chapters"]), float(marker["sigma"]),
-                        float(marker["mix"]), int(marker["seed"]))
+                        float(marker["mix"]), int(marker["seed"]),
+                        str(marker.get("generator", DEFAULT_GENERATOR)))
     vectors = np.concatenate([b.vectors for b in synth.blocks()])
     qs = queries(real, synth, int(marker["seed"]), args.queries)
     result = measure(db, args.index.split(","), vectors, qs, [int(k) for k in args.ks.split(",")])
