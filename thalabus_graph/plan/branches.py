@@ -45,16 +45,15 @@ class BranchRerank:
         result = rerank_fragments([(f.fragmentid, f.text or "", f.score) for f in scorable],
                                   query, self.reranker, KeepAll(),
                                   round_size=self.settings.max_reranking_input_frag)
+        scores = {f.fragmentid: f.score for f in result.fragments[: result.scored]}
         if self.outcomes is not None:
-            scored = {f.fragmentid for f in result.fragments[: result.scored]}
             no_reranker = "no-reranker" if isinstance(self.reranker, NoReranking) else None
-            self.outcomes.add(result, sum(1 for f in scorable if f.fragmentid not in scored),
+            self.outcomes.add(result, sum(1 for f in scorable if f.fragmentid not in scores),
                               reason=no_reranker)
         if not result.reranked:
             logger.info("branch %s: not reranked (%s); retrieval scores kept", query,
                         result.reason)
             return fragments
-        scores = {f.fragmentid: f.score for f in result.fragments[: result.scored]}
         if not scores:
             return fragments
         floor = min(scores.values())
