@@ -96,7 +96,9 @@ def test_queries_survive_a_degenerate_vector_already_stored(
         database_=clean_db.database)
     explained = json.dumps(graph.explain('"zebra" AND KIND=x', ontology_id="adv"))
     assert "exact" in explained
-    result = graph.query('"zebra" AND KIND=x', ontology_id="adv", return_documents=False)
+    result = graph.query('"zebra" AND KIND=x', ontology_id="adv", return_documents=False,
+                         profile=True)
     assert "a" in {f.documentid for f in result.fragments}
+    assert "repair-vectors" in json.dumps(result.plan)
     result = graph.query('"zebra"', ontology_id="adv", return_documents=False)
     assert "a" in {f.documentid for f in result.fragments}

@@ -26,7 +26,8 @@ from thalabus_graph.plan.steps import Step, StepKind
 STREAM_FETCH_SIZE = 500
 """Records the driver fetches at a time for a streamed result (``Runner.stream``): the most a
 stream holds in memory, whatever its length."""
-DETAILED = frozenset({"search_vector", "search_vector_exact", "search_vector_in_index",
+DETAILED = frozenset({"search_vector", "search_vector_exact", "search_vector_exact_guarded",
+                      "search_vector_in_index",
                       "search_fulltext"})
 """Statements whose rows carry their document's details with ``$details`` (``details``)."""
 PLAIN = DETAILED | {"document_category_keys", "document_languages", "search_category"}

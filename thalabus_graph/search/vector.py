@@ -17,6 +17,9 @@ from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads, restriction_params
 from thalabus_graph.settings import Settings
 
+INVALID_VECTOR = "not a valid vector"
+"""What Neo4j's ``vector.similarity.cosine`` says of a zero or non-finite stored vector."""
+
 
 class VectorSearches:
     """Runs chosen vector searches (one step each), deciding nothing but the over-fetch's
@@ -64,8 +67,7 @@ class VectorSearches:
                     return self._index(step, src, vector, top_n, choice.k, patterns,
                                        in_index=False)
         if search.path in ("exact", "in-index"):
-            return self.runner.read(step, "search_vector_exact", label=src.label,
-                                    vector=vector, k=top_n, **patterns)
+            return self._exact(step, src, vector, top_n, patterns)
         return self._index(step, src, vector, top_n, search.k, patterns, in_index=False)
 
     def _index(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
@@ -88,7 +90,23 @@ class VectorSearches:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
             if k * 2 > self.settings.index_max_k:
                 step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
-                return self.runner.read(step, "search_vector_exact", label=src.label,
-                                        vector=vector, k=top_n, **patterns)
+                return self._exact(step, src, vector, top_n, patterns)
             k *= 2
             step.detail["overfetch_k"] = k
+
+    def _exact(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
+               patterns: dict[str, Any]) -> list[Record]:
+        """Exact cosine over the restricted fragments; when a stored vector the cosine cannot
+        compare (written before ingest checked vectors) makes the statement fail, the same
+        search again skipping such vectors, and the step says so."""
+        try:
+            return self.runner.read(step, "search_vector_exact", label=src.label,
+                                    vector=vector, k=top_n, **patterns)
+        except GraphError as exc:
+            if INVALID_VECTOR not in str(exc.__cause__ or exc):
+                raise
+        step.detail["skipped_bad_vectors"] = (
+            "a stored vector the cosine cannot compare was skipped; "
+            "`thalabus-graph migrations repair-vectors` removes it")
+        return self.runner.read(step, "search_vector_exact_guarded", label=src.label,
+                                vector=vector, k=top_n, **patterns)

@@ -1,0 +1,65 @@
+// Part: the fragments an exact cosine search compares (included by search_vector_exact and
+// search_vector_exact_guarded): the documents of the restrictions, then their fragments of
+// $label. The rules and parameters are search_vector_exact's.
+CALL () {
+  UNWIND coalesce($documentids, []) AS documentid
+  MATCH (d:Document {documentid: documentid})
+  RETURN d
+  UNION
+  MATCH (c:Category)
+  WHERE $documentids IS NULL AND NOT $negated AND c.name = $name
+    AND c.value IN coalesce($values, [])
+  MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+  RETURN d
+  UNION
+  UNWIND coalesce($seeds, []) AS seed
+  MATCH (c:Category {name: seed[0], value: seed[1]})
+  WHERE $documentids IS NULL
+  MATCH (d:Document)-[:HAS_CATEGORY]->(c)
+  RETURN d
+  UNION
+  MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
+    AND ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
+  MATCH (d:Document {documentid: m.documentid})
+  RETURN d
+  UNION
+  MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
+  WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
+    AND $datasetids IS NULL
+  RETURN d
+  UNION
+  WITH 1 AS guard
+  WHERE $documentids IS NULL AND $ontologyid IS NULL AND $seeds IS NULL AND $datasetids IS NULL
+    AND (($name IS NOT NULL AND $negated) OR $filter IS NOT NULL)
+  MATCH (d:Document)
+  RETURN d
+}
+WITH d
+WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+  AND ($datasetids IS NULL OR EXISTS {
+        MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
+      OR EXISTS {
+        MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
+        WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+  AND CASE WHEN $name IS NULL OR ($documentids IS NULL AND NOT $negated) THEN true
+           ELSE EXISTS { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                         WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated
+      END
+  AND ($filter IS NULL OR EXISTS {
+        MATCH (d)
+        WITH COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                       RETURN c.name + '\u001f' + c.value } AS keys
+        WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
+                any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
+CALL (d) {
+  UNWIND CASE WHEN $label = 'Paragraph' THEN [] ELSE [true] END AS own
+  MATCH (d)<-[:IN_DOCUMENT]-(node)
+  WHERE $label IN labels(node)
+  RETURN node
+  UNION ALL
+  UNWIND CASE WHEN $label = 'Paragraph' THEN [true] ELSE [] END AS through_chapter
+  MATCH (d)<-[:IN_DOCUMENT]-(:Chapter)<-[:IN_CHAPTER]-(node:Paragraph)
+  RETURN node
+}
