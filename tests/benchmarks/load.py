@@ -17,7 +17,11 @@ for the same corpus, which is then reused). Then:
    count changing with every version, so re-ingest must delete and add fragments);
    ``--rerank-procs`` (2) create datasets from semantic queries and rerank them against a
    loopback vLLM ``/score`` server that waits 20 to 200 ms per request and fails 5% of them
-   with HTTP 500 (the rerankers do not retry, so each failure degrades a rerank).
+   with HTTP 500 (the rerankers do not retry, so each failure degrades a rerank). Each role
+   offers a rate (``--query-rate``, ``--ingest-rate``, ``--rerank-rate``; Poisson arrivals
+   shared by its processes) and a latency counts from when the operation was due, so time
+   spent queued behind a slow one is in the figure; a rate of 0 sends back to back, which
+   on a small machine measures only how long the CPU queue is.
 3. **Checks**: every dataset the rerankers made (member count, each member's weight,
    lineage, the rerank flags; every rerank with failed batches flagged as degraded) and
    every re-ingested document (one Document node, exactly the fragments of its last
@@ -71,6 +75,14 @@ from thalabus_graph import ThalabusGraph
 DEFAULT_OUT = Path(".thalabus/benchmarks/load.json")
 SETUP_TIMEOUT = 900.0
 """Seconds the workers get to start and connect before the run is abandoned."""
+QUERY_RATE = 8.0
+"""Queries per second the query processes offer together by default: a sustained load the
+machine serves (the run's throughput shows it kept up), not a saturation test; ``0`` sends
+back to back, where every latency is queueing for the CPU."""
+INGEST_RATE = 1.0
+"""Ingest batches (4 documents) per second offered by default."""
+RERANK_RATE = 0.5
+"""Dataset-and-rerank pairs per second offered by default."""
 
 
 def latency(millis: list[float]) -> dict[str, Any]:
@@ -95,6 +107,11 @@ def alone(graph: ThalabusGraph, rounds: dict[str, list[str]]) -> dict[str, dict[
     return {shape: latency(ms) for shape, ms in times.items()}
 
 
+def per_process(rate: float, procs: int) -> float:
+    """One process's share of a role's offered rate (0: back to back)."""
+    return rate / procs if procs else 0.0
+
+
 def run_load(args: argparse.Namespace, uri: str, rounds: dict[str, list[str]],
              lookup: dict[str, Any], score_url: str, run_id: str) -> list[dict[str, Any]]:
     """Start every worker, release them together, collect their results."""
@@ -102,11 +119,16 @@ def run_load(args: argparse.Namespace, uri: str, rounds: dict[str, list[str]],
     semantic = {s.name: rounds[s.name] for s in shapes() if s.kind == "semantic"}
     specs = (
         [WorkerSpec("query", i, uri, args.duration, args.seed + i, run_id, rounds, lookup,
-                    ONTOLOGY) for i in range(args.query_procs)]
+                    ONTOLOGY, rate=per_process(args.query_rate, args.query_procs))
+         for i in range(args.query_procs)]
         + [WorkerSpec("ingest", i, uri, args.duration, args.seed + 100 + i, run_id,
-                      documents=args.ingest_documents) for i in range(args.ingest_procs)]
+                      documents=args.ingest_documents,
+                      rate=per_process(args.ingest_rate, args.ingest_procs))
+           for i in range(args.ingest_procs)]
         + [WorkerSpec("rerank", i, uri, args.duration, args.seed + 200 + i, run_id, semantic,
-                      lookup, ONTOLOGY, score_url=score_url) for i in range(args.rerank_procs)])
+                      lookup, ONTOLOGY, score_url=score_url,
+                      rate=per_process(args.rerank_rate, args.rerank_procs))
+           for i in range(args.rerank_procs)])
     barrier = ctx.Barrier(len(specs) + 1, timeout=SETUP_TIMEOUT)
     out = ctx.Queue()
     procs = [ctx.Process(target=run_worker, args=(spec, barrier, out), daemon=True)
@@ -229,6 +251,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "wall_seconds_of_load_phase": round(wall, 1),
         "processes": {"query": args.query_procs, "ingest": args.ingest_procs,
                       "rerank": args.rerank_procs},
+        "offered_per_s": {"queries": args.query_rate or "back to back",
+                          "ingest": args.ingest_rate or "back to back",
+                          "create_dataset": args.rerank_rate or "back to back"},
         "score_server": {"fail_rate": args.fail_rate, "delay_s": [args.min_delay,
                                                                    args.max_delay]},
         **figures, "datasets": datasets, "documents": documents,
@@ -241,6 +266,7 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"load benchmark: {result['chapters']} chapters, {result['neo4j']}, "
           f"{result['cpus']} CPUs, {result['duration_s']:.0f} s; processes "
           f"{result['processes']}")
+    print(f"offered per second: {result['offered_per_s']}")
     print(f"throughput per second: {result['throughput_per_s']}")
     print(f"{'shape':<14}{'alone p50/p95/p99 ms':>26}{'under load p50/p95/p99 ms':>32}"
           f"{'n':>7}{'p95 x':>8}")
@@ -276,6 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--query-procs", type=int, default=16)
     parser.add_argument("--ingest-procs", type=int, default=2)
     parser.add_argument("--rerank-procs", type=int, default=2)
+    parser.add_argument("--query-rate", type=float, default=QUERY_RATE,
+                        help="queries per second offered by all query processes together "
+                             f"(Poisson arrivals; 0 = back to back; default {QUERY_RATE})")
+    parser.add_argument("--ingest-rate", type=float, default=INGEST_RATE,
+                        help=f"ingest batches per second offered (default {INGEST_RATE})")
+    parser.add_argument("--rerank-rate", type=float, default=RERANK_RATE,
+                        help="dataset + rerank pairs per second offered "
+                             f"(default {RERANK_RATE})")
     parser.add_argument("--ingest-documents", type=int, default=20,
                         help="documents each ingest process owns and re-ingests")
     parser.add_argument("--fail-rate", type=float, default=0.05)
@@ -284,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--p95-ratio", type=float, default=3.0)
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     args = corpus_arguments(parser, argv)
-    if args.duration <= 0 or min(args.query_procs, args.ingest_procs, args.rerank_procs) < 0:
-        parser.error("--duration must be positive and the process counts not negative")
+    if args.duration <= 0 or min(args.query_procs, args.ingest_procs, args.rerank_procs,
+                                 args.query_rate, args.ingest_rate, args.rerank_rate) < 0:
+        parser.error("--duration must be positive, the process counts and rates not negative")
     np.seterr(all="ignore")
     result = run(args)
     print_report(result)

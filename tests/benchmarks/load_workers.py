@@ -45,6 +45,8 @@ class WorkerSpec:
     documents: int = 0
     """``ingest``: documents this worker owns and re-ingests."""
     score_url: str = ""
+    rate: float = 0.0
+    """Operations per second this worker offers (Poisson arrivals); 0 = back to back."""
 
 
 def error_kind(exc: BaseException) -> str:
@@ -61,9 +63,11 @@ class Recorder:
         self.errors: dict[str, int] = {}
         self.examples: dict[str, str] = {}
 
-    def timed(self, op: str, work: Callable[[], Any]) -> Any:
-        """Run ``work``; its milliseconds under ``op``, or its error counted (None returned)."""
-        start = time.perf_counter()
+    def timed(self, op: str, work: Callable[[], Any], since: float | None = None) -> Any:
+        """Run ``work``; its milliseconds under ``op`` (from ``since``, a ``perf_counter``
+        instant, when given: a paced operation counts the time it waited behind the one
+        before), or its error counted (None returned)."""
+        start = time.perf_counter() if since is None else since
         try:
             out = work()
         except Exception as exc:  # every failure is counted and reported, none hidden
@@ -172,6 +176,28 @@ def _start(barrier: Any, duration: float) -> float:
     return time.monotonic() + duration
 
 
+class Pacer:
+    """Open-loop arrivals: the instants (``perf_counter``) at which a paced worker's
+    operations are due, exponential gaps at ``rate`` per second. A due operation starts when
+    the one before ends, and its latency counts from when it was due, so a server that falls
+    behind shows it (no coordinated omission). ``rate`` 0: back to back, counted from the
+    start of each operation."""
+
+    def __init__(self, rate: float, rng: random.Random) -> None:
+        self.rate, self.rng = rate, rng
+        self.due = time.perf_counter()
+
+    def next(self) -> float | None:
+        """Wait until the next operation is due; its due instant (None when unpaced)."""
+        if self.rate <= 0:
+            return None
+        self.due += self.rng.expovariate(self.rate)
+        wait = self.due - time.perf_counter()
+        if wait > 0:
+            time.sleep(wait)
+        return self.due
+
+
 def query_worker(spec: WorkerSpec, barrier: Any) -> dict[str, Any]:
     """Queries of every shape, round-robin from a per-worker offset, random round each."""
     rng = random.Random(spec.seed)
@@ -180,11 +206,13 @@ def query_worker(spec: WorkerSpec, barrier: Any) -> dict[str, Any]:
     with connect(spec) as graph:
         graph.query(spec.rounds[shapes[spec.index % len(shapes)]][0], ontology_id=spec.ontology)
         deadline = _start(barrier, spec.duration)  # after one untimed query: a warm process
+        pacer = Pacer(spec.rate, rng)
         i = spec.index
         while time.monotonic() < deadline:
             shape = shapes[i % len(shapes)]
             text = rng.choice(spec.rounds[shape])
-            rec.timed(shape, lambda t=text: graph.query(t, ontology_id=spec.ontology))
+            due = pacer.next()
+            rec.timed(shape, lambda t=text: graph.query(t, ontology_id=spec.ontology), due)
             i += 1
     return rec.result()
 
@@ -201,11 +229,13 @@ def ingest_worker(spec: WorkerSpec, barrier: Any) -> dict[str, Any]:
         graph.ingest([make_document(d, 0) for d in ids], progress=False, embed=False,
                      strict=True)
         deadline = _start(barrier, spec.duration)
+        pacer = Pacer(spec.rate, rng)
         while time.monotonic() < deadline:
             group = rng.sample(ids, min(4, len(ids)))
             docs = [make_document(d, version[d] + 1) for d in group]
+            due = pacer.next()
             done = rec.timed("ingest", lambda docs=docs: graph.ingest(
-                docs, progress=False, embed=False, strict=True))
+                docs, progress=False, embed=False, strict=True), due)
             for d in group:
                 if done is not None:
                     version[d] += 1
@@ -227,11 +257,13 @@ def rerank_worker(spec: WorkerSpec, barrier: Any) -> dict[str, Any]:
     with connect(spec, reranker_url=spec.score_url, reranker_protocol="vllm-score",
                  reranker_max_retries=0, reranker_batch_size=16) as graph:
         deadline = _start(barrier, spec.duration)
+        pacer = Pacer(spec.rate, rng)
         while time.monotonic() < deadline:
             text = rng.choice(texts)
+            due = pacer.next()
             result = rec.timed("create_dataset", lambda t=text: graph.query(
                 t, ontology_id=spec.ontology, create_dataset=True, session=session,
-                return_documents=False))
+                return_documents=False), due)
             if result is None:
                 continue
             entry: dict[str, Any] = {

@@ -1,7 +1,8 @@
-"""A/B of two checkouts' engines on one kept scale graph, runs interleaved (ABAB...).
+"""A/B of two checkouts' engines on one kept scale graph, runs interleaved (ABBA...).
 
 Run ``python -m tests.benchmarks.scale_ab --uri URI --server-data DIR --old CHECKOUT
-[--rounds 3] [--chapters N] [--queries Q] [--json OUT]`` on a graph ``scale --keep`` left.
+[--rounds 3] [--discard 1] [--chapters N] [--queries Q] [--json OUT]`` on a graph
+``scale --keep`` left.
 
 Both sides run this checkout's ``tests.benchmarks.scale --queries-only --no-graphrag`` (one
 harness, so only the engine differs), each in a fresh process: side ``new`` with this
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-data", default=None, metavar="DIR")
     parser.add_argument("--old", type=Path, required=True, help="the old checkout (with .venv)")
     parser.add_argument("--rounds", type=int, default=3, help="runs per side")
+    parser.add_argument("--discard", type=int, default=1,
+                        help="leading run pairs (old, new) left out of the figures: the first "
+                             "queries after a pause meet a cold server on either side")
     parser.add_argument("--chapters", type=int, default=200_000)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--data-dirs", default=DEFAULT_DATA)
@@ -94,13 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     with tempfile.TemporaryDirectory(prefix="thalabus-ab-") as tmp:
         overlay = old_overlay(args.old.resolve(), Path(tmp) / "old")
-        for r in range(args.rounds):
-            for side, python, cwd in (("old", old_python, overlay),
-                                      ("new", Path(sys.executable), HERE)):
+        sides = (("old", old_python, overlay), ("new", Path(sys.executable), HERE))
+        for r in range(args.discard + args.rounds):
+            # ABBA: each side runs first as often as second, so a drift of the server
+            # between the two runs of a pair favours neither.
+            for side, python, cwd in (sides if r % 2 == 0 else sides[::-1]):
                 phase = one_run(python, cwd, args, Path(tmp) / f"{side}-{r}.json")
-                runs[side].append(phase)
+                kept = r >= args.discard
+                if kept:
+                    runs[side].append(phase)
                 p95 = {s["shape"]: s["engine"]["p95_ms"] for s in phase["shapes"]}
-                print(f"run {r + 1} {side}: p95 {p95}", file=sys.stderr, flush=True)
+                print(f"run {r + 1} {side}{'' if kept else ' (discarded)'}: p95 {p95}",
+                      file=sys.stderr, flush=True)
     rows = summary(runs)
     print(f"{'shape':12} {'old p50':>8} {'new p50':>8} {'ratio':>6} | {'old p95':>8} "
           f"{'new p95':>8} {'ratio':>6}")
@@ -110,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['p50_new_over_old']:6.3f} | {o['p95_ms']:8.1f} {n['p95_ms']:8.1f} "
               f"{row['p95_new_over_old']:6.3f}")
     write_json(args.json, {"benchmark": "scale_ab", "uri": args.uri, "old": str(args.old),
-                           "rounds": args.rounds, "queries_per_shape": args.queries,
+                           "rounds": args.rounds, "discarded": args.discard,
+                           "queries_per_shape": args.queries,
                            "chapters": args.chapters, "shapes": rows, "runs": runs})
     return 0
 
