@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+LUCENE_RAM_BUFFER_MB = 128
+"""MiB of index updates a Lucene index writer buffers before it flushes a segment."""
+
 
 def conf_text(*, page_cache: str, transaction_memory: str) -> str:
     """Raw Neo4j settings, one ``name=value`` a line."""
@@ -11,5 +14,8 @@ def conf_text(*, page_cache: str, transaction_memory: str) -> str:
         # Bolt otherwise waits 5 s twice on shutdown for idle worker threads.
         "internal.server.bolt.thread_pool_shutdown_wait_time": "1s",
         "internal.server.bolt.connection_shutdown_wait_time": "1s",
+        # Lucene flushes a segment when this buffer fills: large enough that one ingest
+        # transaction (write_batch_size fragments) lands in one segment.
+        "internal.dbms.index.lucene.standard_ram_buffer_size": str(LUCENE_RAM_BUFFER_MB),
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
