@@ -1,8 +1,8 @@
 // Nearest fragments of one ontology from an ontology-filtered vector index (Neo4j 2026.01+,
-// migrations V0007 and, for questions, V0009): the Cypher 25 SEARCH clause filters on the fragments' `ontologyid` inside
-// the index, so the $k candidates all belong to ontology $index_ontologyid and none is spent on
-// other ontologies (search_vector must over-fetch by the ontology's share of the graph and
-// check each candidate's document). $index names the filtered index; SEARCH takes only a
+// migrations V0007 and, for questions, V0010): the Cypher 25 SEARCH clause filters on the
+// fragments' `ontologyid` inside the index, so the $k candidates all belong to ontology
+// $index_ontologyid and none is spent on other ontologies (search_vector must over-fetch by
+// the ontology's share of the graph and check each candidate's document). $index names the filtered index; SEARCH takes only a
 // literal index name, so each index has its own branch, guarded by $index (one runs).
 // The other restrictions (part _search_restriction; $ontologyid is passed null, the index
 // already applied it) and the rows (parts _search_vector_top, _search_details) are

@@ -4,7 +4,7 @@
 // V0005 (the values used are recorded and checked like theirs). A graph migrated before this
 // version holds no Question nodes, and a search skips a source without nodes, so its queries
 // do not need this index; ingest questions only after migrating. The 2026.x ontology-filtered
-// twin is V0009 (it waits for that line, as V0007 does).
+// twin is V0010 (it waits for that line, as V0007 does).
 // Released migrations are never edited: add a new V<n>__<what>.cypher instead.
 
 CREATE CONSTRAINT question_fragmentid IF NOT EXISTS

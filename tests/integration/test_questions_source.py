@@ -29,7 +29,7 @@ from thalabus_graph.graph.migrations import (
 pytestmark = pytest.mark.integration
 __all__ = ["runner"]  # the fixture, imported so this module shares it
 QUESTIONS_VERSION = 8
-FILTERED_VERSION = 9
+FILTERED_VERSION = 10
 PHRASE = "may my landlord increase the rent while the lease is running"
 SEMANTIC_ONLY = {"hybrid_all_queries": False, "short_query_max_words": 0}
 

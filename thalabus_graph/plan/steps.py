@@ -90,7 +90,7 @@ class VectorSource:
     index: str
     filtered_index: str
     """The index filtering on the fragments' ``ontologyid`` inside it (migration V0007;
-    V0009 for questions)."""
+    V0010 for questions)."""
 
 
 VECTOR_SOURCES = (

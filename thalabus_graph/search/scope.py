@@ -159,7 +159,7 @@ def restriction_params(scope: Scope, restriction: Restriction | None,
 
 
 class InIndexState:
-    """Whether the ontology-filtered vector indexes (migrations V0007 and V0009, Neo4j
+    """Whether the ontology-filtered vector indexes (migrations V0007 and V0010, Neo4j
     2026.01+) can serve: all of them ONLINE (``search_vector_in_index`` names each) and the
     setting ``vector_in_index_filter`` on. Read at most once per ``recheck_seconds`` (an
     index dropped or built meanwhile is seen at the next read); not read without an
@@ -189,6 +189,6 @@ class InIndexState:
             missing = [name for name in names if name not in online]
             found = (InIndexFilter(True) if not missing else InIndexFilter(
                 False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
-                "Neo4j 2026.01 or newer, V0009 questions_ontology)"))
+                "Neo4j 2026.01 or newer, V0010 questions_ontology)"))
             self._read = (now, found)
         return self._read[1]

@@ -1,5 +1,5 @@
 // requires: Neo4j 2026.01
-// V0009: the ontology-filtered twin of the `questions` vector index (V0008), built the way
+// V0010: the ontology-filtered twin of the `questions` vector index (V0008), built the way
 // V0007 builds the other three: on the embedding and `ontologyid` (the Cypher 25
 // `SEARCH ... WHERE` clause of search_vector_in_index), same options, only on the 2026.x line
 // (this migration waits on 5.26 and runs when the server is upgraded). The engine takes the
