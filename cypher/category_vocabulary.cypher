@@ -58,7 +58,7 @@ CALL () {
   }
   RETURN {documents: COUNT { (:Document) }, chapters: COUNT { (:Chapter) },
           paragraphs: COUNT { (:Paragraph) }, summaries: COUNT { (:Summary) },
-          keywords: COUNT { (:Keyword) },
+          questions: COUNT { (:Question) }, keywords: COUNT { (:Keyword) },
           scope: CASE WHEN $datasetids IS NOT NULL THEN in_datasets
                       WHEN $ontologyid IS NULL THEN COUNT { (:Document) }
                       WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END} AS sizes

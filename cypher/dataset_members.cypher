@@ -10,6 +10,6 @@ RETURN id AS fragmentid, m.documentid AS documentid,
        coalesce(a.unscored, false) AS unscored,
        CASE WHEN m:Document THEN 'category' WHEN m:Chapter THEN 'chapters'
             WHEN m:Paragraph THEN 'paragraphs' WHEN m:Summary THEN 'summaries'
-            ELSE 'keywords' END AS source
+            WHEN m:Question THEN 'questions' ELSE 'keywords' END AS source
 ORDER BY coalesce(a.unscored, false), a.weight DESC, id
 SKIP $skip LIMIT $limit

@@ -5,5 +5,5 @@ RETURN id AS fragmentid, m.documentid AS documentid,
        CASE WHEN m:Document THEN null ELSE m.text END AS text, u.weight AS weight,
        CASE WHEN m:Document THEN 'category' WHEN m:Chapter THEN 'chapters'
             WHEN m:Paragraph THEN 'paragraphs' WHEN m:Summary THEN 'summaries'
-            ELSE 'keywords' END AS source
+            WHEN m:Question THEN 'questions' ELSE 'keywords' END AS source
 ORDER BY u.weight DESC, id

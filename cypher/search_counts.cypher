@@ -4,4 +4,5 @@ RETURN COUNT { (:Document) } AS documents,
        COUNT { (:Chapter) } AS chapters,
        COUNT { (:Paragraph) } AS paragraphs,
        COUNT { (:Summary) } AS summaries,
+       COUNT { (:Question) } AS questions,
        COUNT { (:Keyword) } AS keywords

@@ -22,18 +22,18 @@
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
      COUNT { (:Paragraph) } AS paragraphs, COUNT { (:Summary) } AS summaries,
-     COUNT { (:Keyword) } AS keywords,
+     COUNT { (:Question) } AS questions, COUNT { (:Keyword) } AS keywords,
      CASE WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END AS ontology
 RETURN 'size' AS kind, null AS source,
-       ['documents', 'chapters', 'paragraphs', 'summaries', 'keywords', 'ontology']
-         AS fragmentids,
+       ['documents', 'chapters', 'paragraphs', 'summaries', 'questions', 'keywords',
+        'ontology'] AS fragmentids,
        [] AS documentids, [] AS texts,
-       [documents, chapters, paragraphs, summaries, keywords, ontology] AS scores,
+       [documents, chapters, paragraphs, summaries, questions, keywords, ontology] AS scores,
        [] AS languages, [] AS details
 UNION ALL
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH {chapters: COUNT { (:Chapter) }, paragraphs: COUNT { (:Paragraph) },
-      summaries: COUNT { (:Summary) }} AS sizes,
+      summaries: COUNT { (:Summary) }, questions: COUNT { (:Question) }} AS sizes,
      $ontologyid IS NULL OR (o IS NOT NULL
        AND COUNT { (o)<-[:IN_ONTOLOGY]-() } >= COUNT { (:Document) }) AS whole
 UNWIND $vector_searches AS s

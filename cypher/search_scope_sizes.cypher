@@ -16,6 +16,7 @@ RETURN COUNT { (:Document) } AS documents,
        COUNT { (:Chapter) } AS chapters,
        COUNT { (:Paragraph) } AS paragraphs,
        COUNT { (:Summary) } AS summaries,
+       COUNT { (:Question) } AS questions,
        COUNT { (:Keyword) } AS keywords,
        CASE WHEN $datasetids IS NOT NULL THEN in_datasets
             WHEN $ontologyid IS NULL THEN COUNT { (:Document) }

@@ -14,32 +14,32 @@ Input format (one JSON object per line; only ``documentid`` is required)::
                                             name -> string or list of strings
      "chapters": ["text of chapter 1", "..."],
      "paragraphs": [["ch1 para 1", "ch1 para 2"], ["ch2 para 1"]],     optional, see below
-     "summaries": ["..."], "keywords": ["..."],
+     "summaries": ["..."], "keywords": ["..."], "questions": ["..."],
      "embeddings": {"docid-3894-c1": [0.1, ...], "docid-3894-p2": [...]}}   optional
 
 Decisions:
 
 - Fragment ids are ``f"{documentid}-{letter}{n}"`` with ``c`` chapter, ``p`` paragraph,
-  ``s`` summary, ``k`` keyword, numbered from 1. The document id of a fragment id is everything
-  before its last hyphen, so a documentid may contain hyphens. It may not contain whitespace
-  or control characters, and may not itself end like a fragment id (``-c1``, ``-p12``...):
-  a category stub uses the documentid as its fragment id and would collide.
+  ``s`` summary, ``q`` question, ``k`` keyword, numbered from 1. The document id of a
+  fragment id is everything before its last hyphen, so a documentid may contain hyphens. It
+  may not contain whitespace or control characters, and may not itself end like a fragment
+  id (``-c1``, ``-q12``...): a category stub uses the documentid as its fragment id.
 - Paragraphs are numbered through the whole document (p1..pN). Unless given, they are derived
   by splitting each chapter on blank lines (whitespace-only lines count as blank); each
   paragraph is stripped. Explicit ``paragraphs`` are a list with one list of strings per
   chapter (same length as ``chapters``); when ``chapters`` is absent, each chapter's text is
   its paragraphs joined by a blank line.
-- ``chapters``, ``summaries`` and ``keywords`` are lists of non-blank strings (a bare string
-  counts as a one-element list); a blank entry is an error, since it would shift numbering.
+- ``chapters``, ``summaries``, ``questions`` and ``keywords`` are lists of non-blank strings
+  (a bare string is a one-element list); a blank entry is an error: it would shift numbering.
 - A document with no text at all (only categories, or nothing) is valid.
-- ``embeddings`` are precomputed vectors keyed by fragment id of a chapter, paragraph or
-  summary of this document (keywords are not embedded). Alternatively keyed by kind:
-  ``{"chapters": [[...], null, ...], "paragraphs": [...], "summaries": [...]}`` with one entry
-  (or null) per fragment in order. Vectors must be non-empty lists of numbers that pass
-  ``vectors.vector_problem`` (finite as float32, norm in [1e-6, 1e18]); their dimension is
-  checked at ingest, against the settings.
-- Text (chapters, paragraphs, summaries, keywords, title) and category values are stored in
-  Unicode NFC, the form queries are normalised to (docs/architecture.md, "Unicode").
+- ``embeddings`` are precomputed vectors keyed by fragment id of a chapter, paragraph, summary
+  or question of this document (keywords are not embedded). Alternatively keyed by kind:
+  ``{"chapters": [[...], null, ...], "paragraphs": [...], "summaries": [...], "questions":
+  [...]}`` with one entry (or null) per fragment in order. Vectors must be non-empty lists
+  of numbers that pass ``vectors.vector_problem`` (finite as float32, norm in [1e-6, 1e18]);
+  their dimension is checked at ingest, against the settings.
+- Text (chapters, paragraphs, summaries, questions, keywords, title) and category values are
+  stored in Unicode NFC, the form queries are normalised to (docs/architecture.md, "Unicode").
 - Category names match ``[A-Za-z_][A-Za-z0-9_]*``; values are non-blank strings, kept
   verbatim but for NFC (``art$16``, ``x}y`` are plain data), de-duplicated in order; an
   empty list is the same as no such category.
@@ -71,13 +71,13 @@ from thalabus_graph.errors import IngestError
 from thalabus_graph.query.ast import NAME_PATTERN
 from thalabus_graph.vectors import vector_problem
 
-FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "keyword"]
+FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "question", "keyword"]
 Scalar: TypeAlias = str | int | float | bool
 
 KIND_LETTERS: Mapping[FragmentKind, str] = {
-    "chapter": "c", "paragraph": "p", "summary": "s", "keyword": "k",
+    "chapter": "c", "paragraph": "p", "summary": "s", "question": "q", "keyword": "k",
 }
-EMBEDDED_KINDS: tuple[FragmentKind, ...] = ("chapter", "paragraph", "summary")
+EMBEDDED_KINDS: tuple[FragmentKind, ...] = ("chapter", "paragraph", "summary", "question")
 """Fragment kinds that carry an embedding (keywords are searched as text only)."""
 
 MAX_KEY_BYTES = 2048
@@ -85,15 +85,16 @@ MAX_KEY_BYTES = 2048
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """Range of the integers Neo4j stores (the driver cannot pack larger ones)."""
 
-_FRAGMENT_SUFFIX_RE = re.compile(r"-[cpsk][0-9]+\Z")
+_FRAGMENT_SUFFIX_RE = re.compile(r"-[cpsqk][0-9]+\Z")
 _BAD_ID_CHARS_RE = re.compile(r"[\s\x00-\x1f\x7f]")
 _BLANK_LINE_RE = re.compile(r"\n[ \t\f\v]*\n")
 _RESERVED = frozenset({
     "documentid", "ontology", "title", "language", "categories", "chapters", "paragraphs",
-    "summaries", "keywords", "embeddings",
+    "summaries", "questions", "keywords", "embeddings",
 })
 _KIND_KEYS: Mapping[str, FragmentKind] = {
     "chapters": "chapter", "paragraphs": "paragraph", "summaries": "summary",
+    "questions": "question",
 }
 
 
@@ -113,8 +114,8 @@ class SourceFragment:
     """One text fragment of an input document.
 
     Attributes:
-        kind: chapter, paragraph, summary or keyword.
-        fragmentid: ``{documentid}-{c|p|s|k}{ordinal}``.
+        kind: chapter, paragraph, summary, question or keyword.
+        fragmentid: ``{documentid}-{c|p|s|q|k}{ordinal}``.
         documentid: the owning document.
         ordinal: 1-based; paragraphs count through the whole document.
         text: the fragment text.
@@ -150,26 +151,26 @@ class SourceDocument:
     chapters: tuple[SourceFragment, ...] = ()
     paragraphs: tuple[SourceFragment, ...] = ()
     summaries: tuple[SourceFragment, ...] = ()
+    questions: tuple[SourceFragment, ...] = ()
     keywords: tuple[SourceFragment, ...] = ()
     line_number: int | None = None
 
     def fragments(self) -> Iterator[SourceFragment]:
-        """All fragments: chapters, paragraphs, summaries, keywords, in that order."""
-        yield from self.chapters
-        yield from self.paragraphs
-        yield from self.summaries
+        """All fragments: chapters, paragraphs, summaries, questions, keywords, in that order."""
+        yield from self.embeddable()
         yield from self.keywords
 
     def embeddable(self) -> Iterator[SourceFragment]:
-        """The fragments that carry an embedding (chapters, paragraphs, summaries)."""
+        """The fragments that carry an embedding (chapters, paragraphs, summaries, questions)."""
         yield from self.chapters
         yield from self.paragraphs
         yield from self.summaries
+        yield from self.questions
 
     @property
     def has_text(self) -> bool:
         """True when the document has at least one fragment."""
-        return bool(self.chapters or self.summaries or self.keywords)
+        return bool(self.chapters or self.summaries or self.questions or self.keywords)
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,7 @@ class _Builder:
             explicit if explicit is not None else [split_paragraphs(t) for t in chapter_texts]
         )
         summary_texts = self._text_list(obj, "summaries") or []
+        question_texts = self._text_list(obj, "questions") or []
         keyword_texts = self._text_list(obj, "keywords") or []
 
         chapters = [self._fragment("chapter", i, t) for i, t in enumerate(chapter_texts, 1)]
@@ -326,21 +328,21 @@ class _Builder:
                 paragraphs.append(self._fragment(
                     "paragraph", len(paragraphs) + 1, text, chapter.fragmentid))
         summaries = [self._fragment("summary", i, t) for i, t in enumerate(summary_texts, 1)]
+        questions = [self._fragment("question", i, t) for i, t in enumerate(question_texts, 1)]
         keywords = [self._fragment("keyword", i, t) for i, t in enumerate(keyword_texts, 1)]
 
         vectors = self._embeddings(obj.get("embeddings"), {
-            "chapter": chapters, "paragraph": paragraphs, "summary": summaries})
+            "chapter": chapters, "paragraph": paragraphs, "summary": summaries,
+            "question": questions})
         if vectors:
-            chapters, paragraphs, summaries = (
+            chapters, paragraphs, summaries, questions = (
                 [_with_vector(f, vectors) for f in group]
-                for group in (chapters, paragraphs, summaries)
-            )
+                for group in (chapters, paragraphs, summaries, questions))
         return SourceDocument(
             documentid=self.documentid, ontology=ontology, title=title, language=language,
             properties=properties, categories=categories, chapters=tuple(chapters),
-            paragraphs=tuple(paragraphs), summaries=tuple(summaries), keywords=tuple(keywords),
-            line_number=self.line_number,
-        )
+            paragraphs=tuple(paragraphs), summaries=tuple(summaries),
+            questions=tuple(questions), keywords=tuple(keywords), line_number=self.line_number)
 
     def _documentid(self, value: Any) -> str:
         if value is None:
@@ -354,7 +356,7 @@ class _Builder:
             raise IngestError(f"documentid {value!r} contains whitespace or control characters")
         if _FRAGMENT_SUFFIX_RE.search(value):
             raise IngestError(
-                f"documentid {value!r} ends like a fragment id (-c1, -p2, -s3, -k4); "
+                f"documentid {value!r} ends like a fragment id (-c1, -p2, -s3, -q4, -k5); "
                 "it would collide with another document's fragments")
         return value
 
@@ -500,8 +502,8 @@ class _Builder:
                 vectors[key] = self._vector(key, raw)
             else:
                 raise IngestError(
-                    f"embeddings key {key!r} is not a chapter, paragraph or summary id of "
-                    "this document (nor chapters/paragraphs/summaries)")
+                    f"embeddings key {key!r} is not a chapter, paragraph, summary or question "
+                    "id of this document (nor chapters/paragraphs/summaries/questions)")
         return vectors
 
     def _vector(self, fragmentid: str, raw: Any) -> tuple[float, ...]:
@@ -564,20 +566,15 @@ def _shown(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
+_JSON_TYPES: tuple[tuple[type | Any, str], ...] = (
+    (type(None), "null"), (bool, "a boolean"), (int | float, "a number"), (str, "a string"),
+    (list, "a list"), (dict, "an object"))
+"""What an error message calls a decoded JSON value, by Python type (bool before int)."""
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)),
+                type(value).__name__)
 
 
 __all__ = [

@@ -59,7 +59,7 @@ EMBED_STEP_LOCAL = 16
 two cores, so the progress shows movement (and an ETA) within a second; a remote embedder gets
 ``embedder_batch_size x embedder_max_concurrency`` texts per call, its full parallelism."""
 
-KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "keywords")
+KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "questions", "keywords")
 """Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
 
 
@@ -397,7 +397,7 @@ class Ingestor:
             run(tx, "ingest_upsert_documents", docs=docs)
             # Existing fragments are updated in place (dataset members keep pointing at
             # them); new ones take the plain CREATE fast path.
-            for kind in ("chapters", "paragraphs", "summaries", "keywords"):
+            for kind in ("chapters", "paragraphs", "summaries", "questions", "keywords"):
                 old = [r for r in rows[kind] if r["fragmentid"] in existing]
                 new = [r for r in rows[kind] if r["fragmentid"] not in existing]
                 if old:
@@ -455,7 +455,8 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
         })
         keep.update(f.fragmentid for f in doc.fragments())
         for kind, frags in (("chapters", doc.chapters), ("paragraphs", doc.paragraphs),
-                            ("summaries", doc.summaries), ("keywords", doc.keywords)):
+                            ("summaries", doc.summaries), ("questions", doc.questions),
+                            ("keywords", doc.keywords)):
             rows[kind].extend(_fragment_row(frag, vectors, doc.ontology) for frag in frags)
     return docs, rows, keep
 

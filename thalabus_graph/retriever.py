@@ -21,7 +21,7 @@ from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragmen
 from thalabus_graph.query import parse, rerank_query
 from thalabus_graph.rerank.stage import Hit, RetrievalResult
 
-GRAIN = ("chapters", "summaries", "paragraphs", "keywords")
+GRAIN = ("chapters", "summaries", "questions", "paragraphs", "keywords")
 """Fragment sources from the coarsest to the finest grain: of two hits with the same text,
 the one of the finer grain is dropped."""
 

@@ -87,18 +87,24 @@ class Settings:
     """Semantic hits taken from the `paragraphs` index."""
     top_n_summaries: int = 200
     """Semantic hits taken from the `summaries` index."""
+    top_n_questions: int = 200
+    """Semantic hits taken from the `questions` index."""
     score_factor_chapters: float = 1.0
     """Multiplier on chapter semantic scores (index scale)."""
     score_factor_paragraphs: float = 1.0
     """Multiplier on paragraph semantic scores (index scale)."""
     score_factor_summaries: float = 1.0
     """Multiplier on summary semantic scores (index scale)."""
+    score_factor_questions: float = 1.0
+    """Multiplier on question semantic scores (index scale)."""
     score_cap_chapters: float = 1.0
     """Cap on chapter semantic scores after the factor."""
     score_cap_paragraphs: float = 1.0
     """Cap on paragraph semantic scores after the factor."""
     score_cap_summaries: float = 1.0
     """Cap on summary semantic scores after the factor."""
+    score_cap_questions: float = 1.0
+    """Cap on question semantic scores after the factor."""
     min_score: float = 0.10
     """Semantic fragments below this drop, after factor and cap. The score is the index scale
     (1 + cos) / 2 by default, or the embedding model's calibrated P(relevant) when
@@ -305,12 +311,15 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "top_n_chapters": (1, _BIG),
     "top_n_paragraphs": (1, _BIG),
     "top_n_summaries": (1, _BIG),
+    "top_n_questions": (1, _BIG),
     "score_factor_chapters": (0, 1000),
     "score_factor_paragraphs": (0, 1000),
     "score_factor_summaries": (0, 1000),
+    "score_factor_questions": (0, 1000),
     "score_cap_chapters": (0, 1000),
     "score_cap_paragraphs": (0, 1000),
     "score_cap_summaries": (0, 1000),
+    "score_cap_questions": (0, 1000),
     "min_score": (0, 1),
     "short_query_max_words": (0, _BIG),
     "fusion_text_weight": (0, 1),

@@ -82,7 +82,7 @@ def failing_server() -> Iterator[LoopbackServer]:
         yield server
 
 
-GRAIN_ORDER = {"chapters": 0, "summaries": 1, "paragraphs": 2, "keywords": 3}
+GRAIN_ORDER = {"chapters": 0, "summaries": 1, "questions": 2, "paragraphs": 3, "keywords": 4}
 
 
 def without_repeated_texts(fragments: list[Fragment]) -> list[Fragment]:

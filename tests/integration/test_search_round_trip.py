@@ -93,7 +93,7 @@ def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(
     s = graph.settings
     assert steps["chapters"]["k"] == max(s.top_n_chapters * s.vector_k_factor, s.vector_min_k)
     assert steps["chapters"]["cypher"] == "search_phrase"
-    for empty in ("paragraphs", "summaries"):
+    for empty in ("paragraphs", "summaries", "questions"):
         assert steps[empty]["path"] == "skipped" and steps[empty]["rows"] == 0
 
 

@@ -143,6 +143,26 @@ def test_embeddings_keyed_by_fragment_id() -> None:
     assert doc.summaries[0].embedding == (3.0, 4.0)
 
 
+def test_questions_are_numbered_from_one_and_embedded_like_summaries() -> None:
+    doc = document_from_dict({
+        "documentid": "d-q", "chapters": ["a"], "summaries": ["s"],
+        "questions": ["Who may stay?", "  Why was the appeal allowed?  "], "keywords": ["k"],
+        "embeddings": {"questions": [None, [0.6, 0.8]], "d-q-s1": [1.0, 0.0]},
+    })
+    assert [(q.kind, q.fragmentid, q.ordinal, q.text, q.embedding) for q in doc.questions] == [
+        ("question", "d-q-q1", 1, "Who may stay?", None),
+        ("question", "d-q-q2", 2, "Why was the appeal allowed?", (0.6, 0.8))]
+    assert [f.fragmentid for f in doc.fragments()] == [
+        "d-q-c1", "d-q-p1", "d-q-s1", "d-q-q1", "d-q-q2", "d-q-k1"]
+    assert [f.fragmentid for f in doc.embeddable()] == [
+        "d-q-c1", "d-q-p1", "d-q-s1", "d-q-q1", "d-q-q2"]
+    assert document_id_of("d-q-q2") == "d-q"
+    assert "questions" not in doc.properties
+    only_questions = document_from_dict({"documentid": "d-only", "questions": "Who?",
+                                         "embeddings": {"d-only-q1": [0.0, 2.0]}})
+    assert only_questions.has_text and only_questions.questions[0].embedding == (0.0, 2.0)
+
+
 def test_embeddings_keyed_by_kind() -> None:
     doc = document_from_dict({
         "documentid": "d-7", "chapters": ["a\n\nb", "c"],
@@ -153,8 +173,8 @@ def test_embeddings_keyed_by_kind() -> None:
 
 
 @pytest.mark.parametrize(("embeddings", "message"), [
-    ({"d-8-c9": [1.0]}, "not a chapter, paragraph or summary id"),
-    ({"d-8-k1": [1.0]}, "not a chapter, paragraph or summary id"),
+    ({"d-8-c9": [1.0]}, "not a chapter, paragraph, summary or question id"),
+    ({"d-8-k1": [1.0]}, "not a chapter, paragraph, summary or question id"),
     ({"d-8-c1": []}, "non-empty list of numbers"),
     ({"d-8-c1": "0.1,0.2"}, "non-empty list of numbers"),
     ({"d-8-c1": [1.0, "x"]}, "not a finite number"),
@@ -203,6 +223,10 @@ GOOD = line({"documentid": "ok-1", "chapters": ["fine"]})
     (line({"documentid": "d", "chapters": ["a", "  "]}), "chapters[2] is blank"),
     (line({"documentid": "d", "summaries": [None]}), "summaries[1] must be a string"),
     (line({"documentid": "d", "keywords": 5}), "keywords must be a list of strings"),
+    (line({"documentid": "d", "questions": 5}), "questions must be a list of strings"),
+    (line({"documentid": "d", "questions": ["why?", None]}), "questions[2] must be a string"),
+    (line({"documentid": "d", "questions": ["why?", " "]}), "questions[2] is blank"),
+    (line({"documentid": "x-q3"}), "ends like a fragment id"),
     (line({"documentid": "d", "categories": ["IQ"]}), "categories must be an object"),
     (line({"documentid": "d", "categories": {"COUNTRY OF ORIGIN": "IQ"}}),
      "category name 'COUNTRY OF ORIGIN' must match"),

@@ -14,6 +14,7 @@ LABELS: dict[str, list[str]] = {
     "Chapter": ["Chapter", "Fragment"],
     "Paragraph": ["Paragraph", "Fragment"],
     "Summary": ["Summary", "Fragment"],
+    "Question": ["Question", "Fragment"],
     "Keyword": ["Keyword", "Fragment"],
     "Ontology": ["Ontology"],
     "Dataset": ["Dataset"],

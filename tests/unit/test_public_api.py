@@ -60,7 +60,7 @@ PINNED: dict[str, set[str]] = {
     "thalabus_graph.rerank.otel": {"INSTRUMENTATION_NAME", "OpenTelemetryTracer"},
     "thalabus_graph.graph.models": {
         "Aggregates", "CategoryNode", "Chapter", "Dataset", "DocumentNode", "FragmentNode", "Goal",
-        "Keyword", "Ontology", "Paragraph", "Summary", "UsesDataset", "bind",
+        "Keyword", "Ontology", "Paragraph", "Question", "Summary", "UsesDataset", "bind",
     },
     "thalabus_graph.fragments": {
         "CATEGORY_SOURCE", "Fragment", "aggregate_documents", "combine_and", "combine_not",

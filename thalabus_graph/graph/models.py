@@ -111,6 +111,12 @@ class Summary(FragmentNode):
     document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
 
 
+class Question(FragmentNode):
+    """A question the document answers (``docid-N-qK``)."""
+
+    document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
+
+
 class Keyword(FragmentNode):
     """A keyword (``docid-N-kK``), searched as text only."""
 
@@ -164,6 +170,7 @@ __all__ = [
     "Keyword",
     "Ontology",
     "Paragraph",
+    "Question",
     "Summary",
     "UsesDataset",
     "bind",

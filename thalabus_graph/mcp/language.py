@@ -37,10 +37,10 @@ EXAMPLES = (
 
 SERVER_INSTRUCTIONS = """\
 Retrieval over a Neo4j graph of documents split into fragments (chapters, paragraphs,
-summaries, keywords). Use `query` to find documents or fragments with a boolean query (read
-its description for the query language), `explain` to see how a query would run without
-running it, `dataset_show` to read a stored result set (a dataset) with its members, weights
-and lineage, `rerank_dataset` to reorder a dataset with the reranker into a new dataset, and
+summaries, questions, keywords). Use `query` to find documents or fragments with a boolean
+query (read its description for the query language), `explain` to see how a query would run
+without running it, `dataset_show` to read a stored result set (a dataset) with its members,
+weights and lineage, `rerank_dataset` to reorder a dataset with the reranker into a new dataset, and
 `goal_context` to get the fragments assembled for a goal. Datasets and reranking are writes:
 they are refused unless the server was started with --allow-writes."""
 

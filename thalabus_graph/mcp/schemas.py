@@ -24,7 +24,8 @@ class FragmentOut(BaseModel):
     fragmentid: str
     documentid: str
     score: float = Field(description="retrieval score in [0, 1], higher is better")
-    source: str = Field(description="chapters, paragraphs, summaries, keywords or category")
+    source: str = Field(
+        description="chapters, paragraphs, summaries, questions, keywords or category")
     text: str | None = None
 
 

@@ -89,13 +89,15 @@ class VectorSource:
     label: str
     index: str
     filtered_index: str
-    """The index filtering on the fragments' ``ontologyid`` inside it (migration V0007)."""
+    """The index filtering on the fragments' ``ontologyid`` inside it (migration V0007;
+    V0010 for questions)."""
 
 
 VECTOR_SOURCES = (
     VectorSource("chapters", "Chapter", "typical_rag", "typical_rag_ontology"),
     VectorSource("paragraphs", "Paragraph", "paragraphs", "paragraphs_ontology"),
     VectorSource("summaries", "Summary", "summaries", "summaries_ontology"),
+    VectorSource("questions", "Question", "questions", "questions_ontology"),
 )
 VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))

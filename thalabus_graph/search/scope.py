@@ -159,10 +159,11 @@ def restriction_params(scope: Scope, restriction: Restriction | None,
 
 
 class InIndexState:
-    """Whether the ontology-filtered vector indexes (migration V0007, Neo4j 2026.01+) can
-    serve: all three ONLINE and the setting ``vector_in_index_filter`` on. Read at most once
-    per ``recheck_seconds`` (an index dropped or built meanwhile is seen at the next read);
-    not read without an ontology, which never uses them."""
+    """Whether the ontology-filtered vector indexes (migrations V0007 and V0010, Neo4j
+    2026.01+) can serve: all of them ONLINE (``search_vector_in_index`` names each) and the
+    setting ``vector_in_index_filter`` on. Read at most once per ``recheck_seconds`` (an
+    index dropped or built meanwhile is seen at the next read); not read without an
+    ontology, which never uses them."""
 
     def __init__(self, db: Database, settings: Settings, recheck_seconds: float) -> None:
         self.db = db
@@ -188,6 +189,6 @@ class InIndexState:
             missing = [name for name in names if name not in online]
             found = (InIndexFilter(True) if not missing else InIndexFilter(
                 False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "
-                "Neo4j 2026.01 or newer)"))
+                "Neo4j 2026.01 or newer, V0010 questions_ontology)"))
             self._read = (now, found)
         return self._read[1]
