@@ -218,3 +218,18 @@ def test_the_stage_asks_one_query_when_the_inner_retriever_lists_no_clauses() ->
     inner = ByClause()
     result = stage_run(PlainInner(), inner, "minimum")
     assert result.clauses == "joined" and inner.asked == ["red cat AND big dog"]
+
+
+def test_the_cli_option_offers_the_modes_and_refuses_others_before_connecting(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from thalabus_graph.cli import build_parser
+
+    parser = build_parser()
+    for mode in CLAUSE_MODES:
+        args = parser.parse_args(["rerank", "s#dataset_1", "--clauses", mode])
+        assert args.clauses == mode
+    assert parser.parse_args(["rerank", "s#dataset_1"]).clauses is None  # the setting decides
+    with pytest.raises(SystemExit) as refused:
+        parser.parse_args(["rerank", "s#dataset_1", "--clauses", "maximum"])
+    assert refused.value.code == 2
+    assert "invalid choice: 'maximum'" in capsys.readouterr().err
