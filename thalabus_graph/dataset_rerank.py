@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thalabus_graph.datasets import Datasets, Member
-from thalabus_graph.query import parse, rerank_query, serialize
+from thalabus_graph.query import parse, rerank_query, semantic_clauses, serialize
 from thalabus_graph.rerank import (
     NoReranking,
     Reranker,
@@ -23,6 +23,7 @@ from thalabus_graph.rerank import (
     SelectionPolicy,
     ThresholdWithTiers,
 )
+from thalabus_graph.rerank.clauses import PerClauseReranker, clause_reranker
 from thalabus_graph.rerank.rounds import rerank_in_rounds_sync
 from thalabus_graph.settings import Settings
 
@@ -53,6 +54,9 @@ class RerankResult:
     """Selected fragments the ``MAX_RERANKING_OUTPUT_FRAG`` cap removed."""
     bookmarks: tuple[str, ...] = ()
     """The graph object's bookmarks once the new dataset is written (see ``QueryResult``)."""
+    clauses: str = "joined"
+    """How the clauses were reranked: ``joined``, or per clause ``geometric`` | ``minimum``
+    (``joined`` whenever there was nothing to combine: one clause, or no reranker)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -60,20 +64,25 @@ class RerankResult:
                 "query": self.query, "reranked": self.reranked, "reason": self.reason,
                 "rounds": self.rounds, "failures": self.failures,
                 "weight_scale": self.weight_scale, "unscored": self.unscored,
-                "capped": self.capped, "fragments": [f.to_dict() for f in self.fragments],
+                "capped": self.capped, "clauses": self.clauses,
+                "fragments": [f.to_dict() for f in self.fragments],
                 "bookmarks": list(self.bookmarks)}
 
 
 def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, dataset_id: str,
                    query_text: str | None = None, *, session: str | None = None,
                    policy: SelectionPolicy | None = None, max_output: int | None = None,
-                   goal: str | None = None) -> RerankResult:
+                   goal: str | None = None, clauses: str | None = None) -> RerankResult:
     """Rerank ``dataset_id`` and write the derived dataset (``ThalabusGraph.rerank_dataset``
-    says what is asked and recorded); the result carries no bookmarks (the engine adds them)."""
+    says what is asked and recorded); the result carries no bookmarks (the engine adds them).
+    ``clauses`` (default ``Settings.rerank_clauses``) picks joined or per-clause reranking."""
     info = datasets.get(dataset_id)
     node = parse(info.stored_query() if query_text is None else query_text)
     rerank_text = rerank_query(node)
     no_reranker = isinstance(reranker, NoReranking)
+    scorer = clause_reranker(reranker, semantic_clauses(node),
+                             settings.rerank_clauses if clauses is None else clauses)
+    mode = scorer.rule if isinstance(scorer, PerClauseReranker) else "joined"
     s = settings
     stubs: set[str] = set()  # filled while the rounds are read, one page at a time
 
@@ -86,7 +95,7 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
     cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
     min_docs = getattr(chosen, "min_output_doc", s.min_reranking_output_doc)
     result = rerank_in_rounds_sync(rounds(), "" if no_reranker else rerank_text,
-                                   reranker, chosen, max_output=cap,
+                                   scorer, chosen, max_output=cap,
                                    min_output_doc=min_docs)
     reason = "no-reranker" if no_reranker and rerank_text else result.reason
     scale = ("retrieval" if not result.reranked
@@ -100,14 +109,14 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
     flags: dict[str, Any] = {"reranked": result.reranked, "reason": reason,
              "failures": len(result.failures), "weight_scale": scale,
              "unscored": len(unscored) if result.reranked else 0, "capped": result.capped,
-             "source_query": serialize(node)}
+             "source_query": serialize(node), "clauses": mode}
     new_id = datasets.create(members, session=session or info.session,
                                   query=rerank_text, kind="rerank",
                                   derived_from=dataset_id, flags=flags, goal=goal)
     log = logger.info if result.reranked and reason is None else logger.warning
     log("rerank %s -> %s: %d of %d members kept, reranked=%s, reason=%s, failures=%d, "
-        "scale=%s", dataset_id, new_id, len(members), info.members, result.reranked,
-        reason, len(result.failures), scale)
+        "scale=%s, clauses=%s", dataset_id, new_id, len(members), info.members,
+        result.reranked, reason, len(result.failures), scale, mode)
     return RerankResult(new_id, dataset_id, rerank_text, list(result.fragments),
                         result.reranked, reason, result.rounds, len(result.failures), scale,
-                        int(flags["unscored"]), result.capped)
+                        int(flags["unscored"]), result.capped, clauses=mode)

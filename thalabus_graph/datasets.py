@@ -64,7 +64,7 @@ class DatasetInfo:
     """A dataset node as `Datasets.get` reads it: its properties, member counts and parents.
 
     The rerank flags (``reranked``, ``reason``, ``failures``, ``unscored``, ``capped``,
-    ``source_query``) are None on a dataset no rerank wrote.
+    ``source_query``, ``clauses``) are None on a dataset no rerank wrote.
     """
 
     datasetid: str
@@ -83,6 +83,8 @@ class DatasetInfo:
     hidden: int
     derived_from: list[str] = field(default_factory=list)
     source_query: str | None = None
+    clauses: str | None = None
+    """How a rerank scored a multi-clause query: ``joined``, ``geometric`` or ``minimum``."""
 
     def stored_query(self) -> str:
         """The query this dataset's members answer, in query syntax: a query's dataset stores

@@ -334,13 +334,15 @@ class ThalabusGraph:
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
                       create_dataset: bool = False, session: str = DEFAULT_SESSION,
-                      strict_categories: bool = False) -> QueryResult:
+                      strict_categories: bool = False, goal: str | None = None) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
         ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
         (category warnings as in ``query``).
 
         ``create_dataset`` stores what the fast path returned (the selection, not the raw
-        fragments), so the dataset is the result that is "preserved and forwarded"."""
+        fragments), so the dataset is the result that is "preserved and forwarded".
+        ``goal``: the selection becomes the goal's own RAG fragments (``Goals.add_fragments``,
+        the goal created when new), which ``goal_context`` collects first."""
         result = self.query(text, ontology_id=ontology_id,
                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
                             strict_categories=strict_categories)
@@ -351,6 +353,8 @@ class ThalabusGraph:
         if create_dataset:
             dataset_ids.append(self.datasets.create(picked, session=session,
                                                     query=serialize(parse(text))))
+        if goal is not None:
+            self.goals.add_fragments(goal, picked)
         return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings,
                            bookmarks=self.db.bookmarks())
 
@@ -358,7 +362,8 @@ class ThalabusGraph:
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
                        session: str | None = None, policy: SelectionPolicy | None = None,
-                       max_output: int | None = None, goal: str | None = None) -> RerankResult:
+                       max_output: int | None = None, goal: str | None = None,
+                       clauses: str | None = None) -> RerankResult:
         """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``.
 
         The rerank query is the positive semantic clauses of ``query_text`` (default: the
@@ -377,12 +382,18 @@ class ThalabusGraph:
         ``retrieval`` | ``mixed``). A partly failed rerank keeps the unscored members after
         the scored ones, in their retrieved order, with their retrieval weights.
 
+        ``clauses`` (default ``RERANK_CLAUSES``): ``joined`` asks the reranker the clauses
+        joined by " AND "; ``geometric`` / ``minimum`` score every member against each clause
+        and combine by that AND rule (``rerank.clauses``); recorded as ``clauses``. A member
+        some clause could not score stays unscored (``partial``), as in a joined rerank.
+
         Raises:
-            ConfigurationError: raised by the reranker (never written as a degraded dataset).
+            ConfigurationError: raised by the reranker (never written as a degraded dataset),
+                or an unknown ``clauses``.
         """
         result = rerank_dataset(self.datasets, self.reranker, self.settings, dataset_id,
                                 query_text, session=session, policy=policy,
-                                max_output=max_output, goal=goal)
+                                max_output=max_output, goal=goal, clauses=clauses)
         return replace(result, bookmarks=self.db.bookmarks())
 
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:

@@ -145,7 +145,7 @@ class Goals:
             added = 0
             for statement, chunk in (("goal_add_fragments", rows),
                                      ("goal_add_documents", stubs)):
-                if chunk:
+                if chunk or statement == "goal_add_fragments":  # it also creates the goal
                     added += int(run(tx, statement, goalid=goalid, rows=chunk)[0]["added"])
             if added != len(rows) + len(stubs):
                 raise DatasetError(f"goal {goalid!r}: {len(rows) + len(stubs)} fragments given "

@@ -18,7 +18,7 @@ from typing import Any
 from thalabus_graph.engine import DocumentHit, ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
-from thalabus_graph.query import parse, rerank_query
+from thalabus_graph.query import parse, rerank_query, semantic_clauses
 from thalabus_graph.rerank.stage import Hit, RetrievalResult
 
 GRAIN = ("chapters", "summaries", "questions", "paragraphs", "keywords")
@@ -47,6 +47,14 @@ class ThalabusRetriever:
             ThalabusSyntaxError: ``query`` is not a valid Thalabus query.
         """
         return rerank_query(parse(query))
+
+    def rerank_clauses(self, query: str) -> list[str]:
+        """The positive semantic clauses of ``query``, each once, for per-clause reranking.
+
+        Raises:
+            ThalabusSyntaxError: ``query`` is not a valid Thalabus query.
+        """
+        return semantic_clauses(parse(query))
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``k`` fragments for ``query`` within ``scope``, best first, no two of one

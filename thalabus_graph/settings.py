@@ -33,6 +33,10 @@ RerankerProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina",
 or ``none`` (`NoReranking`); checked by ``rerank.factory.reranker_from_settings``."""
 RERANKER_PROTOCOLS: tuple[RerankerProtocol, ...] = get_args(RerankerProtocol)
 """The values of ``Settings.reranker_protocol``."""
+RerankClauses = Literal["joined", "geometric", "minimum"]
+"""How a multi-clause query is reranked (see ``rerank.clauses``)."""
+RERANK_CLAUSES: tuple[RerankClauses, ...] = get_args(RerankClauses)
+"""The values of ``Settings.rerank_clauses``."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,11 @@ class Settings:
     """Dataset reranking round size (a transport bound, not a relevance cut)."""
     min_reranking_score_frag: float = 0.02
     """Reranker scale (uncalibrated service score): members at or above it pass."""
+    rerank_clauses: RerankClauses = "joined"
+    """Dataset reranking of a query with several positive semantic clauses: joined (one
+    reranker query, the clauses joined by " AND ") | geometric | minimum (each clause scored on
+    its own, combined by that AND rule; never a maximum). Default chosen on the multi-clause
+    SciFact set (tests/benchmarks/clause_rerank.py, docs/benchmarks.md)."""
     max_reranking_output_frag: int = 100
     """Tier 2: fragments kept at most."""
     min_reranking_output_frag: int = 50
@@ -295,6 +304,9 @@ class Settings:
         if self.fusion not in FUSION_RULES:
             raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
                                      f"not {self.fusion!r}")
+        if self.rerank_clauses not in RERANK_CLAUSES:
+            raise ConfigurationError(f"rerank_clauses must be one of "
+                                     f"{', '.join(RERANK_CLAUSES)}, not {self.rerank_clauses!r}")
 
 
 _BIG = 1_000_000

@@ -21,7 +21,7 @@ from thalabus_graph.rerank import (
     ThresholdWithTiers,
     TopK,
 )
-from thalabus_graph.settings import Settings
+from thalabus_graph.settings import RERANK_CLAUSES, Settings
 
 POLICIES = ("threshold", "topk", "percentile", "gap", "normalised")
 QUOTING_RULE = """\
@@ -128,6 +128,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-keep", type=int, default=None, help="gap: most fragments kept")
     p.add_argument("--max-output", type=int, default=None,
                    help="cap on the merged result (default MAX_RERANKING_OUTPUT_FRAG)")
+    p.add_argument("--clauses", choices=RERANK_CLAUSES, default=None,
+                   help="several semantic clauses: joined (one reranker query, the clauses "
+                        "joined by AND) or scored per clause and combined by the AND rule "
+                        "geometric (mean) or minimum (default: RERANK_CLAUSES)")
     p.add_argument("--limit", type=int, default=10)
     common.add_common_options(p)
     p.set_defaults(handler=_rerank)
@@ -293,7 +297,8 @@ def _rerank(args: argparse.Namespace) -> int:
         _say_if_no_reranker(g, "the dataset keeps its retrieval order and weights")
         question = None if args.query is None else serialize(Semantic(args.query.strip()))
         result = g.rerank_dataset(args.dataset, question, session=args.session,
-                                  policy=policy, max_output=args.max_output, goal=args.goal)
+                                  policy=policy, max_output=args.max_output, goal=args.goal,
+                                  clauses=args.clauses)
     if args.json:
         output.emit_json(result.to_dict())
         return common.EXIT_OK
@@ -304,7 +309,8 @@ def _rerank(args: argparse.Namespace) -> int:
         state = f"order kept ({result.reason})"
     print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
           f"{state}, {result.rounds} rounds, {result.failures} failures, "
-          f"{result.capped} capped, weights on the {result.weight_scale} scale")
+          f"{result.capped} capped, weights on the {result.weight_scale} scale, "
+          f"clauses {result.clauses}")
     for f in result.fragments[: args.limit]:
         print(f"  {f.score:9.5f}  {f.fragmentid:<20} {_short(f.text, 50)}")
     return common.EXIT_OK

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from thalabus_graph.errors import CapabilityError, ConfigurationError
 from thalabus_graph.fragments import document_id_of
 from thalabus_graph.rerank.budget import BudgetPolicy
+from thalabus_graph.rerank.clauses import PerClauseReranker, check_mode, clause_reranker
 from thalabus_graph.rerank.protocol import NoReranking, Passage, Reranker, RerankReply, is_score
 from thalabus_graph.rerank.tracing import DEGRADED, RERANK_SPAN, RERANKED, Span, Tracer
 
@@ -74,6 +75,8 @@ class RetrievalResult:
         usage: what the reranker reported for this call.
         candidates: how many distinct candidates the stage considered (0 for an inner
             retriever's own result).
+        clauses: how the reranker scored the query: ``joined`` or, per clause,
+            ``geometric`` | ``minimum``.
 
     Example:
         >>> RetrievalResult((Hit("d-1", score=0.5),)).reranked
@@ -85,6 +88,7 @@ class RetrievalResult:
     degraded_reason: DegradeReason | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
     candidates: int = 0
+    clauses: str = "joined"
 
 
 @runtime_checkable
@@ -114,6 +118,20 @@ class RerankQueryRetriever(Retriever, Protocol):
         ...
 
 
+@runtime_checkable
+class ClauseRetriever(Retriever, Protocol):
+    """A `Retriever` that also lists its query's clauses for per-clause reranking.
+
+    With ``clauses="geometric"`` or ``"minimum"`` the stage scores every candidate against
+    each of ``rerank_clauses(query)`` and combines by that AND rule (`PerClauseReranker`);
+    with fewer than two clauses, or an inner retriever without the method, it asks one query.
+    """
+
+    def rerank_clauses(self, query: str) -> list[str]:
+        """The texts the reranker scores passages against, one per clause."""
+        ...
+
+
 @dataclass(eq=False, repr=False)
 class RerankingRetriever:
     """A `Retriever` that asks ``inner`` for ``candidates`` hits and reranks them to ``top_n``.
@@ -130,6 +148,12 @@ class RerankingRetriever:
     Order: scored hits by rerank score descending, ties by chunk id; then unscored candidates
     in their retrieved order. Scores for ids that were not candidates are ignored.
 
+    ``clauses`` (``joined`` | ``geometric`` | ``minimum``): with an inner `ClauseRetriever`
+    whose query has several clauses, ``geometric`` / ``minimum`` score each candidate against
+    every clause (concurrently, within the one timeout and the one budget call) and combine by
+    that AND rule; a candidate some clause could not score stays unscored, a clause call that
+    fails entirely degrades the whole call (``failed``), as a failing joined call does.
+
     ``reranker`` defaults to `NoReranking`: ``RerankingRetriever(inner)`` keeps the fused order
     and still reports ``reranked=True`` (each hit's ``rerank_score`` is its fused score), so
     the stage's own overhead can be measured before a reranker is paid for.
@@ -140,7 +164,8 @@ class RerankingRetriever:
         >>> found.hits[0].rerank_score, found.hits[0].score, found.reranked  # doctest: +SKIP
 
     Raises:
-        ConfigurationError: unless ``candidates >= top_n >= 1`` and ``timeout_seconds > 0``.
+        ConfigurationError: unless ``candidates >= top_n >= 1`` and ``timeout_seconds > 0``,
+            or an unknown ``clauses``.
         CapabilityError: the reranker declares itself unavailable.
     """
 
@@ -152,8 +177,10 @@ class RerankingRetriever:
     timeout_seconds: float = 5.0
     budget: BudgetPolicy | None = None
     tracer: Tracer | None = None
+    clauses: str = "joined"
 
     def __post_init__(self) -> None:
+        check_mode(self.clauses)
         if not self.candidates >= self.top_n >= 1:
             raise ConfigurationError(
                 f"need candidates >= top_n >= 1, got candidates={self.candidates}, "
@@ -197,10 +224,11 @@ class RerankingRetriever:
         if budget is not None and not budget.try_acquire():
             return self._degrade(hits, limit, "budget")
         passages = [Passage(h.chunk_id, h.text, h.score) for h in hits]
+        scorer = self._scorer(query)
         reply: RerankReply | None = None
         try:
             async with asyncio.timeout(self.timeout_seconds):
-                reply = await self.reranker.score(asked, passages)
+                reply = await scorer.score(asked, passages)
         except TimeoutError:
             return self._degrade(hits, limit, "timeout")
         except ConfigurationError:  # misconfiguration: fix the call, do not degrade
@@ -210,7 +238,14 @@ class RerankingRetriever:
         finally:
             if budget is not None:  # the reserved call is recorded, with what it reported
                 budget.record(reply.usage if reply is not None else {})
-        return self._apply(hits, limit, reply)
+        mode = scorer.rule if isinstance(scorer, PerClauseReranker) else "joined"
+        return replace(self._apply(hits, limit, reply), clauses=mode)
+
+    def _scorer(self, query: str) -> Reranker:
+        """The reranker itself, or a `PerClauseReranker` over the inner retriever's clauses."""
+        if self.clauses == "joined" or not isinstance(self.inner, ClauseRetriever):
+            return self.reranker
+        return clause_reranker(self.reranker, self.inner.rerank_clauses(query), self.clauses)
 
     def _rerank_query(self, query: str) -> str | None:
         """What the reranker is asked: the inner retriever's rerank query when it has one."""
