@@ -104,6 +104,7 @@ def test_contributions_and_explain_show_the_raw_and_the_calibrated_value(
     assert explained["scores"]["scale"] == "calibrated"
     assert explained["scores"]["model"] == "multilingual-e5-small"
     assert explained["scores"]["min_score"] == 0.10
+    assert "best cosine, 0.5 at 0.8" in explained["scores"]["gate"]
     assert off["scores"]["scale"] == "index"
 
 
