@@ -9,8 +9,9 @@ follows the number of chance matches expected above it, which ``MIN_SCORE`` puts
 here ``MIN_SCORE`` drops only the bottom of each list, and the phrase gate the few questions
 whose best passage is as similar as an unrelated text's; on SciFact train and xquad-r dev,
 where a phrase returns its best 200 of 5,183 or 360, it drops 68.4% / 70.8% of the non-relevant
-candidates and 3.5% / 3.8% of the relevant (``tests/benchmarks/calibration.py``). This test holds what must hold anywhere: no
-relevant fragment beyond the done-means' 5% is lost, the threshold acts, the order is kept.
+candidates and 3.5% / 3.8% of the relevant (``tests/benchmarks/calibration.py``). This test
+holds what must hold anywhere: no relevant fragment beyond the done-means' 5% is lost, the
+threshold acts, the order is kept.
 """
 
 from __future__ import annotations
