@@ -25,13 +25,25 @@ cosines, best first) and the number of fragments that source holds:
    weight: the probability that the hit is relevant at even prior odds, so the score does not
    depend on how many relevant passages a corpus happens to hold.
 
-4. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
+4. **Phrase gate.** Tail evidence is relative: the best of any candidate list stands out from
+   its own background about as much as chance allows (its evidence is about 0 whatever the
+   phrase), so on a small corpus the nearest fragment of a phrase about an absent topic scores
+   like a relevant one. A second logistic, ``Gate``, reads the cosine of the phrase's best
+   candidate as the probability that the corpus holds anything relevant to it at all, and
+   every hit's probability is multiplied by it. It is fitted on labelled queries (they have a
+   relevant passage) against absent topics built from the same data (the queries with every
+   passage of their subject removed from the corpus), both weighing the same: how similar an
+   unrelated best hit is, is a property of the embedding model, so ``thalabus-graph
+   calibrate`` keeps the model's shipped gate.
+
+5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
    a thousandth of the index score keeps saturated hits in the index's order, and moves a
    threshold by at most 0.001.
 
 For one phrase and one background the score is strictly increasing in the cosine
-(``slope > 0`` and ``sigma > 0``), so it never changes the order of the hits read against it;
+(``slope > 0`` and ``sigma > 0``; the gate is one factor per phrase), so it never changes the
+order of the hits read against it;
 scores of different phrases become comparable. A calibration is stored as JSON
 (``Calibration.to_dict``); the package ships one per embedding model
 (``resources/calibration/<model>.json``) and ``thalabus-graph calibrate`` fits one on a user's
@@ -88,13 +100,32 @@ class SourceMap:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """P(the corpus holds a fragment relevant to a phrase) from the cosine of the phrase's
+    best candidate: ``1 / (1 + exp(-(intercept + slope x best)))``."""
+
+    intercept: float
+    slope: float
+
+    @property
+    def midpoint(self) -> float:
+        """The best cosine at which the gate is 0.5."""
+        return -self.intercept / self.slope
+
+    def probability(self, best: float) -> float:
+        """The gate of a phrase whose best candidate has this cosine."""
+        return SourceMap(self.intercept, self.slope).probability(best)
+
+
+@dataclass(frozen=True)
 class Background:
     """A query's background in one source: cosines ``~ Normal(mu, sigma)`` over ``size``
-    fragments."""
+    fragments; ``best`` is the highest candidate cosine (None: not known)."""
 
     mu: float
     sigma: float
     size: int
+    best: float | None = None
 
 
 def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) -> Background:
@@ -117,12 +148,12 @@ def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) ->
     first = min(skip, k // 4)
     ys = ranked[first:]
     if len(ys) < 2:
-        return Background(sum(ranked) / k, MIN_SIGMA, size)
+        return Background(sum(ranked) / k, MIN_SIGMA, size, ranked[0])
     xs, mx, sxx = _quantiles(first, k, size)
     my = sum(ys) / len(ys)
     sigma = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
     sigma = max(sigma, MIN_SIGMA)
-    return Background(my - sigma * mx, sigma, size)
+    return Background(my - sigma * mx, sigma, size, ranked[0])
 
 
 @lru_cache(maxsize=256)
@@ -155,6 +186,7 @@ class Calibration:
         fitted_on: what it was fitted on, for people (data sets and their splits).
         measured: what was measured when it was fitted (drop rates at the thresholds), for
             people.
+        gate: the phrase gate (None: every phrase is taken to have a relevant fragment).
     """
 
     model: str
@@ -162,6 +194,7 @@ class Calibration:
     skip: int = DEFAULT_SKIP
     fitted_on: tuple[str, ...] = ()
     measured: Mapping[str, Any] = field(default_factory=dict)
+    gate: Gate | None = None
 
     def map_for(self, source: str) -> SourceMap:
         """The map of ``source``, or the ``default`` one."""
@@ -178,8 +211,14 @@ class Calibration:
     def score(self, source: str, cosine: float, bg: Background) -> float:
         """The calibrated score of a hit of ``source`` with this cosine against ``bg``, in
         [0, 1] and strictly increasing in ``cosine``."""
-        p = self.map_for(source).probability(evidence(cosine, bg))
+        p = self.map_for(source).probability(evidence(cosine, bg)) * self.gate_of(bg)
         return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
+
+    def gate_of(self, bg: Background) -> float:
+        """The phrase gate of a background (1.0 without a gate or a known best hit)."""
+        if self.gate is None or bg.best is None:
+            return 1.0
+        return self.gate.probability(bg.best)
 
     def scores(self, source: str, cosines: Sequence[float], size: int) -> list[float]:
         """Calibrated scores of one source's unrestricted candidates (any order), their
@@ -193,6 +232,8 @@ class Calibration:
                 "skip": self.skip, "fitted_on": list(self.fitted_on),
                 "sources": {name: {"intercept": m.intercept, "slope": m.slope}
                             for name, m in sorted(self.sources.items())},
+                **({"gate": {"intercept": self.gate.intercept, "slope": self.gate.slope}}
+                   if self.gate else {}),
                 "measured": dict(self.measured)}
 
     @classmethod
@@ -207,6 +248,9 @@ class Calibration:
                        for name, m in dict(data["sources"]).items()}
             skip = int(data.get("skip", DEFAULT_SKIP))
             model = str(data["model"])
+            raw_gate = data.get("gate")
+            gate = (Gate(float(raw_gate["intercept"]), float(raw_gate["slope"]))
+                    if raw_gate is not None else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"calibration file is malformed: {exc}") from exc
         bad = [n for n, m in sources.items()
@@ -214,8 +258,11 @@ class Calibration:
         if bad or not sources:
             raise ConfigurationError("a calibration map must have a finite positive slope "
                                      f"(check {', '.join(bad) or 'sources'})")
+        if gate is not None and not (gate.slope > 0 and math.isfinite(gate.slope)
+                                     and math.isfinite(gate.intercept)):
+            raise ConfigurationError("a calibration gate must have a finite positive slope")
         return cls(model, sources, skip, tuple(data.get("fitted_on", ())),
-                   dict(data.get("measured", {})))
+                   dict(data.get("measured", {})), gate)
 
     def save(self, path: Path) -> None:
         """Write the JSON form to ``path``."""
@@ -288,8 +335,7 @@ def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
 def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
             iterations: int = 100) -> SourceMap:
     """A logistic map from evidence to P(relevant) at even prior odds: within each set the two
-    classes weigh the same, and each set weighs the same. Newton's method on the weighted
-    log-loss (a tiny ridge keeps it defined when the classes separate)."""
+    classes weigh the same, and each set weighs the same (``_logistic``)."""
     xs: list[FloatArray] = []
     ys: list[FloatArray] = []
     ws: list[FloatArray] = []
@@ -302,18 +348,8 @@ def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
         ys.append(labels.astype(np.float64))
         ws.append(np.where(labels, 0.5 / n_rel, 0.5 / n_non) / len(used))
     x = np.concatenate(xs)
-    y = np.concatenate(ys)
-    w = np.concatenate(ws)
     design = np.vstack([np.ones_like(x), x]).T
-    theta = np.zeros(2)
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ theta, -500, 500)))
-        grad = design.T @ (w * (p - y)) + 1e-6 * theta
-        hess = (design * (w * p * (1 - p))[:, None]).T @ design + 1e-6 * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        theta -= step
-        if float(np.abs(step).max()) < 1e-10:
-            break
+    theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
     intercept, slope = float(theta[0]), float(theta[1])
     if not slope > 0:
         raise ConfigurationError("the labelled data gives no increasing map (relevant "
@@ -321,14 +357,63 @@ def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
     return SourceMap(intercept, slope)
 
 
+def _logistic(design: FloatArray, y: FloatArray, w: FloatArray, iterations: int) -> FloatArray:
+    """Weighted logistic regression by Newton's method (a tiny ridge keeps it defined when
+    the classes separate)."""
+    theta = np.zeros(design.shape[1])
+    ridge = 1e-6 * np.eye(design.shape[1])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ theta, -500, 500)))
+        grad = design.T @ (w * (p - y)) + 1e-6 * theta
+        hess = (design * (w * p * (1 - p))[:, None]).T @ design + ridge
+        step = np.linalg.solve(hess, grad)
+        theta -= step
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    return theta
+
+
+def best_hits(data: Labelled) -> FloatArray:
+    """Every query's best candidate cosine in ``data``: what the gate reads."""
+    return np.asarray([float(np.max(cos)) for cos in data.cosines if len(cos)],
+                      dtype=np.float64)
+
+
+def fit_gate(present: Sequence[FloatArray], absent: Sequence[FloatArray],
+             iterations: int = 100) -> Gate:
+    """The phrase gate from the best cosines (``best_hits``) of phrases with a relevant
+    fragment (``present``) and of phrases about topics the corpus lacks (``absent``): both
+    classes weigh the same, and so does every set within its class."""
+    xs: list[FloatArray] = []
+    ys: list[FloatArray] = []
+    ws: list[FloatArray] = []
+    for label, sets in ((1.0, [a for a in present if len(a)]),
+                        (0.0, [a for a in absent if len(a)])):
+        if not sets:
+            raise ConfigurationError("the gate needs phrases with and without a relevant "
+                                     "fragment")
+        for rows in sets:
+            xs.append(rows)
+            ys.append(np.full(len(rows), label))
+            ws.append(np.full(len(rows), 0.5 / len(sets) / len(rows)))
+    x = np.concatenate(xs)
+    design = np.column_stack([np.ones(len(x)), x])
+    theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
+    intercept, slope = float(theta[0]), float(theta[1])
+    if not slope > 0:
+        raise ConfigurationError("the gate data gives no increasing gate (absent topics' best "
+                                 "hits are as similar as relevant ones)")
+    return Gate(intercept, slope)
+
+
 def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAULT_SKIP,
-        measured: Mapping[str, Any] | None = None) -> Calibration:
+        measured: Mapping[str, Any] | None = None, gate: Gate | None = None) -> Calibration:
     """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
-    sets."""
+    sets; ``gate`` is the phrase gate to keep (``fit_gate``)."""
     sources = {family: fit_map([evidences(d, skip) for d in sets])
                for family, sets in data.items()}
     names = tuple(sorted({d.name for sets in data.values() for d in sets}))
-    return Calibration(model, sources, skip, names, dict(measured or {}))
+    return Calibration(model, sources, skip, names, dict(measured or {}), gate)
 
 
 def candidates(name: str, queries: FloatArray, corpus: FloatArray,

@@ -10,7 +10,9 @@ and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
 ``calibrated:<source> <raw> -> <calibrated>``.
 
 One background per phrase, fitted on the candidates of all its vector sources together (their
-sizes added), and one map: the phrase's scores go through one strictly increasing function, so
+sizes added; its best cosine is what the calibration's phrase gate reads, so a phrase about
+something the graph lacks drops whole), and one map: the phrase's scores go through one
+strictly increasing function, so
 the fused order of sources and of text hits is exactly today's (with factors and caps at 1).
 A fused fragment's index-scale score is a slot value (a semantic score of its language group),
 or, for a fragment only the text search found, a value below every semantic score of the
@@ -101,12 +103,16 @@ class PhraseScale:
         if self.calibration is None:
             return {"scale": "index", "min_score": self.settings.min_score,
                     "reason": f"no calibration for {self.settings.embedder_model!r}"}
+        gate = self.calibration.gate
         return {"scale": "calibrated", "model": self.calibration.model,
                 "file": self.settings.calibration_file or "shipped",
                 "fitted_on": list(self.calibration.fitted_on),
                 "min_score": self.settings.min_score,
                 "raw": "(1 + cosine) / 2 of the vector index, fused",
-                "calibrated": "P(relevant) of the hit's tail evidence x factor, capped"}
+                "calibrated": "P(relevant) of the hit's tail evidence x the phrase gate x "
+                              "factor, capped",
+                "gate": (f"P(the corpus holds anything on the phrase) from its best cosine, "
+                         f"0.5 at {gate.midpoint:.3f}") if gate else "none"}
 
 
 def _factor(settings: Settings, source: str) -> float:

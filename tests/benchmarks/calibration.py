@@ -23,9 +23,18 @@ It measures, per set:
 - with ``--uri URI``: the same through the engine on Neo4j (the database there is WIPED and
   loaded with each set, as ``tests.benchmarks.quality`` does): every query as one phrase at the
   defaults, the share of the fragments the index scale returns (``CALIBRATION_FILE=none``,
-  the fused list) that the calibrated ``MIN_SCORE`` drops, relevant and not;
+  the fused list) that the shipped calibration's ``MIN_SCORE`` drops, relevant and not, and
+  nDCG@10 of the phrase's documents on each scale (``--baseline FILE`` adds another
+  calibration file to compare);
 - with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
   with the local e5 model, and the best calibrated score each gets per source.
+
+The phrase gate (``calibration.Gate``) is fitted here too: phrases that have a relevant passage
+are the labelled queries of both sets (their best candidate); phrases about an absent topic are
+xquad-r's questions with every passage of their article (in every language) removed from the
+pool, read against the rest of the pool and against ``ABSENT_SAMPLE`` random passages of it (a
+corpus the size of the sample corpus's chapters). Nothing of the sample corpus is fitted on:
+``--sample`` checks the result there.
 
 ``--write`` stores the fitted calibration as the package's shipped file for the model.
 """
@@ -33,6 +42,7 @@ It measures, per set:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -43,7 +53,15 @@ from typing import Any
 import numpy as np
 
 from tests.benchmarks.report import write_json
-from thalabus_graph.calibration import DEFAULT_SOURCE, Calibration, Labelled, fit
+from tests.benchmarks.sample_topics import ABSENT, PRESENT
+from thalabus_graph.calibration import (
+    DEFAULT_SOURCE,
+    Calibration,
+    Labelled,
+    best_hits,
+    fit,
+    fit_gate,
+)
 from thalabus_graph.cli.calibrate_cmd import labelled_set, read_qrels
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.fusion import LanguageSlots
@@ -55,11 +73,10 @@ DEFAULT_OUT = Path(".thalabus/benchmarks/calibration.json")
 SHIPPED = Path("thalabus_graph/resources/calibration")
 WORD = re.compile(r"\w+")
 SETS = (("scifact", "train"), ("xquad-r", "dev"))
-ABSENT = ("chocolate cake recipe", "quantum chromodynamics lattice simulation",
-          "stock market prices of semiconductor companies", "how to change a car tyre",
-          "football world cup final", "photosynthesis in plants")
-PRESENT = ("conversion to Christianity", "deserter from military service",
-           "Bob the cat in the snow", "risk of persecution in Iran")
+ABSENT_SAMPLE = 90
+"""Passages of the small pool an absent-topic question is read against (the sample corpus has
+90 chapters)."""
+
 
 
 def ndcg10(labels: np.ndarray[Any, Any], n_relevant: int) -> float:
@@ -78,6 +95,52 @@ def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
     threshold = float(np.median(cos[~rel]))
     return {"threshold_cosine": threshold,
             "relevant_dropped": float((cos[rel] < threshold).mean())}
+
+
+def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
+                           seed: int = 0) -> list[Labelled]:
+    """xquad-r's judged questions with their article's passages removed (ids ``aNNpM-ll``:
+    article ``aNN``), as unlabelled candidate lists: against the rest of the pool, and against
+    ``ABSENT_SAMPLE`` random passages of it."""
+    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
+    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
+    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
+    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
+    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
+    article = np.array([i.split("p", 1)[0] for i in ids])
+    rng = np.random.default_rng(seed)
+    size = 0
+    pool: list[np.ndarray[Any, Any]] = []
+    small: list[np.ndarray[Any, Any]] = []
+    for row, qid in enumerate(query_ids):
+        if qid not in judged:
+            continue
+        subject = {d.split("p", 1)[0] for d in judged[qid]}
+        others = np.flatnonzero(~np.isin(article, list(subject)))
+        sims = corpus[others] @ vectors[row]
+        pool.append(np.sort(sims)[::-1][: settings.top_n_chapters])
+        size = int(others.size)
+        picked = rng.choice(sims, size=min(ABSENT_SAMPLE, sims.size), replace=False)
+        small.append(np.sort(picked)[::-1])
+    none = [np.zeros(len(c), dtype=bool) for c in pool]
+    if not pool:
+        raise ValueError(f"no judged question in {folder}")
+    return [Labelled(f"xquad-r ({split}), article removed", pool, none,
+                     size),
+            Labelled(f"xquad-r ({split}), article removed, {ABSENT_SAMPLE} passages", small,
+                     [np.zeros(len(c), dtype=bool) for c in small], ABSENT_SAMPLE)]
+
+
+def gate_rates(calibration: Calibration, data: Labelled) -> dict[str, float]:
+    """Share of a set's phrases whose gate empties them (even their best hit under
+    ``MIN_SCORE``) and their median gate."""
+    gates, emptied = [], 0
+    for cos in data.cosines:
+        scores = calibration.scores(DEFAULT_SOURCE, list(cos), data.size)
+        emptied += max(scores) < Settings().min_score
+        gates.append(calibration.gate_of(calibration.background(list(cos), data.size)))
+    return {"phrases": len(gates), "emptied": emptied / max(len(gates), 1),
+            "median_gate": float(np.median(gates)) if gates else 0.0}
 
 
 def measure(labelled: Labelled, calibration: Calibration, settings: Settings,
@@ -197,9 +260,12 @@ def fused_quality(folder: Path, split: str, calibration: Calibration,
                 "relevant_dropped": counts["relevant_dropped"] / max(counts["relevant"], 1)}}
 
 
-def engine_drop_rates(uri: str, folder: Path, split: str) -> dict[str, float]:
-    """Through ``ThalabusGraph``: what the calibrated ``MIN_SCORE`` drops of the fragments a
-    phrase returns on the index scale (the database at ``uri`` is wiped and loaded)."""
+def engine_drop_rates(uri: str, folder: Path, split: str,
+                      files: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Through ``ThalabusGraph`` (the database at ``uri`` is wiped and loaded): for each
+    calibration (name -> ``CALIBRATION_FILE``; ``""`` the shipped one), what its ``MIN_SCORE``
+    drops of the fragments a phrase returns on the index scale (``CALIBRATION_FILE=none``),
+    and nDCG@10 of the phrase's documents (first fragment of each) on both scales."""
     from tests.benchmarks.quality import (
         DOC_PREFIX,
         base_settings,
@@ -211,24 +277,41 @@ def engine_drop_rates(uri: str, folder: Path, split: str) -> dict[str, float]:
 
     corpus = load_corpus(folder, split)
     settings = base_settings()
-    calibrated = connect(uri, settings, corpus)
-    load(calibrated, corpus)
     raw = connect(uri, settings.replace(calibration_file="none"), corpus)
-    counts = Counter[str]()
+    load(raw, corpus)
+    graphs = {name: connect(uri, settings.replace(calibration_file=path), corpus)
+              for name, path in files.items()}
+    counts: dict[str, Counter[str]] = {name: Counter() for name in graphs}
+    ndcg: dict[str, list[float]] = defaultdict(list)
+
+    def ranked(fragments: list[Fragment], relevant: set[str]) -> float:
+        docs = list(dict.fromkeys(f.documentid for f in fragments))
+        return ndcg10(np.array([d in relevant for d in docs], dtype=bool), len(relevant))
+
     for qid, text in corpus.queries.items():
         relevant = {DOC_PREFIX + d for d, r in corpus.qrels[qid].items() if r > 0}
-        kept = {f.fragmentid for f in calibrated.query(semantic_phrase(text),
-                                                       return_documents=False).fragments}
-        for f in raw.query(semantic_phrase(text), return_documents=False).fragments:
-            key = "relevant" if f.documentid in relevant else "non_relevant"
-            counts[key] += 1
-            counts[key + "_dropped"] += f.fragmentid not in kept
-    return {"non_relevant_dropped": counts["non_relevant_dropped"] / counts["non_relevant"],
-            "relevant_dropped": counts["relevant_dropped"] / counts["relevant"]}
+        returned = raw.query(semantic_phrase(text), return_documents=False).fragments
+        ndcg["none"].append(ranked(returned, relevant))
+        for name, graph in graphs.items():
+            found = graph.query(semantic_phrase(text), return_documents=False).fragments
+            ndcg[name].append(ranked(found, relevant))
+            kept = {f.fragmentid for f in found}
+            for f in returned:
+                key = "relevant" if f.documentid in relevant else "non_relevant"
+                counts[name][key] += 1
+                counts[name][key + "_dropped"] += f.fragmentid not in kept
+    out: dict[str, dict[str, float]] = {"none": {"ndcg@10": float(np.mean(ndcg["none"]))}}
+    for name, c in counts.items():
+        out[name] = {"non_relevant_dropped": c["non_relevant_dropped"] / c["non_relevant"],
+                     "relevant_dropped": c["relevant_dropped"] / c["relevant"],
+                     "ndcg@10": float(np.mean(ndcg[name]))}
+    return out
 
 
 def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any]:
-    """Best calibrated score per source of absent and present phrases on the sample corpus."""
+    """Best calibrated score (and gate) of absent and present phrases on the sample corpus,
+    read as the search reads a phrase: one background over every vector source's candidates
+    (chapters, paragraphs, summaries), their sizes added."""
     from thalabus_graph.demo import SAMPLE
     from thalabus_graph.embeddings import embedder_from_settings
 
@@ -241,17 +324,17 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
             texts["paragraphs"] += [p.strip() for p in chapter.split("\n\n") if p.strip()]
         texts["summaries"] += d.get("summaries", [])
     embedder = embedder_from_settings(settings)
-    vectors = {k: np.asarray(embedder.embed_passages(v)) for k, v in texts.items() if v}
-    phrases = (*ABSENT, *PRESENT)
-    queries = np.asarray(embedder.embed_queries(list(phrases)))
+    vectors = np.vstack([np.asarray(embedder.embed_passages(v)) for v in texts.values() if v])
+    phrases = [(p[1], False) for p in ABSENT] + [(p[1], True) for p in PRESENT]
+    queries = np.asarray(embedder.embed_queries([p for p, _ in phrases]))
     out: dict[str, Any] = {}
-    for phrase, q in zip(phrases, queries, strict=True):
-        best = {}
-        for source, v in vectors.items():
-            cos = sorted((v @ q).tolist(), reverse=True)[: settings.top_n_chapters]
-            best[source] = max(calibration.scores(source, cos, len(v)))
-        out[phrase] = {"absent": phrase in ABSENT, "best": best,
-                       "returns_nothing": all(s < settings.min_score for s in best.values())}
+    for (phrase, present), q in zip(phrases, queries, strict=True):
+        cos = sorted((vectors @ q).tolist(), reverse=True)[: settings.top_n_paragraphs]
+        bg = calibration.background(cos, len(vectors))
+        best = max(calibration.scores(DEFAULT_SOURCE, cos, len(vectors)))
+        out[phrase] = {"absent": not present, "best_cosine": cos[0], "best": best,
+                       "gate": calibration.gate_of(bg),
+                       "returns_nothing": best < settings.min_score}
     return out
 
 
@@ -264,6 +347,8 @@ def main() -> None:
                         help="also measure the fused phrase (BM25 computed here)")
     parser.add_argument("--uri", default=None,
                         help="also measure through the engine on this Neo4j (WIPES it)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="with --uri, also measure this calibration file")
     parser.add_argument("--sample", action="store_true",
                         help="also score absent topics on the sample corpus (local e5 model)")
     args = parser.parse_args()
@@ -279,7 +364,9 @@ def main() -> None:
         judged = read_qrels(folder / "qrels" / f"{split}.tsv")
         ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
         totals.append([len(judged[q]) for q in ids if q in judged])
-    calibration = fit(settings.embedder_model, {"default": sets})
+    absent = absent_topics_of_xquad(args.data / "xquad-r", "dev", settings)
+    gate = fit_gate([best_hits(s) for s in sets], [best_hits(a) for a in absent])
+    calibration = fit(settings.embedder_model, {"default": sets}, gate=gate)
     results: dict[str, Any] = {"model": settings.embedder_model,
                                "top_n": settings.top_n_chapters,
                                "calibration": calibration.to_dict()["sources"]}
@@ -295,6 +382,10 @@ def main() -> None:
               "best cosine-only threshold drops "
               f"{r['best_cosine_only']['relevant_dropped']:.1%} relevant at cos "
               f"{r['best_cosine_only']['threshold_cosine']:.3f}")
+    for data in (*sets, *absent):
+        results.setdefault("gate", {})[data.name] = rates = gate_rates(calibration, data)
+        print(f"gate on {data.name}: {rates['emptied']:.1%} of the phrases emptied, "
+              f"median gate {rates['median_gate']:.3f}")
     common = max(results[s.name]["best_cosine_only"]["threshold_cosine"] for s in sets)
     for labelled in sets:
         cos = np.concatenate(list(labelled.cosines))
@@ -314,22 +405,33 @@ def main() -> None:
                 + f"; MIN_SCORE drops {rates['non_relevant_dropped']:.1%} non-relevant / "
                 f"{rates['relevant_dropped']:.1%} relevant of the fused list")
     if args.uri:
+        files = {"shipped": ""}
+        if args.baseline:
+            files["baseline"] = str(args.baseline)
         for (name, split), labelled in zip(SETS, sets, strict=True):
-            rates = engine_drop_rates(args.uri, args.data / name, split)
-            results[labelled.name]["engine_min_score"] = rates
-            print(f"{labelled.name} through the engine: MIN_SCORE drops "
-                  f"{rates['non_relevant_dropped']:.1%} of the non-relevant and "
-                  f"{rates['relevant_dropped']:.1%} of the relevant fragments returned")
+            engine = engine_drop_rates(args.uri, args.data / name, split, files)
+            results[labelled.name]["engine_min_score"] = engine
+            print(f"{labelled.name} through the engine: nDCG@10 on the index scale "
+                  f"{engine['none']['ndcg@10']:.4f}")
+            for scale, rates in engine.items():
+                if scale != "none":
+                    print(f"  {scale}: MIN_SCORE drops {rates['non_relevant_dropped']:.1%} of "
+                          f"the non-relevant and {rates['relevant_dropped']:.1%} of the "
+                          f"relevant fragments returned; nDCG@10 {rates['ndcg@10']:.4f}")
     if args.sample:
         results["sample_corpus"] = absent_topics(calibration, settings)
         for phrase, r in results["sample_corpus"].items():
-            best = ", ".join(f"{s} {v:.3f}" for s, v in r["best"].items())
-            print(f"{'absent ' if r['absent'] else 'present'} {phrase!r}: best {best}; "
+            print(f"{'absent ' if r['absent'] else 'present'} {phrase!r}: best cosine "
+                  f"{r['best_cosine']:.3f}, gate {r['gate']:.3f}, best score {r['best']:.3f}; "
                   f"returns nothing: {r['returns_nothing']}")
+        found = results["sample_corpus"].values()
+        print(f"absent topics returning nothing: "
+              f"{sum(r['returns_nothing'] for r in found if r['absent'])}/{len(ABSENT)}; "
+              "present topics returning something: "
+              f"{sum(not r['returns_nothing'] for r in found if not r['absent'])}/{len(PRESENT)}")
     measured = {name: {k: results[name][k] for k in ("min_score", "min_reranking_score_doc")}
                 for name in (s.name for s in sets)}
-    shipped = Calibration(calibration.model, calibration.sources, calibration.skip,
-                          calibration.fitted_on, measured)
+    shipped = dataclasses.replace(calibration, measured=measured)
     if args.write:
         SHIPPED.mkdir(parents=True, exist_ok=True)
         shipped.save(SHIPPED / f"{settings.embedder_model}.json")

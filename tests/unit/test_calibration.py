@@ -1,4 +1,5 @@
-"""The semantic-score calibration: bounds, order, the shipped file, fitting and the CLI."""
+"""The semantic-score calibration: bounds, order, the phrase gate, the shipped file, fitting and
+the CLI."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from hypothesis import strategies as st
 
 from thalabus_graph.calibration import (
     Calibration,
+    Gate,
     Labelled,
     SourceMap,
     background,
     candidates,
     evidence,
     fit,
+    fit_gate,
     load_for,
     shipped,
 )
@@ -30,11 +33,15 @@ candidate_lists = st.lists(cosine, min_size=1, max_size=60)
 
 
 @given(candidate_lists, st.integers(min_value=1, max_value=100_000),
-       st.floats(min_value=-20, max_value=20), st.floats(min_value=0.01, max_value=20))
+       st.floats(min_value=-20, max_value=20), st.floats(min_value=0.01, max_value=20),
+       st.none() | st.tuples(st.floats(min_value=-200, max_value=200),
+                             st.floats(min_value=0.01, max_value=200)))
 @settings(max_examples=200, deadline=None)
 def test_scores_lie_in_0_1_and_keep_the_order_of_a_phrase(
-        cosines: list[float], size: int, intercept: float, slope: float) -> None:
-    calibration = Calibration("m", {"default": SourceMap(intercept, slope)})
+        cosines: list[float], size: int, intercept: float, slope: float,
+        gate: tuple[float, float] | None) -> None:
+    calibration = Calibration("m", {"default": SourceMap(intercept, slope)},
+                              gate=Gate(*gate) if gate else None)
     scores = calibration.scores("chapters", cosines, size)
     assert all(0.0 <= s <= 1.0 for s in scores)
     pairs = sorted(zip(cosines, scores, strict=True))
@@ -63,6 +70,36 @@ def test_a_hit_standing_out_scores_higher_than_the_best_of_a_flat_list() -> None
     assert best_outstanding > 0.9 > best_flat
 
 
+def test_the_gate_empties_a_phrase_whose_best_hit_stands_out_at_a_low_similarity() -> None:
+    # the same shape shifted down: equal tail evidence, but the best hit of the lower list is
+    # as similar as an unrelated text's nearest fragment (the model's gate), so it drops
+    rng = np.random.default_rng(11)
+    shape = sorted((0.02 * rng.standard_normal(90)).tolist(), reverse=True)
+    present = [0.90, *(0.83 + x for x in shape[1:])]
+    absent = [c - 0.10 for c in present]
+    calibration = shipped("multilingual-e5-small")
+    assert calibration is not None and calibration.gate is not None
+    assert 0.78 < calibration.gate.midpoint < 0.88
+    ungated = Calibration(calibration.model, calibration.sources, calibration.skip)
+    assert max(ungated.scores("chapters", absent, 90)) > 0.9  # stands out as much
+    assert max(calibration.scores("chapters", present, 90)) > 0.9
+    assert max(calibration.scores("chapters", absent, 90)) < 0.1
+    assert calibration.gate_of(calibration.background(absent, 90)) < 0.1
+
+
+def test_fitting_the_gate_puts_its_midpoint_between_present_and_absent_best_hits() -> None:
+    rng = np.random.default_rng(5)
+    present = [0.87 + 0.02 * rng.standard_normal(300), 0.85 + 0.02 * rng.standard_normal(200)]
+    absent = [0.79 + 0.02 * rng.standard_normal(300)]
+    gate = fit_gate(present, absent)
+    assert 0.80 < gate.midpoint < 0.85 and gate.slope > 0
+    assert gate.probability(0.90) > 0.9 > 0.1 > gate.probability(0.76)
+    with pytest.raises(ConfigurationError, match="no increasing gate"):
+        fit_gate(absent, present)
+    with pytest.raises(ConfigurationError, match="with and without"):
+        fit_gate(present, [np.zeros(0)])
+
+
 def test_the_shipped_calibration_is_found_by_model_name() -> None:
     assert shipped("intfloat/multilingual-e5-small") == shipped("multilingual-e5-small")
     assert shipped("no-such-model") is None
@@ -73,12 +110,18 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
 
 def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
     original = Calibration("m", {"default": SourceMap(1.0, 2.0),
-                                 "summaries": SourceMap(0.5, 1.5)}, skip=10)
+                                 "summaries": SourceMap(0.5, 1.5)}, skip=10,
+                           gate=Gate(-80.0, 100.0))
     path = tmp_path / "c.json"
     original.save(path)
     again = load_for("ignored", str(path))
     assert again == original
     data = json.loads(path.read_text())
+    data["gate"]["slope"] = 0.0
+    with pytest.raises(ConfigurationError, match="gate must have a finite positive slope"):
+        Calibration.from_dict(data)
+    del data["gate"]
+    assert Calibration.from_dict(data).gate is None
     data["sources"]["default"]["slope"] = -1.0
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigurationError, match="positive slope"):
@@ -142,15 +185,22 @@ def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -
     (emb / "queries.ids.json").write_text(json.dumps([f"q{i}" for i in range(30)]))
     (tmp_path / "qrels.tsv").write_text("\n".join(qrels) + "\n")
     out = tmp_path / "mine.json"
-    code = main(["calibrate", "--corpus", str(tmp_path / "corpus.jsonl"),
-                 "--queries", str(tmp_path / "queries.jsonl"),
-                 "--qrels", str(tmp_path / "qrels.tsv"), "--embeddings", str(emb),
-                 "--out", str(out), "--model", "toy"])
+    args = ["calibrate", "--corpus", str(tmp_path / "corpus.jsonl"),
+            "--queries", str(tmp_path / "queries.jsonl"),
+            "--qrels", str(tmp_path / "qrels.tsv"), "--embeddings", str(emb),
+            "--out", str(out), "--model", "toy"]
+    code = main(args)
     assert code == 0
     written = load_for("multilingual-e5-small", str(out))
     assert written is not None and written.model == "toy"
     rates = next(iter(written.measured.values()))["min_score"]
     assert rates["relevant_dropped"] < 0.2 < rates["non_relevant_dropped"]
+    assert written.gate is None  # no model of that name ships a gate
+    e5 = tmp_path / "e5.json"
+    assert main([*args[:-3], str(e5), "--model", "multilingual-e5-small"]) == 0
+    refitted, known = load_for("ignored", str(e5)), shipped("multilingual-e5-small")
+    assert refitted is not None and known is not None
+    assert refitted.gate == known.gate and refitted.sources == written.sources
 
 
 def test_the_calibrate_command_refuses_unmatched_sets(tmp_path: Path,

@@ -4,20 +4,22 @@ Reads one or more labelled sets in BEIR's layout (a corpus, its queries and thei
 judgments), embeds them with the configured embedder (or reads precomputed vectors), takes
 each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
 ``thalabus_graph.calibration`` and writes the calibration file that
-``THALABUS_CALIBRATION_FILE`` points at. Needs no Neo4j.
+``THALABUS_CALIBRATION_FILE`` points at. The phrase gate (what the model gives a topic the
+corpus lacks) is the model's own: the file keeps the shipped one's. Needs no Neo4j.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from thalabus_graph.calibration import DEFAULT_SOURCE, Labelled, candidates, fit
+from thalabus_graph.calibration import DEFAULT_SOURCE, Labelled, candidates, fit, shipped
 from thalabus_graph.cli import common
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.settings import Settings
@@ -140,7 +142,9 @@ def handle(args: argparse.Namespace) -> int:
     sets = [labelled_set(c, q, r, e, settings)
             for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
                                   strict=True)]
-    calibration = fit(args.model or settings.embedder_model, {"default": sets})
+    model = args.model or settings.embedder_model
+    known = shipped(model)
+    calibration = fit(model, {"default": sets}, gate=known.gate if known else None)
     measured: dict[str, Any] = {}
     for labelled in sets:
         scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
@@ -149,8 +153,7 @@ def handle(args: argparse.Namespace) -> int:
             "min_score": drop_rates(labelled, scores, settings.min_score),
             "min_reranking_score_doc": drop_rates(labelled, scores,
                                                   settings.min_reranking_score_doc)}
-    calibration = type(calibration)(calibration.model, calibration.sources, calibration.skip,
-                                    calibration.fitted_on, measured)
+    calibration = dataclasses.replace(calibration, measured=measured)
     calibration.save(args.out)
     if args.json:
         common.emit_json(calibration.to_dict())
@@ -159,5 +162,6 @@ def handle(args: argparse.Namespace) -> int:
             for setting, r in rates.items():
                 print(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
                       f"non-relevant candidates, {r['relevant_dropped']:.1%} of the relevant")
-        print(f"wrote {args.out}")
+        gate = "the shipped phrase gate" if calibration.gate else "no phrase gate"
+        print(f"wrote {args.out} (with {gate} of {model})")
     return 0
