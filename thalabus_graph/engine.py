@@ -43,7 +43,7 @@ from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
-from thalabus_graph.search.languages import TextLanguageState
+from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.settings import Settings
@@ -220,6 +220,12 @@ class ThalabusGraph:
         indexes (``search.scope.InIndexState``: read at most once per
         ``IN_INDEX_RECHECK_SECONDS``, never without an ontology)."""
         return self._in_index.state(ontology_id)
+
+    def text_languages(self) -> GraphLanguages:
+        """The languages the graph's text is indexed in and whether their indexes serve
+        (``search.languages.TextLanguageState``: read at most once per
+        ``IN_INDEX_RECHECK_SECONDS``)."""
+        return self._text_languages.state()
 
     def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error).

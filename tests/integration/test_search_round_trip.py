@@ -62,10 +62,13 @@ def corpus(clean_db: Database) -> tuple[Database, dict[str, npt.NDArray[np.float
 
 def _graph(db: Database, query: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch,
            **changes: Any) -> tuple[ThalabusGraph, list[str]]:
-    """A graph on ``db`` and the names of the read transactions (round trips) it opens."""
+    """A graph on ``db`` and the names of the read transactions (round trips) its queries
+    open. The graph's text languages are read first: a graph object reads them at most once
+    a minute (``search.languages.TextLanguageState``), not per query."""
     settings = Settings.from_env().replace(**changes)
     embedder = FixedEmbedder({"kitchen": query})
     graph = ThalabusGraph(db, settings=settings, embedder=embedder)
+    graph.text_languages()
     return graph, spy_read_transactions(graph, monkeypatch)
 
 

@@ -194,3 +194,15 @@ def test_a_graph_migrated_before_v0009_answers_then_backfills_keeping_ids_and_da
     assert set(labels(db)) == ids_before and labels(db)["de-1-k1"] == ["GermanKeyword"]
     assert sorted(m.fragmentid for m in fresh.datasets.members(dataset)) == members
     db.write("migrations_delete_data_nodes")
+
+
+def test_the_graphs_languages_are_read_once_not_per_query(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.spies import spy_read_transactions
+
+    state = graph.text_languages()
+    assert state.languages == {"de", "en"} and state.why_not is None
+    reads = spy_read_transactions(graph, monkeypatch)
+    graph.query('"Wo stehen die alten Häuser?"', return_documents=False)
+    graph.query('"Where do the runners run?"', return_documents=False)
+    assert reads == ["search_phrase", "search_phrase"]

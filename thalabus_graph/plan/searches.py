@@ -295,8 +295,10 @@ def _phrase_call(ex: SearchExecutor, phrase: str, query: str) -> list[PlannedSte
                              "k": cost.unfiltered_k(ex.settings, top_n),
                              "cypher": "search_phrase"}
         out.append(_skipping(step, known, src.source))
+    if not query:
+        return out
     language = ex.text_language.choose(phrase)
-    for source, index in language.indexes if query else ():
+    for source, index in language.indexes:
         step = {"kind": "text", "term": phrase, "index": index, "lucene": query,
                 "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase",
                 **language.detail()}
