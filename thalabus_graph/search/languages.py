@@ -3,7 +3,7 @@ language (given by the caller, or detected among the languages the graph holds),
 language-neutral ones (docs/architecture.md, "Text search by language").
 
 ``TextLanguageState`` reads, at most once per ``recheck_seconds``, which languages the graph
-holds (the language labels in use, ``CALL db.labels()``: no scan), whether documents still
+holds (the language labels some node carries, one label probe each), whether documents still
 wait for the backfill (``TextLanguagePending``) and which per-language indexes are ONLINE.
 ``TextLanguages`` chooses per phrase, once per evaluation, so explain, the unfiltered
 ``search_phrase`` call and the filtered text searches of one phrase agree.
