@@ -5,3 +5,4 @@ CREATE (c:Fragment:Chapter {fragmentid: r.fragmentid, documentid: r.documentid,
                             embedding: r.embedding, embedding_hash: r.hash,
                             ontologyid: r.ontologyid})
 CREATE (c)-[:IN_DOCUMENT]->(d)
+SET c:$(r.labels)

@@ -4,6 +4,7 @@
 UNWIND $docs AS doc
 MERGE (d:Document {documentid: doc.documentid})
 SET d = doc.properties
+REMOVE d:TextLanguagePending
 WITH d, doc
 CALL (d, doc) {
   OPTIONAL MATCH (d)-[r:HAS_CATEGORY]->(c:Category)

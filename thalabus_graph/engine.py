@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from thalabus_graph import text_languages
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
 from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
@@ -42,6 +43,7 @@ from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.settings import Settings
@@ -114,6 +116,8 @@ class ThalabusGraph:
         self.goals = Goals(db, self.settings, self.datasets)
         # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
         self._in_index = InIndexState(db, self.settings, IN_INDEX_RECHECK_SECONDS)
+        # Which languages the graph's text is indexed in (migration V0009), and when read.
+        self._text_languages = TextLanguageState(db, IN_INDEX_RECHECK_SECONDS)
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
@@ -170,11 +174,15 @@ class ThalabusGraph:
 
     # --- schema and ingestion ------------------------------------------------------------
     def migrate(self) -> MigrationReport:
-        """Apply pending migrations; returns the migration report."""
+        """Apply pending migrations, then label the text of documents ingested before the
+        per-language indexes (``text_languages.backfill``; ``labelled_documents`` on the
+        report); returns the migration report."""
         from thalabus_graph.graph.migrations import MigrationRunner
 
         report = MigrationRunner(self.db, self.settings).migrate()
+        report = replace(report, labelled_documents=text_languages.backfill(self.db))
         self._in_index.forget()  # the migration may have built the filtered indexes
+        self._text_languages.forget()
         return report
 
     def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -187,28 +195,37 @@ class ThalabusGraph:
         embedder = self.embedder if embed else None
         report = Ingestor(self.db, self.settings, embedder).ingest(
             documents, strict=strict, progress=progress)
+        self._text_languages.forget()  # the documents may bring a language
         report.bookmarks = self.db.bookmarks()
         return report
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
-                 document_details: bool = False, embedder: Embedder | None = None
-                 ) -> SearchExecutor:
+                 document_details: bool = False, embedder: Embedder | None = None,
+                 language: str | None = None) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
-        ``embedder``: instead of the configured one, which is then not loaded)."""
+        ``embedder``: instead of the configured one, which is then not loaded; ``language``:
+        the query's language for its text searches, detected per phrase when None)."""
         return SearchExecutor(self.db, self.settings, embedder or self.embedder,
                               ontologyid=ontology_id,
                               datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details,
-                              in_index=self.in_index_filter(ontology_id))
+                              in_index=self.in_index_filter(ontology_id), language=language,
+                              text_languages=self._text_languages)
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
         indexes (``search.scope.InIndexState``: read at most once per
         ``IN_INDEX_RECHECK_SECONDS``, never without an ontology)."""
         return self._in_index.state(ontology_id)
+
+    def text_languages(self) -> GraphLanguages:
+        """The languages the graph's text is indexed in and whether their indexes serve
+        (``search.languages.TextLanguageState``: read at most once per
+        ``IN_INDEX_RECHECK_SECONDS``)."""
+        return self._text_languages.state()
 
     def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error).
@@ -224,7 +241,7 @@ class ThalabusGraph:
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
                  document_details: bool = False, reads: QueryReads | None = None,
-                 rerank_outcomes: BranchOutcomes | None = None
+                 rerank_outcomes: BranchOutcomes | None = None, language: str | None = None
                  ) -> tuple[list[Fragment], Evaluator]:
         """Raw fragments of a query (compiled plan, or the reference evaluator) and the
         evaluator, which holds the executed plan tree when ``profile`` is set
@@ -234,18 +251,21 @@ class ThalabusGraph:
         evaluator = self._evaluator(ontology_id, subset_of_datasetids, reference=reference,
                                     automatically_rerank=automatically_rerank,
                                     profile=profile, document_details=document_details,
-                                    reads=reads, rerank_outcomes=rerank_outcomes)
+                                    reads=reads, rerank_outcomes=rerank_outcomes,
+                                    language=language)
         return evaluator.results(node), evaluator
 
     def _evaluator(self, ontology_id: str | None, subset_of_datasetids: Sequence[str] | None,
                    *, reference: bool = False, automatically_rerank: bool = False,
                    profile: bool = False, document_details: bool = False,
                    reads: QueryReads | None = None,
-                   rerank_outcomes: BranchOutcomes | None = None) -> Evaluator:
+                   rerank_outcomes: BranchOutcomes | None = None,
+                   language: str | None = None) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
         vocabulary read returned (``reads``)."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           profile=profile, document_details=document_details)
+                           profile=profile, document_details=document_details,
+                           language=language)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self.reranker, self.settings, rerank_outcomes)
@@ -264,7 +284,7 @@ class ThalabusGraph:
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,
               session: str = DEFAULT_SESSION, profile: bool = False,
-              strict_categories: bool = False) -> QueryResult:
+              strict_categories: bool = False, language: str | None = None) -> QueryResult:
         """Run a Thalabus query.
 
         The dataset (when asked) is written from the raw fragments before any aggregation.
@@ -272,7 +292,10 @@ class ThalabusGraph:
         ``profile`` attaches the executed plan (steps, rows, milliseconds). Category names,
         values and the ontology that no stored document has are reported in ``warnings``
         (with a "did you mean" when only the letter case differs); ``strict_categories``
-        raises ``UnknownCategoryError`` instead, before anything runs.
+        raises ``UnknownCategoryError`` instead, before anything runs. ``language`` (an ISO
+        639-1 code or a language's name) is the query's language: its phrases' text searches
+        use that language's analyzer; None detects each phrase's language among those the
+        graph holds (docs/architecture.md, "Text search by language").
         """
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
@@ -285,7 +308,7 @@ class ThalabusGraph:
         evaluator = self._evaluator(ontology_id, subset_of_datasetids,
                                     automatically_rerank=automatically_rerank,
                                     profile=profile, document_details=return_documents,
-                                    reads=reads, rerank_outcomes=outcomes)
+                                    reads=reads, rerank_outcomes=outcomes, language=language)
         fragments = evaluator.results(node)
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None
@@ -309,11 +332,13 @@ class ThalabusGraph:
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
-                strict_categories: bool = False) -> dict[str, Any]:
+                strict_categories: bool = False, language: str | None = None
+                ) -> dict[str, Any]:
         """The parsed query and the compiled plan as a tree, without running any search:
         category and universe lookups (read transactions) give each filtered semantic search
         its estimated selectivity and chosen path. No query embedding is computed. Category
-        warnings are listed as in ``query`` (``strict_categories`` raises them)."""
+        warnings are listed as in ``query`` (``strict_categories`` raises them); each text
+        search shows its analyzer and the phrase's language (``language`` as in ``query``)."""
         from thalabus_graph.plan.explain import explained
 
         node = parse_for_explain(text, self.settings)
@@ -321,7 +346,7 @@ class ThalabusGraph:
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NO_EMBEDDER)
+                           embedder=_NO_EMBEDDER, language=language)
         ex.preload(reads.sizes, reads.counts)
         return explained(ex, node, warnings)
 
@@ -334,7 +359,8 @@ class ThalabusGraph:
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
                       create_dataset: bool = False, session: str = DEFAULT_SESSION,
-                      strict_categories: bool = False, goal: str | None = None) -> QueryResult:
+                      strict_categories: bool = False, goal: str | None = None,
+                      language: str | None = None) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
         ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
         (category warnings as in ``query``).
@@ -345,7 +371,7 @@ class ThalabusGraph:
         the goal created when new), which ``goal_context`` collects first."""
         result = self.query(text, ontology_id=ontology_id,
                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
-                            strict_categories=strict_categories)
+                            strict_categories=strict_categories, language=language)
         s = self.settings
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
                             max_per_doc=s.max_fragments_per_doc, max_total=s.max_rag_output_frag)

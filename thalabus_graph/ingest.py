@@ -32,6 +32,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError, DatabaseError
 
+from thalabus_graph import languages, text_languages
 from thalabus_graph.documents import (
     LineError,
     SourceDocument,
@@ -382,6 +383,7 @@ class Ingestor:
     def _write(self, batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
                ) -> _Written:
         docs, rows, keep = _rows(batch, vectors)
+        _label_rows(batch, rows)
         documentids = sorted(d["documentid"] for d in docs)
 
         def work(tx: ManagedTransaction) -> _Written:
@@ -401,7 +403,8 @@ class Ingestor:
                 old = [r for r in rows[kind] if r["fragmentid"] in existing]
                 new = [r for r in rows[kind] if r["fragmentid"] not in existing]
                 if old:
-                    run(tx, f"ingest_update_{kind}", rows=old)
+                    run(tx, f"ingest_update_{kind}", rows=old,
+                        **text_languages.update_parameters(kind))
                 if new:
                     run(tx, f"ingest_create_{kind}", rows=new)
             return _Written(sum(len(r) for r in rows.values()), len(stale), dropped)
@@ -459,6 +462,15 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
                             ("keywords", doc.keywords)):
             rows[kind].extend(_fragment_row(frag, vectors, doc.ontology) for frag in frags)
     return docs, rows, keep
+
+
+def _label_rows(batch: list[SourceDocument], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Give each chapter and keyword row its language labels (``text_languages``): the
+    per-language full-text indexes of migration V0009 index the fragments carrying them."""
+    codes = text_languages.languages_of(batch)
+    for kind, label in (("chapters", "Chapter"), ("keywords", "Keyword")):
+        for row in rows[kind]:
+            row["labels"] = languages.labels_of(codes[row["documentid"]], label)
 
 
 def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], str]],

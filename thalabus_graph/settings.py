@@ -179,7 +179,12 @@ class Settings:
     top_n_text: int = 200
     """Full-text hits per index (chapters, keywords)."""
     fulltext_analyzer: str = "standard-no-stop-words"
-    """Lucene analyzer of the full-text indexes (a migration placeholder)."""
+    """Lucene analyzer of the language-neutral full-text indexes (a migration placeholder)."""
+    fulltext_languages: bool = True
+    """Search a phrase's text with its language's analyzer (stemming, stop words): the query's
+    language (given, or detected among the languages the graph holds) picks the per-language
+    full-text indexes of migration V0009; off, every text search uses the language-neutral
+    indexes. See docs/architecture.md "Text search by language"."""
 
     # --- results and fast path --------------------------------------------------------
     min_reranking_score_doc: float = 0.05

@@ -30,7 +30,10 @@ configured analyzer is restored at the end; each mode is a ``ThalabusGraph`` wit
 - ``hybrid-slots-w<W>[-c<C>]``: the ``language-slots`` rule with text weight ``W`` (and
   ``fusion_full_coverage`` ``C``; 0 turns the coverage weighting off);
 - ``hybrid-max``, ``hybrid-rrf``: the other fusion rules;
-- ``default``: the settings as configured (defaults and ``THALABUS_*`` variables), unchanged.
+- ``default``: the settings as configured (defaults and ``THALABUS_*`` variables), unchanged;
+- ``neutral``: the default with ``fulltext_languages`` off (every text search on the
+  language-neutral indexes), the comparison for the per-language analyzers; when it ran, every
+  mode's nDCG@10 is also paired against it (``ndcg@10_vs_neutral``, ``p_vs_neutral``).
 
 Every query runs as one SEMANTIC phrase (``"..."`` with ``\\`` and ``"`` escaped, checked to
 parse back to the verbatim text) through ``ThalabusGraph.query(..., return_documents=True)``;
@@ -320,6 +323,8 @@ def mode(name: str) -> Mode:
         return Mode(name, {"hybrid_all_queries": False, "short_query_max_words": 0})
     if name == "default":
         return Mode(name)
+    if name == "neutral":
+        return Mode(name, {"fulltext_languages": False})
     if name in ("hybrid-max", "hybrid-rrf"):
         return Mode(name, {"hybrid_all_queries": True, "fusion": name.removeprefix("hybrid-")})
     match = _CONVEX.match(name)
@@ -384,7 +389,7 @@ def rebuild_schema(graph: ThalabusGraph) -> float:
     start = time.perf_counter()
     runner = MigrationRunner(graph.db, graph.settings)
     runner.clean(schema=True)
-    runner.migrate()
+    graph.migrate()  # also labels the loaded documents' text languages again
     return time.perf_counter() - start
 
 
@@ -560,17 +565,17 @@ def _row(analyzer: str, name: str, metrics: Mapping[str, float], say: Any, *,
 
 def add_significance(rows: Sequence[dict[str, Any]],
                      scored: Mapping[str, Mapping[str, Mapping[str, float]]],
-                     qrels: Mapping[str, Mapping[str, int]]) -> None:
-    """Add ``ndcg@10_vs_semantic`` (mean paired difference) and ``p_vs_semantic`` (paired
-    randomisation test) to each row but the semantic one."""
+                     qrels: Mapping[str, Mapping[str, int]], against: str = "semantic") -> None:
+    """Add ``ndcg@10_vs_<against>`` (mean paired difference) and ``p_vs_<against>`` (paired
+    randomisation test) to each row but the ``against`` one (a mode that ran)."""
     queries = sorted(qrels)
-    base = [scored["semantic"]["ndcg@10"][q] for q in queries]
+    base = [scored[against]["ndcg@10"][q] for q in queries]
     for row in rows:
-        if row["mode"] == "semantic":
+        if row["mode"] == against or row["mode"] not in scored:
             continue
         values = [scored[row["mode"]]["ndcg@10"][q] for q in queries]
-        row["ndcg@10_vs_semantic"] = (sum(values) - sum(base)) / max(len(queries), 1)
-        row["p_vs_semantic"] = paired_randomisation(values, base)
+        row[f"ndcg@10_vs_{against}"] = (sum(values) - sum(base)) / max(len(queries), 1)
+        row[f"p_vs_{against}"] = paired_randomisation(values, base)
 
 
 def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequence[str],
@@ -619,8 +624,9 @@ def benchmark(uri: str, corpus: Corpus, modes: Sequence[str], analyzers: Sequenc
             for name, ranking in fusions.items():
                 scored[name] = per_query(corpus.qrels, ranking, languages)
                 rows.append(_row(analyzer, name, means(scored[name]), say))
-        if "semantic" in scored:
-            add_significance(rows[first_row:], scored, corpus.qrels)
+        for against in ("semantic", "neutral"):
+            if against in scored:
+                add_significance(rows[first_row:], scored, corpus.qrels, against)
     configured = base_settings(dimensions=dims)
     if analyzers and analyzers[-1] != configured.fulltext_analyzer:
         with connect(uri, configured, corpus) as graph:
@@ -656,17 +662,21 @@ def table(result: Mapping[str, Any]) -> str:
     multilingual = bool(result.get("multilingual"))
     lines = [f"{'analyzer':<24} {'mode':<22} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7} "
              + (f"{'R@10-oth':>8} {'MRR-same':>8} " if multilingual else "")
-             + f"{'vs sem':>7} {'p':>7} {'ms/query':>9} {'x semantic':>10}"]
+             + f"{'vs sem':>7} {'p':>7} {'vs neu':>7} {'p':>7} {'ms/query':>9} "
+             f"{'x semantic':>10}"]
     for r in result["results"]:
         ratio = r.get("time_vs_semantic")
         ms = r.get("ms_per_query")
         delta, p = r.get("ndcg@10_vs_semantic"), r.get("p_vs_semantic")
+        neutral, p_neutral = r.get("ndcg@10_vs_neutral"), r.get("p_vs_neutral")
         lines.append(f"{r['analyzer']:<24} {r['mode']:<22} {r['ndcg@10']:>8.4f} "
                      f"{r['recall@100']:>7.4f} {r['mrr@10']:>7.4f} "
                      + (f"{r['recall@10-other']:>8.4f} {r['mrr@10-same']:>8.4f} "
                         if multilingual else "")
                      + f"{(f'{delta:+.4f}' if delta is not None else '-'):>7} "
                      f"{(f'{p:.4f}' if p is not None else '-'):>7} "
+                     f"{(f'{neutral:+.4f}' if neutral is not None else '-'):>7} "
+                     f"{(f'{p_neutral:.4f}' if p_neutral is not None else '-'):>7} "
                      f"{(f'{ms:.1f}' if ms is not None else '-'):>9} "
                      f"{(f'{ratio:.2f}' if ratio else '-'):>10}")
     lines.append(f"{result['documents']} documents, {result['queries']} queries; load "

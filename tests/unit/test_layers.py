@@ -17,13 +17,13 @@ LAYERS: list[set[str]] = [
     {"plan.steps", "plan.cost"},
     {"goals"},
     {"datasets", "dataset_rerank"},
-    {"documents", "ingest", "vectors"},
+    {"documents", "ingest", "vectors", "text_languages"},
     {"rerank"},
     {"query", "fragments"},
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view", "calibration"},
+    {"settings", "errors", "progress", "plan_view", "calibration", "languages"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

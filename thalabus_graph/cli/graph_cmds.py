@@ -165,7 +165,16 @@ def register(subparsers: Any) -> None:
         q.set_defaults(handler=_datasets_hide, hidden=hidden)
 
 
+def _add_language(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--language", default=None, metavar="LANG",
+        help="the query's language (ISO 639-1 code or name): its phrases' text search uses "
+             "that language's analyzer; default: detected per phrase among the graph's "
+             "languages")
+
+
 def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
+    _add_language(parser)
     parser.add_argument(
         "--strict-categories", action="store_true",
         help="fail (exit 2) when a category name, value or the ontology matches no stored "
@@ -222,14 +231,15 @@ def _query(args: argparse.Namespace) -> int:
             result = g.rag_fragments(args.text, ontology_id=args.ontology,
                                      subset_of_datasetids=args.within,
                                      create_dataset=args.dataset, session=args.session,
-                                     strict_categories=args.strict_categories)
+                                     strict_categories=args.strict_categories,
+                                     language=args.language)
         else:
             result = g.query(args.text, ontology_id=args.ontology,
                              subset_of_datasetids=args.within,
                              return_documents=not args.fragments,
                              create_dataset=args.dataset, session=args.session,
                              automatically_rerank=args.rerank, profile=args.profile,
-                             strict_categories=args.strict_categories)
+                             strict_categories=args.strict_categories, language=args.language)
     _print_warnings([w.to_dict() for w in result.warnings])
     if args.json:
         output.emit_json(result.to_dict())
@@ -253,7 +263,7 @@ def _explain(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
-                         strict_categories=args.strict_categories)
+                         strict_categories=args.strict_categories, language=args.language)
     _print_warnings(plan["warnings"])
     if args.json:
         output.emit_json(plan)

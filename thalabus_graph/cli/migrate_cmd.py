@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from thalabus_graph import text_languages
 from thalabus_graph.cli import common
 from thalabus_graph.errors import ConfigurationError, ThalabusError
 from thalabus_graph.graph.database import Database
@@ -125,6 +127,7 @@ def handle_migrate(args: argparse.Namespace) -> int:
     db = _connect(args)
     try:
         report = _runner(args, db).migrate()
+        report = replace(report, labelled_documents=text_languages.backfill(db))
     finally:
         db.close()
     warnings = local_server_warnings(common.connection(args).uri)
@@ -236,6 +239,9 @@ def format_report(report: MigrationReport) -> str:
     else:
         lines.append(f"database is at {current}")
     lines += [f"waiting: {w}" for w in report.waiting]
+    if report.labelled_documents:
+        lines.append(f"labelled the text language of {report.labelled_documents} documents "
+                     "ingested before the per-language full-text indexes")
     return "\n".join(lines)
 
 

@@ -124,7 +124,7 @@ def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
     if fuse:
         if filtered:
             out += _text_searches(ex, phrase, effective, query, case_sensitive=False,
-                                  category=category)
+                                  category=category, fused=True)
         out += _fusion(ex, state, phrase, query, restricted=not unrestricted)
     out += _background(ex, state, phrase, out, unrestricted)
     return PhrasePlan(phrase, True, tuple(out), unrestricted)
@@ -147,7 +147,7 @@ def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:
     """The bag-of-words full-text search a SEMANTIC phrase fuses in (any word, BM25-ranked,
     unrestricted), run on its own: the query language offers only the phrase form of TEXT."""
     searches = _text_searches(ex, phrase, ex.effective(None), lucene.terms_query(phrase),
-                              case_sensitive=False, category=None)
+                              case_sensitive=False, category=None, fused=True)
     return ex.run(PhrasePlan(phrase, False, tuple(searches)))
 
 
@@ -195,16 +195,19 @@ def _vector_searches(ex: SearchExecutor, phrase: str, restriction: Restriction |
 
 def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | None, query: str, *,
                    case_sensitive: bool, category: CategoryPattern | None,
-                   role: Role = "results") -> list[Search]:
+                   role: Role = "results", fused: bool = False) -> list[Search]:
     """One search per full-text index (``query``: the Lucene query), its ``k`` over-fetched
-    by the restriction."""
+    by the restriction. A ``fused`` phrase's bag of words searches its language's indexes
+    (``SearchExecutor.text_language``); a TEXT term the language-neutral ones, literally."""
     if not query or (restriction is not None and not restriction):
         return []
     own_best = restriction == ex.ids and category is None
     out: list[Search] = []
-    for source, index in TEXT_SOURCES:
+    language = ex.text_language.choose(term) if fused else None
+    for source, index in TEXT_SOURCES if language is None else language.indexes:
         detail: dict[str, Any] = {"term": term, "index": index, "lucene": query,
-                                  "case_sensitive": case_sensitive}
+                                  "case_sensitive": case_sensitive,
+                                  **({} if language is None else language.detail())}
         k: int | None = None
         if not ex.reads.ready().node_counts().get(source, 0):
             detail.update(path="skipped", reason=f"no {source} in the graph")
@@ -231,7 +234,7 @@ def _fusion(ex: SearchExecutor, state: PhraseState, phrase: str, query: str, *,
         if restricted and phrase not in state.primed:
             out += _vector_searches(ex, phrase, ex.ids, None, "fit")
             out += _text_searches(ex, phrase, ex.ids, query, case_sensitive=False,
-                                  category=None, role="fit")
+                                  category=None, role="fit", fused=True)
         state.fusions.add(phrase)
     elif rule in ("max", "convex") and phrase not in state.ranges:
         out += _vector_searches(ex, phrase, ex.ids, None, "range")
@@ -292,9 +295,13 @@ def _phrase_call(ex: SearchExecutor, phrase: str, query: str) -> list[PlannedSte
                              "k": cost.unfiltered_k(ex.settings, top_n),
                              "cypher": "search_phrase"}
         out.append(_skipping(step, known, src.source))
-    for source, index in TEXT_SOURCES if query else ():
+    if not query:
+        return out
+    language = ex.text_language.choose(phrase)
+    for source, index in language.indexes:
         step = {"kind": "text", "term": phrase, "index": index, "lucene": query,
-                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase"}
+                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase",
+                **language.detail()}
         out.append(_skipping(step, known, source))
     return out
 
@@ -330,7 +337,7 @@ def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node,
              "reason": "restricted to the documents of the other AND side"}
             for src in VECTOR_SOURCES]
     if fuse:
-        out += [_runtime_text(index) for _, index in TEXT_SOURCES]
+        out += [_runtime_text(index) for _, index in ex.text_language.choose(phrase).indexes]
         out.append({"kind": "fusion", "rule": ex.settings.fusion, "path": RUNTIME_PATH})
         state.fusions.add(phrase)
     return out

@@ -36,6 +36,7 @@ from thalabus_graph.plan.steps import (
 )
 from thalabus_graph.scale import PhraseScale, calibration_of
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
+from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
 from thalabus_graph.search.runner import Runner
@@ -59,8 +60,10 @@ class SearchExecutor:
                  ids: Restriction | None = None, *, ontologyid: str | None = None,
                  datasetids: Sequence[str] | None = None,
                  profile: bool = False, document_details: bool = False,
-                 in_index: InIndexFilter = IN_INDEX_UNKNOWN) -> None:
+                 in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
+                 text_languages: TextLanguageState | None = None) -> None:
         self.settings = settings
+        self.text_language = TextLanguages(settings, text_languages, language)
         self.embedder = embedder
         self.document_details = document_details
         self.runner = Runner(db, profile=profile)
@@ -75,7 +78,8 @@ class SearchExecutor:
         self.scale = PhraseScale(settings, calibration_of(settings))
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vector,
                                       details=document_details, best=self.texts.best,
-                                      languages=self.fusion.languages)
+                                      languages=self.fusion.languages,
+                                      text_language=self.text_language.choose)
         self.lookups = Lookups(self.runner, self.reads)
 
     # --- what the plan reads ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from thalabus_graph.plan.steps import (
 )
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.hits import Hit, semantic_fragments, stored_language, text_fragments
+from thalabus_graph.search.languages import TextLanguage
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
 from thalabus_graph.settings import Settings
@@ -37,7 +38,8 @@ class PhraseSearches:
     def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
                  vector: Callable[[str], list[float]], *, details: bool,
                  best: dict[tuple[str, str, str | None], float],
-                 languages: dict[str, str | None]) -> None:
+                 languages: dict[str, str | None],
+                 text_language: Callable[[str], TextLanguage] | None = None) -> None:
         self.runner = runner
         self.reads = reads
         self.settings = settings
@@ -45,6 +47,13 @@ class PhraseSearches:
         self.details = details
         self.best = best
         self.languages = languages
+        self.text_language = text_language
+
+    def text_indexes(self, phrase: str) -> tuple[tuple[str, str], ...]:
+        """(source, index) of the phrase's text searches: its language's (``TextLanguages``)."""
+        if self.text_language is None:
+            return TEXT_SOURCES
+        return self.text_language(phrase).indexes
 
     def probing(self) -> bool:
         """Whether the ontology's size is still unknown (the call then probes it)."""
@@ -71,10 +80,12 @@ class PhraseSearches:
                                k=cost.unfiltered_k(self.settings, top_n))
             covered["semantic", src.source] = step
         query = lucene.terms_query(phrase) if with_text else ""
-        for source, index in TEXT_SOURCES if query else ():
+        for source, index in self.text_indexes(phrase) if query else ():
             covered["text", source] = self.runner.step(
                 "text", {"term": phrase, "index": index, "lucene": query,
-                         "case_sensitive": False, "k": self.settings.top_n_text})
+                         "case_sensitive": False, "k": self.settings.top_n_text,
+                         **(self.text_language(phrase).detail() if self.text_language
+                            else {})})
         steps = list(covered.values())
         probing = self.probing()
         ahead = self.runner.prefetched.pop((phrase, with_text), None)  # started concurrently
@@ -101,11 +112,11 @@ class PhraseSearches:
                 step.detail.update(path="skipped", reason="the ontology holds part of the "
                                    "documents: searched again with its pattern")
             return [], []
-        return self._split(grouped, covered, sizes, query)
+        return self._split(grouped, covered, sizes, query, dict(self.text_indexes(phrase)))
 
     def _split(self, grouped: dict[tuple[str, str], list[Hit]],
                covered: dict[tuple[str, str], Step], sizes: dict[str, int],
-               query: str) -> Fragments:
+               query: str, indexes: dict[str, str] | None = None) -> Fragments:
         semantic: list[Fragment] = []
         text: list[Fragment] = []
         for (kind, source), hits in grouped.items():
@@ -118,7 +129,7 @@ class PhraseSearches:
             else:
                 hits.sort(key=lambda h: (-h[3], h[0]))
                 best = float(hits[0][3]) if hits else 0.0
-                self.best[TEXT_INDEX[source], query, None] = best
+                self.best[(indexes or TEXT_INDEX)[source], query, None] = best
                 text += text_fragments(self.settings, source, hits, best)
         return sort_fragments(semantic), text
 
@@ -135,7 +146,7 @@ class PhraseSearches:
         query = lucene.terms_query(phrase) if with_text else ""
         text_searches: list[dict[str, Any]] = [
             {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}
-            for source, index in (TEXT_SOURCES if query else ())]
+            for source, index in (self.text_indexes(phrase) if query else ())]
         if known is not None:  # a later phrase of the query: leave out what is known empty
             vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
             text_searches = [t for t in text_searches if known.get(t["source"], 0)]

@@ -55,6 +55,9 @@ class MigrationReport:
     """Migrations left for a newer server line, each as ``status`` describes it."""
     cleared_lock: str | None = None
     """The runner whose lock this run removed: it named this host and a pid no longer running."""
+    labelled_documents: int = 0
+    """Documents ingested before the per-language text indexes whose fragments the entry
+    point then labelled with their text language (``text_languages.backfill``)."""
 
     @property
     def changed(self) -> bool:
@@ -66,7 +69,8 @@ class MigrationReport:
         return {"applied": [s.to_dict() for s in self.applied],
                 "already_applied": self.already_applied,
                 "current_version": self.current_version, "waiting": list(self.waiting),
-                "cleared_lock": self.cleared_lock}
+                "cleared_lock": self.cleared_lock,
+                "labelled_documents": self.labelled_documents}
 
 
 class MigrationRunner:

@@ -1,0 +1,167 @@
+"""Which full-text analyzer a language's text is indexed and searched with, and the language
+of a text when nobody said it (docs/architecture.md, "Text search by language").
+
+A Neo4j full-text index has one analyzer, so each language with an analyzer Neo4j ships has
+its own pair of indexes (``chapters_fulltext_<analyzer>``, ``keywords_fulltext_<analyzer>``,
+migration V0009) over the fragments carrying that language's labels (``<Name>Chapter``,
+``<Name>Keyword``, written at ingest). Text in any other language, or in no known language,
+stays in the language-neutral indexes only (``chapters_fulltext``, ``keywords_fulltext``,
+which hold every fragment).
+
+``LANGUAGES`` is the one table: ISO 639-1 code -> analyzer. A stated language is read by
+``language_of`` (``"de"``, ``"de-CH"``, ``"pt_BR"``, ``"German"`` all give ``"de"``);
+``detect`` guesses one with lingua, restricted to the candidate languages the caller names
+(the languages the graph holds, at query time), each candidate set's detector built once with
+its models preloaded. Chinese, Japanese, Korean and Thai are left to the neutral index: their
+analyzers segment words differently from the query builder's term budget (``lucene``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lingua import LanguageDetector
+
+LANGUAGES: dict[str, str] = {
+    "ar": "arabic", "bg": "bulgarian", "ca": "catalan", "cs": "czech", "da": "danish",
+    "de": "german", "el": "greek", "en": "english", "es": "spanish", "eu": "basque",
+    "fa": "persian", "fi": "finnish", "fr": "french", "ga": "irish", "gl": "galician",
+    "hi": "hindi", "hu": "hungarian", "hy": "armenian", "id": "indonesian", "it": "italian",
+    "lt": "lithuanian", "lv": "latvian", "nl": "dutch", "no": "norwegian", "pt": "portuguese",
+    "ro": "romanian", "ru": "russian", "sv": "swedish", "tr": "turkish",
+}
+"""ISO 639-1 code -> the Neo4j analyzer its text is indexed with (each has its own indexes)."""
+
+_ALIASES = {"nb": "no", "nn": "no"}
+"""Codes that share another code's analyzer (Bokmål and Nynorsk: norwegian)."""
+
+_NAMES = {analyzer: code for code, analyzer in LANGUAGES.items()}
+_CODE = re.compile(r"^([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]+)*$")
+_LETTER = re.compile(r"[^\W\d_]")
+DETECT_CHARACTERS = 1000
+"""Characters of a text the detector reads: the first ones decide a long text's language."""
+
+
+def language_of(stated: str | None) -> str | None:
+    """The ISO 639-1 code of a stated language (``"de-CH"`` -> ``"de"``, ``"German"`` ->
+    ``"de"``), None when it is empty or names no language with an analyzer."""
+    if not stated:
+        return None
+    text = stated.strip().lower()
+    if text in _NAMES:
+        return _NAMES[text]
+    match = _CODE.match(text)
+    if match is None:
+        return None
+    code = _ALIASES.get(match.group(1), match.group(1))
+    return code if code in LANGUAGES else None
+
+
+def analyzer_of(language: str | None) -> str | None:
+    """The analyzer of a stated language, None for the language-neutral index."""
+    code = language_of(language)
+    return None if code is None else LANGUAGES[code]
+
+
+def label_suffix(code: str) -> str:
+    """The label prefix of a language's fragments: ``en`` -> ``English`` (``EnglishChapter``)."""
+    return LANGUAGES[code].capitalize()
+
+
+def labels_of(code: str | None, kind: str) -> list[str]:
+    """The language labels of a fragment of ``kind`` (``Chapter`` or ``Keyword``) in
+    language ``code``: one label, or none for text indexed only language-neutrally."""
+    return [] if code is None else [label_suffix(code) + kind]
+
+
+def all_labels(kind: str) -> list[str]:
+    """Every language label a fragment of ``kind`` can carry (removed before setting its
+    own, so a re-ingest in another language moves the fragment)."""
+    return [label_suffix(code) + kind for code in sorted(LANGUAGES)]
+
+
+def index_of(code: str | None, source: str) -> str:
+    """The full-text index of ``source`` (``chapters`` or ``keywords``) for language
+    ``code``; the language-neutral one for None."""
+    base = f"{source}_fulltext"
+    return base if code is None else f"{base}_{LANGUAGES[code]}"
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A detected language: its ISO 639-1 code (None when the text has no letters or is
+    too ambiguous) and lingua's confidence in it (0 without one)."""
+
+    language: str | None
+    confidence: float
+
+
+NO_LANGUAGE = Detection(None, 0.0)
+
+
+def detectable(codes: Iterable[str]) -> tuple[str, ...]:
+    """The codes among ``codes`` that have an analyzer and that lingua can detect, sorted."""
+    return tuple(sorted(c for c in set(codes) if c in LANGUAGES and c in _lingua_codes()))
+
+
+def detect(text: str, candidates: Sequence[str]) -> Detection:
+    """The language of ``text`` among ``candidates`` (ISO 639-1 codes with an analyzer).
+
+    One candidate is the answer for any text with a letter (a graph holding one language is
+    searched in it); none, or a text without letters, gives no language. Lingua reads the
+    first ``DETECT_CHARACTERS`` characters; a mixed text gets its dominant language."""
+    codes = detectable(candidates)
+    if not codes or not _LETTER.search(text):
+        return NO_LANGUAGE
+    if len(codes) == 1:
+        return Detection(codes[0], 1.0)
+    values = _detector(codes).compute_language_confidence_values(text[:DETECT_CHARACTERS])
+    if not values or values[0].value <= 0:
+        return NO_LANGUAGE
+    best = values[0]
+    code = best.language.iso_code_639_1.name.lower()
+    return Detection(_ALIASES.get(code, code), float(best.value))
+
+
+def detect_many(texts: Sequence[str], candidates: Sequence[str]) -> list[Detection]:
+    """``detect`` of each text, in parallel threads of lingua (ingest's batches)."""
+    codes = detectable(candidates)
+    if len(codes) < 2:
+        return [detect(t, codes) for t in texts]
+    found = _detector(codes).detect_languages_in_parallel_of(
+        [t[:DETECT_CHARACTERS] for t in texts])
+    out: list[Detection] = []
+    for text, language in zip(texts, found, strict=True):
+        if language is None or not _LETTER.search(text):
+            out.append(NO_LANGUAGE)
+            continue
+        code = language.iso_code_639_1.name.lower()
+        out.append(Detection(_ALIASES.get(code, code), 1.0))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _lingua_codes() -> frozenset[str]:
+    """The ISO 639-1 codes lingua detects (Bokmål and Nynorsk as ``no``)."""
+    from lingua import Language
+
+    codes = {lang.iso_code_639_1.name.lower() for lang in Language.all()}
+    return frozenset(_ALIASES.get(c, c) for c in codes)
+
+
+@lru_cache(maxsize=32)
+def _detector(codes: tuple[str, ...]) -> LanguageDetector:
+    """A detector for these languages, its models loaded once (built at first use)."""
+    from lingua import Language, LanguageDetectorBuilder
+
+    wanted = set(codes)
+    languages = [lang for lang in Language.all()
+                 if _ALIASES.get(lang.iso_code_639_1.name.lower(),
+                                 lang.iso_code_639_1.name.lower()) in wanted]
+    return (LanguageDetectorBuilder.from_languages(*languages)
+            .with_preloaded_language_models().build())
