@@ -179,6 +179,17 @@ class Settings:
     max_rag_output_frag: int = 1000
     """Fast path: fragments returned at most."""
 
+    # --- pools sized to a limit -------------------------------------------------------
+    limit_pool_factor: float = 4.0
+    """A query asking for ``limit`` results keeps ``ceil(limit x factor)`` hits per source
+    (every ``top_n_*`` and ``top_n_text``, never more than they say): the candidate pool
+    the fusion ranks. Fitted on SciFact train and xquad-r dev so that nDCG@10 at limit 10
+    stays within 0.005 of the full pool (``tests/benchmarks/limit_pools.py``)."""
+    limit_min_k: int = 200
+    """Fewest candidates asked of a vector index by a query with a ``limit`` (instead of
+    ``vector_min_k``, never more): its pool is small, so is the index's search. Fitted with
+    ``limit_pool_factor``."""
+
     # --- reranking --------------------------------------------------------------------
     reranker_url: str = ""
     """Base URL of a score server (vLLM, TEI, Cohere, Jina); empty = no reranking."""
@@ -320,6 +331,8 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "min_reranking_score_doc": (0, 1),
     "max_fragments_per_doc": (1, _BIG),
     "max_rag_output_frag": (1, _BIG),
+    "limit_pool_factor": (1, 1000),
+    "limit_min_k": (1, _BIG),
     "reranker_batch_size": (1, 10_000),
     "reranker_timeout_seconds": (0.001, 86_400),
     "reranker_max_retries": (0, 100),
