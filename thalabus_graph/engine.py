@@ -302,18 +302,28 @@ class ThalabusGraph:
         path sizes its pools from it but selects from the raw fragments itself)."""
         limit = cost.check_limit(limit, self.settings)
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
-        warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                      _listed(subset_of_datasetids), pushed_patterns(node),
-                                      strict=strict_categories)
         canonical = serialize(node)
-        start = time.perf_counter()
-        outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
-                    if automatically_rerank else None)
-        evaluator = self._evaluator(ontology_id, subset_of_datasetids,
-                                    automatically_rerank=automatically_rerank,
-                                    profile=profile, document_details=return_documents,
-                                    reads=reads, rerank_outcomes=outcomes, limit=limit)
-        fragments = evaluator.results(node)
+
+        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
+                              BranchOutcomes | None, float]:
+            """The vocabulary check and the evaluation, from nothing (a retry runs it again)."""
+            warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                          _listed(subset_of_datasetids), pushed_patterns(node),
+                                          strict=strict_categories)
+            start = time.perf_counter()
+            outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
+                        if automatically_rerank else None)
+            evaluator = self._evaluator(ontology_id, subset_of_datasetids,
+                                        automatically_rerank=automatically_rerank,
+                                        profile=profile, document_details=return_documents,
+                                        reads=reads, rerank_outcomes=outcomes, limit=limit)
+            fragments = evaluator.results(node)
+            return warnings, evaluator, fragments, outcomes, start
+
+        # one read transaction for the check and every search (Database.one_read); a
+        # branch rerank calls its service mid-evaluation, so no transaction is held open
+        warnings, evaluator, fragments, outcomes, start = (
+            search() if automatically_rerank else self.db.one_read(search, what="query"))
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:
