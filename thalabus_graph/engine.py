@@ -26,6 +26,7 @@ from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.plan import cost
 from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
 from thalabus_graph.plan.compile import pushed_patterns
@@ -203,12 +204,14 @@ class ThalabusGraph:
     def executor(self, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
                  document_details: bool = False, embedder: Embedder | None = None,
-                 language: str | None = None) -> SearchExecutor:
+                 language: str | None = None, limit: int | None = None) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
         ``embedder``: instead of the configured one, which is then not loaded; ``language``:
-        the query's language for its text searches, detected per phrase when None)."""
-        return SearchExecutor(self.db, self.settings, embedder or self.embedder,
+        the query's language for its text searches, detected per phrase when None; ``limit``:
+        the results wanted, which size its pools, ``plan.cost.sized``)."""
+        return SearchExecutor(self.db, cost.sized(self.settings, limit),
+                              embedder or self.embedder,
                               ontologyid=ontology_id,
                               datasetids=self._scope(subset_of_datasetids),
                               profile=profile, document_details=document_details,
@@ -260,12 +263,12 @@ class ThalabusGraph:
                    profile: bool = False, document_details: bool = False,
                    reads: QueryReads | None = None,
                    rerank_outcomes: BranchOutcomes | None = None,
-                   language: str | None = None) -> Evaluator:
+                   language: str | None = None, limit: int | None = None) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
-        vocabulary read returned (``reads``)."""
+        vocabulary read returned (``reads``), its pools sized to ``limit``."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
-                           language=language)
+                           language=language, limit=limit)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self.reranker, self.settings, rerank_outcomes)
@@ -284,7 +287,8 @@ class ThalabusGraph:
               subset_of_datasetids: Sequence[str] | None = None, return_documents: bool = True,
               create_dataset: bool = False, automatically_rerank: bool = False,
               session: str = DEFAULT_SESSION, profile: bool = False,
-              strict_categories: bool = False, language: str | None = None) -> QueryResult:
+              strict_categories: bool = False, language: str | None = None,
+              limit: int | None = None) -> QueryResult:
         """Run a Thalabus query.
 
         The dataset (when asked) is written from the raw fragments before any aggregation.
@@ -296,20 +300,55 @@ class ThalabusGraph:
         639-1 code or a language's name) is the query's language: its phrases' text searches
         use that language's analyzer; None detects each phrase's language among those the
         graph holds (docs/architecture.md, "Text search by language").
+
+        ``limit``: the number of results wanted (documents, or fragments with
+        ``return_documents=False``); the per-source and text pools and the vector over-fetch
+        are sized from it (``plan.cost.sized``) and the result is cut to it. None keeps the
+        configured pools (``top_n_*``) and returns every result. The dataset, when asked, is
+        still written from the raw fragments of the sized pools.
+
+        Raises:
+            ConfigurationError: ``limit`` is not a whole number from 1 to ``index_max_k``.
         """
+        return self._query(text, ontology_id=ontology_id,
+                           subset_of_datasetids=subset_of_datasetids,
+                           return_documents=return_documents, create_dataset=create_dataset,
+                           automatically_rerank=automatically_rerank, session=session,
+                           profile=profile, strict_categories=strict_categories,
+                           language=language, limit=limit, cut=True)
+
+    def _query(self, text: str, *, ontology_id: str | None,
+               subset_of_datasetids: Sequence[str] | None, return_documents: bool,
+               create_dataset: bool, automatically_rerank: bool, session: str, profile: bool,
+               strict_categories: bool, language: str | None, limit: int | None,
+               cut: bool) -> QueryResult:
+        """``query``'s work; ``cut``: whether the results are cut to ``limit`` (the fast
+        path sizes its pools from it but selects from the raw fragments itself)."""
+        limit = cost.check_limit(limit, self.settings)
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
-        warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                      _listed(subset_of_datasetids), pushed_patterns(node),
-                                      strict=strict_categories)
         canonical = serialize(node)
-        start = time.perf_counter()
-        outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
-                    if automatically_rerank else None)
-        evaluator = self._evaluator(ontology_id, subset_of_datasetids,
-                                    automatically_rerank=automatically_rerank,
-                                    profile=profile, document_details=return_documents,
-                                    reads=reads, rerank_outcomes=outcomes, language=language)
-        fragments = evaluator.results(node)
+
+        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
+                              BranchOutcomes | None, float]:
+            """The vocabulary check and the evaluation, from nothing (a retry runs it again)."""
+            warnings, reads = check_query(Runner(self.db), node, ontology_id,
+                                          _listed(subset_of_datasetids), pushed_patterns(node),
+                                          strict=strict_categories)
+            start = time.perf_counter()
+            outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
+                        if automatically_rerank else None)
+            evaluator = self._evaluator(ontology_id, subset_of_datasetids,
+                                        automatically_rerank=automatically_rerank,
+                                        profile=profile, document_details=return_documents,
+                                        reads=reads, rerank_outcomes=outcomes, language=language,
+                                        limit=limit)
+            fragments = evaluator.results(node)
+            return warnings, evaluator, fragments, outcomes, start
+
+        # one read transaction for the check and every search (Database.one_read); a
+        # branch rerank calls its service mid-evaluation, so no transaction is held open
+        warnings, evaluator, fragments, outcomes, start = (
+            search() if automatically_rerank else self.db.one_read(search, what="query"))
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:
@@ -321,6 +360,9 @@ class ThalabusGraph:
         log_sources(fragments)
         documents = (documents_of(self.db, fragments, known=evaluator.executor.details)
                      if return_documents else None)
+        if cut and limit is not None:
+            fragments = fragments if documents is not None else fragments[:limit]
+            documents = None if documents is None else documents[:limit]
         plan = None
         if profile and evaluator.plan is not None:
             plan = Plan(query=canonical, ms=round(elapsed, 3),
@@ -332,23 +374,27 @@ class ThalabusGraph:
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
-                strict_categories: bool = False, language: str | None = None
-                ) -> dict[str, Any]:
+                strict_categories: bool = False, language: str | None = None,
+                limit: int | None = None) -> dict[str, Any]:
         """The parsed query and the compiled plan as a tree, without running any search:
         category and universe lookups (read transactions) give each filtered semantic search
         its estimated selectivity and chosen path. No query embedding is computed. Category
         warnings are listed as in ``query`` (``strict_categories`` raises them); each text
-        search shows its analyzer and the phrase's language (``language`` as in ``query``)."""
+        search shows its analyzer and the phrase's language (``language`` as in ``query``).
+        ``limit`` sizes the pools as ``query`` does; ``pools`` shows them (every ``top_n``
+        and the vector index's least ``k``)."""
         from thalabus_graph.plan.explain import explained
 
+        limit = cost.check_limit(limit, self.settings)
         node = parse_for_explain(text, self.settings)
         warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NO_EMBEDDER, language=language)
+                           embedder=_NO_EMBEDDER, language=language, limit=limit)
         ex.preload(reads.sizes, reads.counts)
-        return explained(ex, node, warnings)
+        return {**explained(ex, node, warnings), "limit": limit,
+                "pools": cost.pools(ex.settings)}
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
@@ -356,11 +402,12 @@ class ThalabusGraph:
         (``search.documents.documents_of``; ``known``: details the searches already read)."""
         return documents_of(self.db, fragments, known=known)
 
+    @within_budget
     def rag_fragments(self, text: str, *, ontology_id: str | None = None,
                       subset_of_datasetids: Sequence[str] | None = None,
                       create_dataset: bool = False, session: str = DEFAULT_SESSION,
                       strict_categories: bool = False, goal: str | None = None,
-                      language: str | None = None) -> QueryResult:
+                      language: str | None = None, limit: int | None = None) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
         ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
         (category warnings as in ``query``).
@@ -368,13 +415,19 @@ class ThalabusGraph:
         ``create_dataset`` stores what the fast path returned (the selection, not the raw
         fragments), so the dataset is the result that is "preserved and forwarded".
         ``goal``: the selection becomes the goal's own RAG fragments (``Goals.add_fragments``,
-        the goal created when new), which ``goal_context`` collects first."""
-        result = self.query(text, ontology_id=ontology_id,
-                            subset_of_datasetids=subset_of_datasetids, return_documents=False,
-                            strict_categories=strict_categories, language=language)
+        the goal created when new), which ``goal_context`` collects first. ``language`` as in
+        ``query``. ``limit``: the fragments wanted; the pools are sized from it as in ``query``
+        and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``."""
+        result = self._query(text, ontology_id=ontology_id,
+                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
+                             create_dataset=False, automatically_rerank=False,
+                             session=session, profile=False,
+                             strict_categories=strict_categories, language=language,
+                             limit=limit, cut=False)
         s = self.settings
+        total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
-                            max_per_doc=s.max_fragments_per_doc, max_total=s.max_rag_output_frag)
+                            max_per_doc=s.max_fragments_per_doc, max_total=total)
         dataset_ids: list[str] = []
         if create_dataset:
             dataset_ids.append(self.datasets.create(picked, session=session,

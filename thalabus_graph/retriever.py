@@ -58,7 +58,8 @@ class ThalabusRetriever:
 
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``k`` fragments for ``query`` within ``scope``, best first, no two of one
-        document with the same text (`distinct_texts`), each with its document's details."""
+        document with the same text (`distinct_texts`), each with its document's details; the
+        query's pools are sized to ``k`` (``ThalabusGraph.query``'s ``limit``)."""
         if scope is not None and not isinstance(scope, Mapping):
             raise ConfigurationError("scope is a mapping with ontology_id and/or "
                                      "subset_of_datasetids")
@@ -69,9 +70,10 @@ class ThalabusRetriever:
         return await asyncio.to_thread(self._retrieve, query, scope, k)
 
     def _retrieve(self, query: str, scope: Mapping[str, Any], k: int) -> RetrievalResult:
+        # the pools are sized to the k hits asked for (the stage asks for its candidates)
         result = self.graph.query(query, ontology_id=scope.get("ontology_id"),
                                   subset_of_datasetids=scope.get("subset_of_datasetids"),
-                                  return_documents=False)
+                                  return_documents=False, limit=k)
         fragments = distinct_texts(result.fragments)[:k]
         details = {d.documentid: document_details(d)
                    for d in self.graph.documents_of(fragments)}

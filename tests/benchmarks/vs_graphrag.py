@@ -6,11 +6,14 @@ engine's settings, e.g. ``top_n_chapters=100``, to measure what a setting costs)
 
 ``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``tests.benchmarks.quality``,
 whose loader is used: one chapter per document, the database wiped first unless ``--reuse``
-finds exactly this corpus already loaded). Seven systems answer every query, in an order that
+finds exactly this corpus already loaded). Eight systems answer every query, in an order that
 rotates from query to query (interleaved, so load on the machine hits all alike):
 
 - ``engine-default``: ``ThalabusGraph.query('"<query>"')`` with the shipped settings (documents
-  with their details, as an application receives them);
+  with their details, as an application receives them): the seed's pools (``top_n_*`` = 200),
+  compared with ``graphrag-hybrid-pool``;
+- ``engine-limit``: the same query with ``limit=top_k`` (its pools sized to the ``top_k``
+  results wanted, ``plan.cost.sized``), compared with ``graphrag-hybrid``;
 - ``engine-fragments``: the same query with ``return_documents=False`` (fragments only,
   aggregated to documents by ``aggregate_documents`` here: no document details are read);
 - ``engine-semantic``: the default query with text fusion off (``hybrid_all_queries=False``,
@@ -28,7 +31,8 @@ runs), so the times compare the retrieval paths only; graphrag's full-text side 
 escaped as the engine escapes it (graphrag passes text to Lucene as query syntax). Each
 system's ranking of documents is scored with nDCG@10 and MRR@10 (ir-measures) and its
 latencies summarised as p50 / p95; the ratios are against ``graphrag-hybrid`` measured in the
-same run. A warm-up pass over the first queries (not timed) precedes the measured pass.
+same run, and each engine row that has one against its counterpart (``COUNTERPARTS``). A
+warm-up pass over the first queries (not timed) precedes the measured pass.
 """
 
 from __future__ import annotations
@@ -66,8 +70,11 @@ from thalabus_graph.settings import ENV_PREFIX
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/vs_graphrag.json")
 BASELINE = "graphrag-hybrid"
-SYSTEMS = ("engine-default", "engine-fragments", "engine-semantic", "graphrag-hybrid",
-           "graphrag-vector", "graphrag-hybrid-pool", "graphrag-vector-pool")
+SYSTEMS = ("engine-default", "engine-limit", "engine-fragments", "engine-semantic",
+           "graphrag-hybrid", "graphrag-vector", "graphrag-hybrid-pool", "graphrag-vector-pool")
+COUNTERPARTS = {"engine-default": "graphrag-hybrid-pool", "engine-limit": "graphrag-hybrid"}
+"""The like-for-like pairs: the seed's pool against graphrag asked for that pool, and a
+caller's ``limit`` against graphrag asked for as many results."""
 WARMUP = 20
 Search = Callable[[str], list[str]]
 """One system: query text -> document ids (corpus ``_id``s), best first."""
@@ -89,13 +96,14 @@ def _corpus_id(documentid: str) -> str:
     return documentid.removeprefix(DOC_PREFIX)
 
 
-def engine_search(graph: ThalabusGraph, *, with_details: bool = True) -> Search:
+def engine_search(graph: ThalabusGraph, *, with_details: bool = True,
+                  limit: int | None = None) -> Search:
     """The engine through its public ``query``: documents best first (with their details
     from the graph, as ``query`` returns them by default; or, ``with_details=False``, the
-    fragments only, aggregated to documents here)."""
+    fragments only, aggregated to documents here); ``limit``: the results asked for."""
     def search(text: str) -> list[str]:
         if with_details:
-            result = graph.query(semantic_phrase(text))
+            result = graph.query(semantic_phrase(text), limit=limit)
             ranked = [d.documentid for d in result.documents or []]
         else:
             fragments = graph.query(semantic_phrase(text), return_documents=False).fragments
@@ -200,6 +208,7 @@ def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
                                  neo4j_database=default.db.database)
         systems: dict[str, Search] = {
             "engine-default": engine_search(default),
+            "engine-limit": engine_search(default, limit=top_k),
             "engine-fragments": engine_search(default, with_details=False),
             "engine-semantic": engine_search(semantic),
             "graphrag-hybrid": graphrag_search(hybrid, embedder, top_k),
@@ -218,6 +227,11 @@ def benchmark(uri: str, corpus: Corpus, *, top_k: int = 10, reuse: bool = False,
                      "mrr@10": round(metrics["mrr@10"], 4), "p50_ms": round(p50, 2),
                      "p95_ms": round(p95, 2), "p50_vs_graphrag_hybrid": round(p50 / base_p50, 3),
                      "p95_vs_graphrag_hybrid": round(p95 / base_p95, 3)})
+        if name in COUNTERPARTS:
+            other = COUNTERPARTS[name]
+            rows[-1].update(counterpart=other, p50_vs_counterpart=round(
+                p50 / statistics.median(times[other]), 3), ndcg_vs_counterpart=round(
+                metrics["ndcg@10"] - evaluate(corpus.qrels, rankings[other])["ndcg@10"], 4))
     return {"benchmark": "vs_graphrag", "python": platform.python_version(),
             "machine": platform.machine(), "cpus": os.cpu_count(),
             "neo4j_graphrag": _version("neo4j-graphrag"), "neo4j_driver": neo4j.__version__,
@@ -236,11 +250,15 @@ def _version(package: str) -> str:
 def table(result: Mapping[str, Any]) -> str:
     """The results as a fixed-width text table."""
     lines = [f"{'system':<20} {'nDCG@10':>8} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8} "
-             f"{'p50 x hybrid':>12} {'p95 x hybrid':>12}"]
+             f"{'p50 x hybrid':>12} {'p95 x hybrid':>12}  like-for-like"]
     for r in result["results"]:
+        pair = ("" if "counterpart" not in r else
+                f"  p50 {r['p50_vs_counterpart']:.2f}x, nDCG@10 "
+                f"{r['ndcg_vs_counterpart']:+.4f} vs {r['counterpart']}")
         lines.append(f"{r['system']:<20} {r['ndcg@10']:>8.4f} {r['mrr@10']:>7.4f} "
                      f"{r['p50_ms']:>8.1f} {r['p95_ms']:>8.1f} "
-                     f"{r['p50_vs_graphrag_hybrid']:>12.2f} {r['p95_vs_graphrag_hybrid']:>12.2f}")
+                     f"{r['p50_vs_graphrag_hybrid']:>12.2f} {r['p95_vs_graphrag_hybrid']:>12.2f}"
+                     f"{pair}")
     lines.append(f"{result['documents']} documents, {result['queries']} queries interleaved, "
                  f"graphrag top_k {result['top_k']}; wall time {result['wall_seconds']} s")
     return "\n".join(lines)

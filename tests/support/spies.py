@@ -12,16 +12,31 @@ from thalabus_graph import ThalabusGraph
 
 def spy_read_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
                           before: Callable[[str], None] | None = None) -> list[str]:
-    """The name of every read transaction the engine opens from now on (they still run);
-    ``before`` is called with each name just before its transaction runs (on the caller's
-    thread, which may be one of the engine's)."""
+    """The name of every named read statement the engine runs from now on (each one round
+    trip, in its own read transaction or in the one a query holds open,
+    ``Database.one_read``; they still run); ``before`` is called with each name just before
+    it runs (on the caller's thread, which may be one of the engine's)."""
     seen: list[str] = []
-    real = graph.db.read_tx
+    real = graph.db._read
 
     def spy(work: Any, *, what: str = "read") -> Any:
         seen.append(what)
         if before is not None:
             before(what)
+        return real(work, what=what)
+
+    monkeypatch.setattr(graph.db, "_read", spy)
+    return seen
+
+
+def spy_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What every read transaction the engine opens from now on is for (its ``what``: a
+    statement's name, or ``query`` for the one a query holds open)."""
+    seen: list[str] = []
+    real = graph.db.read_tx
+
+    def spy(work: Any, *, what: str = "read") -> Any:
+        seen.append(what)
         return real(work, what=what)
 
     monkeypatch.setattr(graph.db, "read_tx", spy)

@@ -24,6 +24,8 @@ from thalabus_graph.rerank import (
 from thalabus_graph.settings import RERANK_CLAUSES, Settings
 
 POLICIES = ("threshold", "topk", "percentile", "gap", "normalised")
+PRINTED_ROWS = 10
+"""Rows ``query`` prints without ``--limit`` (``--json`` gives them all)."""
 QUOTING_RULE = """\
 Run a Thalabus query.
 
@@ -81,7 +83,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--session", default="default", help="dataset session name")
     p.add_argument("--rerank", action="store_true", help="rerank each branch (needs a reranker)")
     p.add_argument("--profile", action="store_true", help="show the executed plan with timings")
-    p.add_argument("--limit", type=int, default=10, help="rows to print (default 10)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="the results wanted: the search's pools are sized to N and N are "
+                        "returned (default: the configured pools, 10 rows printed)")
     _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_query)
@@ -95,6 +99,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ontology", default=None, help="restrict to one ontology")
     p.add_argument("--within", action="append", default=None, metavar="DATASET",
                    help="restrict to documents of these datasets (repeatable)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="plan with the pools sized to N results, as query --limit N runs")
     _add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_explain)
@@ -232,25 +238,27 @@ def _query(args: argparse.Namespace) -> int:
                                      subset_of_datasetids=args.within,
                                      create_dataset=args.dataset, session=args.session,
                                      strict_categories=args.strict_categories,
-                                     language=args.language)
+                                     language=args.language, limit=args.limit)
         else:
             result = g.query(args.text, ontology_id=args.ontology,
                              subset_of_datasetids=args.within,
                              return_documents=not args.fragments,
                              create_dataset=args.dataset, session=args.session,
                              automatically_rerank=args.rerank, profile=args.profile,
-                             strict_categories=args.strict_categories, language=args.language)
+                             strict_categories=args.strict_categories, language=args.language,
+                             limit=args.limit)
     _print_warnings([w.to_dict() for w in result.warnings])
     if args.json:
         output.emit_json(result.to_dict())
         return common.EXIT_OK
+    rows = PRINTED_ROWS if args.limit is None else args.limit
     if result.documents is not None:
         print(f"{len(result.documents)} documents")
-        for d in result.documents[: args.limit]:
+        for d in result.documents[:rows]:
             print(f"  {d.score:7.4f}  {d.documentid:<16} {_short(d.title, 60)}")
     else:
         print(f"{len(result.fragments)} fragments")
-        for f in result.fragments[: args.limit]:
+        for f in result.fragments[:rows]:
             print(f"  {f.score:7.4f}  {f.fragmentid:<20} {f.source:<10} {_short(f.text, 50)}")
     for datasetid in result.dataset_ids:
         print(f"dataset: {datasetid}")
@@ -263,12 +271,16 @@ def _explain(args: argparse.Namespace) -> int:
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
-                         strict_categories=args.strict_categories, language=args.language)
+                         strict_categories=args.strict_categories, language=args.language,
+                         limit=args.limit)
     _print_warnings(plan["warnings"])
     if args.json:
         output.emit_json(plan)
         return common.EXIT_OK
     print(f"query: {plan['query']}")
+    pools = ", ".join(f"{name} {n}" for name, n in plan["pools"].items())
+    print(f"pools: {pools}" + ("" if plan["limit"] is None
+                               else f" (sized to limit {plan['limit']})"))
     for line in output.plan_lines(plan["plan"]):
         print(line)
     return common.EXIT_OK

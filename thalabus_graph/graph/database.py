@@ -12,6 +12,7 @@ next transactions see the state such bookmarks name.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -36,6 +37,10 @@ AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
 _DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
                                                               default=None)
 """(monotonic end, budget in seconds) of the query running in this context, if any."""
+_OPEN_READ: ContextVar[tuple[ManagedTransaction, int] | None] = ContextVar(
+    "thalabus_open_read", default=None)
+"""The read transaction ``Database.one_read`` holds open in this context, with the id of the
+thread that opened it (only that thread may run statements in it)."""
 TIMEOUT_CODES = ("Neo.ClientError.Transaction.TransactionTimedOut",
                  "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration")
 
@@ -157,8 +162,9 @@ class Database:
         self.driver.close()
 
     def read(self, name: str, /, **params: Any) -> list[Record]:
-        """Run the named statement in a read transaction; records as dicts."""
-        return self.read_tx(lambda tx: run(tx, name, **params), what=name)
+        """Run the named statement in a read transaction (the open one of ``one_read``, if
+        any); records as dicts."""
+        return self._read(lambda tx: run(tx, name, **params), what=name)
 
     def write(self, name: str, /, **params: Any) -> list[Record]:
         """Run the named statement in its own write transaction; records as dicts."""
@@ -169,7 +175,7 @@ class Database:
         maps of them; no node): records skip the driver's recursive ``data()``, which costs
         milliseconds on long lists and maps (~10 ms on 200 rows with document details)."""
         text = cypher_library.load(name)
-        return self.read_tx(lambda tx: plain_records(tx.run(text, params)), what=name)
+        return self._read(lambda tx: plain_records(tx.run(text, params)), what=name)
 
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""
@@ -178,7 +184,33 @@ class Database:
             rows = [record.data() for record in result]
             return rows, _db_hits(result.consume().profile)
 
-        return self.read_tx(work, what=name)
+        return self._read(work, what=name)
+
+    def one_read(self, work: Callable[[], T], *, what: str = "read") -> T:
+        """Run ``work`` with every named read it makes on this thread (``read``,
+        ``read_plain``, ``read_profiled``) inside one managed read transaction: the
+        statements of a query share one transaction instead of a transaction (and a session)
+        each. A statement that fails inside raises ``GraphError`` naming it (no retry); when
+        the driver retries the transaction itself, ``work`` runs again, so it must start from
+        nothing. Reads on other threads (prefetched calls) open their own transactions."""
+        def inside(tx: ManagedTransaction) -> T:
+            token = _OPEN_READ.set((tx, threading.get_ident()))
+            try:
+                return work()
+            finally:
+                _OPEN_READ.reset(token)
+
+        return self.read_tx(inside, what=what)
+
+    def _read(self, work: Callable[[ManagedTransaction], T], *, what: str) -> T:
+        """Run ``work`` in the open read transaction of ``one_read`` when this thread holds
+        one, else in its own (``read_tx``)."""
+        open_read = _OPEN_READ.get()
+        if open_read is not None and open_read[1] == threading.get_ident():
+            _time_left(what)  # the transaction's timeout bounds the server; this, the client
+            with mapped_errors(what):
+                return work(open_read[0])
+        return self.read_tx(work, what=what)
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:
         """Run ``work`` in one managed read transaction (retried by the driver if transient),

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
     CategoryPattern,
@@ -127,6 +128,59 @@ class Scope:
         no id set) that does not hold every document."""
         return (self.in_index.available and self.ontology_pattern() is not None
                 and self.dataset_pattern() is None and self.ids is None)
+
+
+def check_limit(limit: object, settings: Settings) -> int | None:
+    """``limit`` as the number of results a caller wants (None: no limit, the seed's pools):
+    a whole number from 1 to ``index_max_k`` (no index is asked for more).
+
+    Raises:
+        ConfigurationError: anything else (zero, negative, too large, not an integer).
+    """
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ConfigurationError(f"limit must be a whole number, not {limit!r}")
+    if not 1 <= limit <= settings.index_max_k:
+        raise ConfigurationError(f"limit must be between 1 and {settings.index_max_k} "
+                                 f"(index_max_k), got {limit}")
+    return limit
+
+
+def pool_fields(settings: Settings) -> list[str]:
+    """The settings that size a candidate pool: every ``top_n_*`` (the vector sources' and
+    the text indexes')."""
+    return [f.name for f in fields(settings) if f.name.startswith("top_n_")]
+
+
+def sized(settings: Settings, limit: int | None) -> Settings:
+    """The settings of a query that wants ``limit`` results: every pool (``pool_fields``)
+    is ``ceil(limit x limit_pool_factor)``, never more than configured, and a vector index is
+    asked for at least ``limit_min_k`` candidates instead of ``vector_min_k`` (never more).
+    The over-fetch of a filtered search, the unfiltered ``k`` and the text ``k`` follow from
+    these, by the rules below (``unfiltered_k``, ``text_k``, ``choose_vector_path``). Without
+    a limit the settings are returned unchanged: the seed's pools.
+
+    Raises:
+        ConfigurationError: a bad ``limit`` (``check_limit``).
+    """
+    limit = check_limit(limit, settings)
+    if limit is None:
+        return settings
+    pool = math.ceil(limit * settings.limit_pool_factor)
+    changes: dict[str, Any] = {name: min(int(getattr(settings, name)), pool)
+                               for name in pool_fields(settings)}
+    changes["vector_min_k"] = min(settings.vector_min_k, settings.limit_min_k)
+    return settings.replace(**changes)
+
+
+def pools(settings: Settings) -> dict[str, int]:
+    """The pool sizes of ``settings`` (``top_n_*`` by source, and the vector index's least
+    ``k``), as explain shows them."""
+    out = {name.removeprefix("top_n_"): int(getattr(settings, name))
+           for name in pool_fields(settings)}
+    out["vector_min_k"] = settings.vector_min_k
+    return out
 
 
 def top_n(settings: Settings, src: VectorSource) -> int:

@@ -1,0 +1,184 @@
+"""``limit`` on ``query`` and ``rag_fragments``: at most ``limit`` results, the pools sized to
+it (explain and profile show them), the same ranking as the full pool when the sized pools
+still hold every candidate, the adapters and the reranking stage passing their ``k``, and bad
+limits refused before anything runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.cli import main
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.graph.database import Database
+from thalabus_graph.integrations import langchain as lc
+from thalabus_graph.integrations import llamaindex as li
+from thalabus_graph.integrations.core import Source
+from thalabus_graph.rerank import Passage, RerankReply
+
+pytestmark = pytest.mark.integration
+
+DIMS = 384
+DOCUMENTS = 40
+WORDS = ["kitchen", "garden", "winter", "river", "floor", "window", "market", "bridge"]
+
+
+class FixedEmbedder:
+    """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
+
+    def __init__(self, queries: dict[str, npt.NDArray[np.float32]]) -> None:
+        self.queries = queries
+
+    @property
+    def dimensions(self) -> int:
+        return DIMS
+
+    @property
+    def model_id(self) -> str:
+        return "fixed"
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.stack([self.queries[t] for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        raise AssertionError("passages are ingested with their vectors")
+
+
+class EveryPassage:
+    """A reranker that scores every passage by its length (it only has to answer)."""
+
+    billable = False
+
+    @property
+    def available(self) -> bool:
+        return True
+
+    async def score(self, query: str, passages: Sequence[Passage]) -> RerankReply:
+        return RerankReply({p.fragmentid: float(len(p.text)) for p in passages})
+
+
+def _unit(rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    v = rng.standard_normal(DIMS).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture()
+def corpus(clean_db: Database) -> Database:
+    """Forty one-chapter documents of two words each, half of them tagged ``odd``."""
+    rng = np.random.default_rng(21)
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    docs = []
+    for i in range(DOCUMENTS):
+        doc = f"lim-{i:02d}"
+        text = f"{WORDS[i % len(WORDS)]} {WORDS[(i * 3 + 1) % len(WORDS)]} number {i}"
+        docs.append({"documentid": doc, "chapters": [text], "paragraphs": [[]],
+                     "categories": {"TAG": ["odd" if i % 2 else "even"]},
+                     "embeddings": {f"{doc}-c1": _unit(rng).tolist()}})
+    graph.ingest(docs, embed=False, progress=False)
+    return clean_db
+
+
+def _graph(db: Database, **changes: Any) -> ThalabusGraph:
+    settings = Settings.from_env().replace(limit_pool_factor=4.0, limit_min_k=100, **changes)
+    query = _unit(np.random.default_rng(5))
+    return ThalabusGraph(db, settings=settings, embedder=FixedEmbedder(
+        {"kitchen floor": query, "kitchen": query}), reranker=None)
+
+
+def _spy_limits(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The ``limit`` of every ``graph.query`` call from now on (the calls still run)."""
+    seen: list[int | None] = []
+    real = graph.query
+
+    def spy(text: str, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("limit"))
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(graph, "query", spy)
+    return seen
+
+
+@pytest.mark.parametrize("query", ['"kitchen floor"', '"kitchen floor" AND TAG=odd',
+                                   "'kitchen'"])
+def test_limit_returns_at_most_limit_results(corpus: Database, query: str) -> None:
+    graph = _graph(corpus)
+    full = graph.query(query)
+    assert full.documents is not None and len(full.documents) > 3
+    for limit in (1, 3):
+        documents = graph.query(query, limit=limit).documents
+        assert documents is not None and 1 <= len(documents) <= limit
+        fragments = graph.query(query, limit=limit, return_documents=False).fragments
+        assert 1 <= len(fragments) <= limit
+        rag = graph.rag_fragments(query, limit=limit).fragments
+        assert 1 <= len(rag) <= limit
+
+
+@pytest.mark.parametrize("query", ['"kitchen floor"', '"kitchen floor" AND TAG=odd'])
+def test_pools_holding_every_candidate_rank_as_the_full_pool(corpus: Database,
+                                                             query: str) -> None:
+    # limit 10 x factor 4: pools of 40, every document of the corpus, so the fusion sees the
+    # same candidates and the first ten are the full pool's first ten
+    graph = _graph(corpus)
+    full = graph.query(query)
+    limited = graph.query(query, limit=10)
+    assert full.documents is not None and limited.documents is not None
+    assert [(d.documentid, round(d.score, 9)) for d in limited.documents] == [
+        (d.documentid, round(d.score, 9)) for d in full.documents[:10]]
+
+
+def test_explain_and_profile_show_the_sized_pools(corpus: Database) -> None:
+    graph = _graph(corpus)
+    pool = math.ceil(3 * 4.0)
+    plan = graph.explain('"kitchen floor" AND TAG=odd', limit=3)
+    assert plan["limit"] == 3
+    assert plan["pools"]["chapters"] == pool and plan["pools"]["text"] == pool
+    assert plan["pools"]["vector_min_k"] == 100
+    assert graph.explain('"kitchen floor"')["pools"]["chapters"] == 200
+    profiled = graph.query('"kitchen floor"', limit=3, profile=True).plan
+    assert profiled is not None
+    semantic = [s for s in profiled["tree"]["steps"] if s["kind"] == "semantic"]
+    chapters = next(s for s in semantic if s["source"] == "chapters")
+    assert chapters["top_n"] == pool and chapters["k"] == max(pool * 4, 100)
+    text = [s for s in profiled["tree"]["steps"] if s["kind"] == "text"]
+    assert text and all(s["k"] == pool for s in text)
+
+
+def test_the_adapters_and_the_stage_pass_their_k(corpus: Database,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = _graph(corpus)
+    limits = _spy_limits(graph, monkeypatch)
+    docs = lc.ThalabusLangChainRetriever(graph=graph, k=4).invoke("kitchen floor")
+    assert limits == [4] and 1 <= len(docs) <= 4
+    nodes = li.ThalabusLlamaIndexRetriever(graph, k=6).retrieve("kitchen floor")
+    assert limits == [4, 6] and 1 <= len(nodes) <= 6
+    # the reranking stage asks the engine for its candidates, and returns k of them
+    hits = Source.of(graph, k=2, reranker=EveryPassage(), candidates=7).retrieve_sync(
+        "kitchen floor")
+    assert limits == [4, 6, 7] and len(hits.hits) == 2 and hits.reranked
+
+
+@pytest.mark.parametrize("bad", [0, -3, 10**9])
+def test_bad_limits_are_errors_before_anything_runs(corpus: Database, bad: int) -> None:
+    graph = _graph(corpus)
+    for call in (graph.query, graph.rag_fragments, graph.explain):
+        with pytest.raises(ConfigurationError, match="limit must be between 1 and"):
+            call('"kitchen floor"', limit=bad)
+
+
+def test_cli_query_limit(corpus: Database, neo4j_uri: str,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    assert main(["query", "'kitchen'", *uri, "--limit", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "2 documents" and len([line for line in out if "lim-" in line]) == 2
+    assert main(["explain", "'kitchen'", *uri, "--limit", "2"]) == 0
+    assert "(sized to limit 2)" in capsys.readouterr().out
+    for bad in ("0", "-1", "100000000"):
+        assert main(["query", "'kitchen'", *uri, "--limit", bad]) == 2
+        assert "limit must be between 1 and" in capsys.readouterr().err

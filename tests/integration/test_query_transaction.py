@@ -1,0 +1,70 @@
+"""A query's vocabulary check, counts and searches run in one read transaction
+(``Database.one_read``): a filtered phrase, fused or not, opens one transaction, and its
+results are those of the same evaluation run a transaction per statement (``evaluate``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.test_limit import _graph, corpus  # noqa: F401  (the fixture)
+from tests.support.spies import spy_read_transactions, spy_transactions
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.graph.database import Database
+
+pytestmark = pytest.mark.integration
+
+SEMANTIC_ONLY = {"hybrid_all_queries": False, "short_query_max_words": 0}
+
+
+def _same(a: list[Fragment], b: list[Fragment]) -> None:
+    assert [f.fragmentid for f in a] == [f.fragmentid for f in b]
+    for x, y in zip(a, b, strict=True):
+        assert x.score == pytest.approx(y.score, abs=1e-9)
+        assert x.contributions == y.contributions
+
+
+@pytest.mark.parametrize("changes", [{}, SEMANTIC_ONLY], ids=["fused", "semantic"])
+@pytest.mark.parametrize("query", ['"kitchen floor" AND TAG=odd',
+                                   '"kitchen floor" AND NOT TAG=odd',
+                                   '"kitchen floor" AND (TAG=odd OR TAG=even)'])
+def test_a_filtered_phrase_is_one_transaction(corpus: Database,  # noqa: F811
+                                              monkeypatch: pytest.MonkeyPatch, query: str,
+                                              changes: dict[str, Any]) -> None:
+    graph = _graph(corpus, **changes)
+    transactions = spy_transactions(graph, monkeypatch)
+    statements = spy_read_transactions(graph, monkeypatch)
+    result = graph.query(query, return_documents=False)
+    assert transactions == ["query"]
+    # the vocabulary check (with the counts) and the searches, all inside it
+    assert statements[0] == "category_vocabulary" and len(statements) >= 2
+    assert any(s.startswith("search_vector") for s in statements)
+    # the same evaluation, one transaction per statement
+    transactions.clear()
+    separate, _ = graph.evaluate(query)
+    assert len(transactions) >= 1 and "query" not in transactions
+    _same(result.fragments, separate)
+    assert result.fragments
+
+
+def test_documents_and_a_limit_stay_in_the_one_transaction(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    graph = _graph(corpus)
+    transactions = spy_transactions(graph, monkeypatch)
+    result = graph.query('"kitchen floor" AND TAG=odd', limit=3)
+    # the filtered searches bring their documents' details: nothing is read afterwards
+    assert transactions == ["query"]
+    assert result.documents is not None and len(result.documents) == 3
+
+
+def test_phrases_started_together_keep_their_own_transactions(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    graph = _graph(corpus)
+    transactions = spy_transactions(graph, monkeypatch)
+    result = graph.query('"kitchen floor" OR "kitchen"', return_documents=False)
+    # two unfiltered phrases are prefetched on other threads, each in its own transaction
+    assert transactions.count("query") == 1
+    assert transactions.count("search_phrase") == 2
+    separate, _ = graph.evaluate('"kitchen floor" OR "kitchen"')
+    _same(result.fragments, separate)

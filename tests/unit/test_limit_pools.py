@@ -1,0 +1,74 @@
+"""The pools of a query that asks for ``limit`` results (``plan.cost.sized``): every per-source
+and text pool and the vector index's least ``k`` follow from the limit by one rule, never
+above the configured ones; without a limit nothing changes; bad limits are errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from thalabus_graph import Settings
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.steps import VECTOR_SOURCES
+
+
+def test_without_a_limit_the_configured_pools_stay() -> None:
+    settings = Settings()
+    assert cost.sized(settings, None) is settings
+    assert settings.top_n_chapters == 200 and settings.top_n_text == 200
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 25])
+def test_every_pool_is_the_limit_times_the_factor(limit: int) -> None:
+    settings = Settings(limit_pool_factor=3.5, limit_min_k=150)
+    sized = cost.sized(settings, limit)
+    pool = math.ceil(limit * 3.5)
+    for name in cost.pool_fields(settings):
+        assert getattr(sized, name) == min(getattr(settings, name), pool), name
+    assert sized.vector_min_k == 150
+    # the rest of the settings is untouched
+    assert sized.replace(**{n: getattr(settings, n) for n in cost.pool_fields(settings)},
+                         vector_min_k=settings.vector_min_k) == settings
+
+
+def test_pool_fields_are_every_source_and_the_text_pool() -> None:
+    names = set(cost.pool_fields(Settings()))
+    assert {f"top_n_{src.source}" for src in VECTOR_SOURCES} | {"top_n_text"} <= names
+    assert all(name.startswith("top_n_") for name in names)
+
+
+def test_pools_never_exceed_the_configured_ones_and_grow_with_the_limit() -> None:
+    settings = Settings(top_n_chapters=50, vector_min_k=100, limit_min_k=400)
+    previous: dict[str, int] = {}
+    for limit in (1, 2, 5, 10, 20, 50, 100, 1000, settings.index_max_k):
+        pools = cost.pools(cost.sized(settings, limit))
+        assert pools["chapters"] <= 50 and pools["vector_min_k"] == 100
+        for name, n in pools.items():
+            assert n >= previous.get(name, 0)
+        previous = pools
+    assert previous == cost.pools(settings)  # a huge limit: the configured pools
+
+
+def test_the_unfiltered_k_is_sized_with_the_pool() -> None:
+    settings = Settings()
+    sized = cost.sized(settings, 10)
+    for src in VECTOR_SOURCES:
+        top_n = cost.top_n(sized, src)
+        k = cost.unfiltered_k(sized, top_n)
+        assert top_n <= k < cost.unfiltered_k(settings, cost.top_n(settings, src))
+        assert k == max(math.ceil(top_n * settings.vector_k_factor), settings.limit_min_k)
+
+
+@pytest.mark.parametrize("bad", [0, -1, -10, 10**12, 1.5, True, "10"])
+def test_a_bad_limit_is_a_clear_error(bad: object) -> None:
+    with pytest.raises(ConfigurationError, match="limit must be"):
+        cost.sized(Settings(), bad)  # type: ignore[arg-type]
+
+
+def test_the_largest_limit_is_the_index_cap() -> None:
+    settings = Settings(index_max_k=500)
+    assert cost.check_limit(500, settings) == 500
+    with pytest.raises(ConfigurationError, match="between 1 and 500"):
+        cost.check_limit(501, settings)
