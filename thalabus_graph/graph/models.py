@@ -33,6 +33,8 @@ from neomodel import (
     get_config,
 )
 
+from thalabus_graph.languages import all_labels
+
 
 def bind(driver: Driver, database: str = "neo4j") -> None:
     """Make neomodel use this driver (and database) for the model classes below."""
@@ -121,6 +123,29 @@ class Keyword(FragmentNode):
     """A keyword (``docid-N-kK``), searched as text only."""
 
     document = RelationshipTo(DocumentNode, "IN_DOCUMENT")
+
+
+def _language_classes(base: type[FragmentNode], kind: str) -> dict[str, type[FragmentNode]]:
+    """A subclass of ``base`` for each language label its fragments can carry (``FrenchChapter``:
+    the label that puts a chapter in its language's full-text index), so neomodel resolves a
+    labelled fragment to its kind instead of refusing its set of labels."""
+    meta: Any = type(base)  # neomodel's NodeMeta registers each class by its labels
+    return {label: meta(label, (base,), {"__label__": label, "__module__": __name__,
+                                          "__doc__": f"A {kind.lower()} with ``:{label}``."})
+            for label in all_labels(kind)}
+
+
+LANGUAGE_CHAPTERS = _language_classes(Chapter, "Chapter")
+"""Chapter classes by language label (``FrenchChapter``: a ``Chapter``)."""
+LANGUAGE_KEYWORDS = _language_classes(Keyword, "Keyword")
+"""Keyword classes by language label (``GermanKeyword``: a ``Keyword``)."""
+
+
+class PendingDocument(DocumentNode):
+    """A document ingested before the per-language full-text indexes, waiting for
+    ``migrate`` to label its text (``:TextLanguagePending``)."""
+
+    __label__ = "TextLanguagePending"
 
 
 class Dataset(StructuredNode):
