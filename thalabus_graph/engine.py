@@ -20,7 +20,7 @@ from thalabus_graph.dataset_rerank import rerank_dataset
 from thalabus_graph.datasets import Datasets
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.errors import PlanError
+from thalabus_graph.errors import GraphError, PlanError
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
@@ -47,6 +47,7 @@ from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
+from thalabus_graph.search.vector import bad_stored_vector
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -347,8 +348,18 @@ class ThalabusGraph:
 
         # one read transaction for the check and every search (Database.one_read); a
         # branch rerank calls its service mid-evaluation, so no transaction is held open
-        warnings, evaluator, fragments, outcomes, start = (
-            search() if automatically_rerank else self.db.one_read(search, what="query"))
+        if automatically_rerank:
+            warnings, evaluator, fragments, outcomes, start = search()
+        else:
+            try:
+                warnings, evaluator, fragments, outcomes, start = self.db.one_read(
+                    search, what="query")
+            except GraphError as exc:
+                if not bad_stored_vector(exc):
+                    raise
+                # a stored vector the cosine cannot compare ended the shared transaction:
+                # again with a transaction a statement, where exact search skips it
+                warnings, evaluator, fragments, outcomes, start = search()
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:

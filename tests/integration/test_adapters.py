@@ -102,9 +102,12 @@ def without_repeated_texts(fragments: list[Fragment]) -> list[Fragment]:
 
 def engine_fragments(graph: ThalabusGraph, query: str = QUERY, *, ontology_id: str = "asylum",
                      k: int = K) -> list[Fragment]:
-    """What the engine itself returns: the reference every adapter must reproduce."""
-    fragments = graph.query(query, ontology_id=ontology_id, return_documents=False).fragments
-    assert len(fragments) > CANDIDATES, "the query must have more hits than the candidates"
+    """What the engine itself returns when asked for ``k`` results (its pools sized to k, as
+    an adapter asks): the reference every adapter must reproduce."""
+    full = graph.query(query, ontology_id=ontology_id, return_documents=False).fragments
+    assert len(full) > CANDIDATES, "the query must have more hits than the candidates"
+    fragments = graph.query(query, ontology_id=ontology_id, return_documents=False,
+                            limit=k).fragments
     return without_repeated_texts(fragments)[:k]
 
 
@@ -178,7 +181,8 @@ def test_langchain_async_and_batch_agree_with_sync(graph: ThalabusGraph) -> None
 def test_langchain_scope_phrase_mode_and_errors(graph: ThalabusGraph) -> None:
     question = 'What happened to the "asylum seeker" from Iraq? \\ AND NOT'
     phrase = lc.ThalabusLangChainRetriever(graph=graph, k=3)
-    reference = graph.query(serialize(Semantic(question)), return_documents=False).fragments
+    reference = graph.query(serialize(Semantic(question)), return_documents=False,
+                            limit=3).fragments
     assert metadata_of(phrase.invoke(question)) == expected_metadata(
         graph, without_repeated_texts(reference)[:3])
     stories = lc.ThalabusLangChainRetriever(graph=graph, ontology_id="stories", k=50)

@@ -202,6 +202,11 @@ class Database:
 
         return self.read_tx(inside, what=what)
 
+    def in_one_read(self) -> bool:
+        """Whether this thread's reads run in the open transaction of a ``one_read``."""
+        open_read = _OPEN_READ.get()
+        return open_read is not None and open_read[1] == threading.get_ident()
+
     def _read(self, work: Callable[[ManagedTransaction], T], *, what: str) -> T:
         """Run ``work`` in the open read transaction of ``one_read`` when this thread holds
         one, else in its own (``read_tx``)."""

@@ -21,6 +21,11 @@ INVALID_VECTOR = "not a valid vector"
 """What Neo4j's ``vector.similarity.cosine`` says of a zero or non-finite stored vector."""
 
 
+def bad_stored_vector(exc: GraphError) -> bool:
+    """Whether ``exc`` is Neo4j's cosine refusing a stored vector (zero or not finite)."""
+    return INVALID_VECTOR in str(exc.__cause__ or exc)
+
+
 class VectorSearches:
     """Runs chosen vector searches (one step each), deciding nothing but the over-fetch's
     retries and the fallback from a failed ontology-filtered index."""
@@ -103,7 +108,9 @@ class VectorSearches:
             return self.runner.read(step, "search_vector_exact", label=src.label,
                                     vector=vector, k=top_n, **patterns)
         except GraphError as exc:
-            if INVALID_VECTOR not in str(exc.__cause__ or exc):
+            # inside a query's one transaction the failure ended it: the query runs again
+            # with a transaction a statement (ThalabusGraph._query), and this retry then works
+            if not bad_stored_vector(exc) or self.runner.db.in_one_read():
                 raise
         step.detail["skipped_bad_vectors"] = (
             "a stored vector the cosine cannot compare was skipped; "
