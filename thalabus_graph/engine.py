@@ -47,7 +47,7 @@ from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
-from thalabus_graph.search.vector import bad_stored_vector
+from thalabus_graph.search.vector import recovered_by_retry
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
@@ -355,10 +355,10 @@ class ThalabusGraph:
                 warnings, evaluator, fragments, outcomes, start = self.db.one_read(
                     search, what="query")
             except GraphError as exc:
-                if not bad_stored_vector(exc):
+                if not recovered_by_retry(exc):
                     raise
-                # a stored vector the cosine cannot compare ended the shared transaction:
-                # again with a transaction a statement, where exact search skips it
+                # a failure the searches recover from ended the shared transaction: again
+                # with a transaction a statement, where they do
                 warnings, evaluator, fragments, outcomes, start = search()
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None

@@ -26,6 +26,14 @@ def bad_stored_vector(exc: GraphError) -> bool:
     return INVALID_VECTOR in str(exc.__cause__ or exc)
 
 
+def recovered_by_retry(exc: GraphError) -> bool:
+    """Whether the vector searches recover from ``exc`` when each statement has its own
+    transaction: a bad stored vector (exact search again without it) or an ontology-filtered
+    index gone since its state was read (the plain paths). Inside a query's one transaction
+    the failure ends the transaction, so the query runs again that way."""
+    return bad_stored_vector(exc) or str(exc).startswith("search_vector_in_index")
+
+
 class VectorSearches:
     """Runs chosen vector searches (one step each), deciding nothing but the over-fetch's
     retries and the fallback from a failed ontology-filtered index."""
@@ -59,6 +67,8 @@ class VectorSearches:
                 return self._index(step, src, vector, top_n, search.k, patterns,
                                    in_index=True)
             except GraphError as exc:
+                if self.runner.db.in_one_read():
+                    raise  # the failure ended the query's transaction: see recovered_by_retry
                 # The filtered index was dropped (or is rebuilding) since its state was read:
                 # this evaluation takes the plain paths, and explain says why.
                 scope = self.reads.without_in_index(f"the in-index search failed: {exc}")
