@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.support.embedders import FixedEmbedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.errors import ConfigurationError
@@ -29,25 +30,6 @@ DOCUMENTS = 40
 WORDS = ["kitchen", "garden", "winter", "river", "floor", "window", "market", "bridge"]
 
 
-class FixedEmbedder:
-    """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
-
-    def __init__(self, queries: dict[str, npt.NDArray[np.float32]]) -> None:
-        self.queries = queries
-
-    @property
-    def dimensions(self) -> int:
-        return DIMS
-
-    @property
-    def model_id(self) -> str:
-        return "fixed"
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.stack([self.queries[t] for t in texts])
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        raise AssertionError("passages are ingested with their vectors")
 
 
 class EveryPassage:

@@ -3,13 +3,13 @@ skipped, scores on the index scale, and profile still showing each source as a s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.support.embedders import FixedEmbedder
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
@@ -21,25 +21,6 @@ TEXTS = {"rt-1": "the kitchen floor was wet", "rt-2": "a quiet winter garden",
          "rt-3": "kitchen knives and forks"}
 
 
-class FixedEmbedder:
-    """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
-
-    def __init__(self, queries: dict[str, npt.NDArray[np.float32]]) -> None:
-        self.queries = queries
-
-    @property
-    def dimensions(self) -> int:
-        return DIMS
-
-    @property
-    def model_id(self) -> str:
-        return "fixed"
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.stack([self.queries[t] for t in texts])
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        raise AssertionError("passages are ingested with their vectors")
 
 
 def _unit(rng: np.random.Generator) -> npt.NDArray[np.float32]:

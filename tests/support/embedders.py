@@ -61,3 +61,26 @@ class SeededEmbedder:
 
 
 __all__ = ["SeededEmbedder", "text_seed"]
+
+
+class FixedEmbedder:
+    """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
+
+    def __init__(self, queries: dict[str, npt.NDArray[np.float32]], dimensions: int = 384
+                 ) -> None:
+        self.queries = queries
+        self._dimensions = dimensions
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    @property
+    def model_id(self) -> str:
+        return "fixed"
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.stack([self.queries[t] for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        raise AssertionError("passages are ingested with their vectors")
