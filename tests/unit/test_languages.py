@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from thalabus_graph import Settings, languages
-from thalabus_graph.search.languages import TextLanguages
+from thalabus_graph.graph import cypher_library
+from thalabus_graph.search.languages import PENDING_LABEL, TextLanguages
 from thalabus_graph.text_languages import languages_for, sample_text
 
 
@@ -110,3 +113,17 @@ def test_without_a_graph_or_switched_off_the_neutral_indexes_serve() -> None:
     unknown = TextLanguages(settings, None, "vi").choose("x")
     assert unknown.language is None and unknown.reason == "no analyzer for 'vi'"
     assert unknown.detail()["analyzer"] == settings.fulltext_analyzer
+
+
+def test_the_language_label_statement_counts_every_language_label_by_name() -> None:
+    """``search_text_languages`` names each label statically (a label passed as a parameter
+    is planned as a scan of every node): it must list exactly every language's Chapter and
+    Keyword label and the pending label, each once."""
+    text = cypher_library.load("search_text_languages")
+    listed = re.findall(r"\['(\w+)', COUNT \{ \(:(\w+)\) \}\]", text)
+    assert all(name == counted for name, counted in listed)
+    names = [name for name, _ in listed]
+    expected = {languages.label_suffix(c) + kind for c in languages.LANGUAGES
+                for kind in ("Chapter", "Keyword")} | {PENDING_LABEL}
+    assert len(names) == len(set(names))
+    assert set(names) == expected

@@ -96,8 +96,7 @@ class TextLanguageState:
         codes = sorted(languages.LANGUAGES)
         labels = {languages.label_suffix(c) + kind: c for c in codes
                   for kind in ("Chapter", "Keyword")}
-        used = {r["label"] for r in self.db.read("search_text_languages",
-                                                 labels=[*labels, PENDING_LABEL])}
+        used = {r["label"] for r in self.db.read("search_text_languages")}
         names = {languages.index_of(c, source): c for c in codes for source, _ in TEXT_SOURCES}
         ready = {r["name"] for r in self.db.read("search_fulltext_indexes", names=list(names))}
         online = frozenset(c for c in codes
