@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from thalabus_graph import text_languages
+from thalabus_graph import text_languages, warm_up
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
 from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
@@ -198,6 +198,9 @@ class ThalabusGraph:
         report = Ingestor(self.db, self.settings, embedder).ingest(
             documents, strict=strict, progress=progress)
         self._text_languages.forget()  # the documents may bring a language
+        if report.documents >= warm_up.MIN_DOCUMENTS:
+            warmed = warm_up.warm_up(self)
+            report.warm_up_seconds, report.warm_up_problem = warmed.seconds, warmed.problem
         report.bookmarks = self.db.bookmarks()
         return report
 

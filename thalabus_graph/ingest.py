@@ -99,6 +99,12 @@ class IngestReport:
     """Time spent at the end waiting for the indexes to be ONLINE and queryable (in ``seconds``)."""
     index_warning: str = ""
     """Why an index is not online after the ingest (empty when all are)."""
+    warm_up_seconds: float = 0.0
+    """Time spent after a bulk ingest running each search path once, so the first queries
+    do not wait for Neo4j to plan them (``thalabus_graph.warm_up``; in ``seconds`` only when
+    ``ThalabusGraph.ingest`` ran it)."""
+    warm_up_problem: str = ""
+    """Why the warm-up stopped early (empty when it ran through or did not run)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
@@ -119,6 +125,7 @@ class IngestReport:
             "dataset_members_dropped": dict(sorted(self.members_dropped.items())),
             "bookmarks": list(self.bookmarks),
             "index_wait_seconds": round(self.index_wait_seconds, 3),
+            "warm_up_seconds": round(self.warm_up_seconds, 3),
         }
 
     def warnings(self) -> list[str]:
@@ -129,6 +136,9 @@ class IngestReport:
                    "documents)" for ds, n in sorted(self.members_dropped.items()))
         if self.index_warning:
             out.append(self.index_warning)
+        if self.warm_up_problem:
+            out.append(f"the search warm-up stopped early (the first queries may be slower): "
+                       f"{self.warm_up_problem}")
         return out
 
 

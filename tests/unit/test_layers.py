@@ -11,7 +11,8 @@ import thalabus_graph
 PACKAGE = Path(thalabus_graph.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds"},
+    {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds",
+     "warm_up"},
     {"plan"},
     {"search", "fusion", "lucene", "scale"},
     {"plan.steps", "plan.cost"},

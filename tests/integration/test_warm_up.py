@@ -1,0 +1,78 @@
+"""The search warm-up after a bulk ingest (``thalabus_graph.warm_up``) on the real Neo4j: it
+runs every query form without error, writes nothing, is reported by the ingest, and is skipped
+for a small ingest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from thalabus_graph import Settings, ThalabusGraph, warm_up
+from thalabus_graph.graph.database import Database
+from thalabus_graph.query import parse, serialize
+from thalabus_graph.query.ast import Category
+
+pytestmark = pytest.mark.integration
+
+DIMENSIONS = 384
+KINDS = ("common", "common", "common", "rare")
+
+
+def documents(n: int) -> list[dict[str, Any]]:
+    """``n`` documents with supplied vectors (the chapter's and its paragraph's); three in
+    four are KIND=common, one KIND=rare."""
+    rng = np.random.default_rng(7)
+    out = []
+    for i in range(n):
+        vector = rng.normal(size=DIMENSIONS)
+        unit = (vector / np.linalg.norm(vector)).tolist()
+        out.append({"documentid": f"warm-{i}", "ontology": "warm",
+                    "categories": {"KIND": [KINDS[i % len(KINDS)]]},
+                    "chapters": [f"chapter {i} about the sea, the wind and the harbour"],
+                    "embeddings": {"chapters": [unit], "paragraphs": [unit]}})
+    return out
+
+
+def node_count(db: Database) -> int:
+    records = db.driver.execute_query("MATCH (n) RETURN count(n)", database_=db.database).records
+    return int(records[0][0])
+
+
+def test_a_bulk_ingest_warms_every_query_form_up_and_writes_nothing(
+        clean_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm_up, "MIN_DOCUMENTS", 8)
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    report = graph.ingest(documents(8), embed=False, progress=False)
+    assert not report.errors, report.errors
+    assert report.documents == 8
+    assert report.warm_up_seconds > 0
+    assert report.warm_up_problem == ""
+    assert "warm_up_seconds" in report.to_dict()
+
+    before = node_count(clean_db)
+    warmed = warm_up.warm_up(graph)
+    assert warmed.problem == ""
+    forms = warm_up.queries("a", "b", Category("KIND", ("common",)), Category("KIND", ("rare",)))
+    # each form scoped to the sample's ontology and unscoped, with and without a limit
+    assert warmed.queries == len(forms) * 2 * 2
+    assert node_count(clean_db) == before
+
+
+def test_the_query_forms_cover_the_operators_and_parse_back() -> None:
+    common, rare = Category("KIND", ("common",)), Category("KIND", ("rare",))
+    forms = warm_up.queries('a "quoted" phrase', "b", common, rare)
+    texts = [serialize(f) for f in forms]
+    assert all(parse(t) == f for t, f in zip(texts, forms, strict=True))
+    joined = " ".join(texts)
+    for operator in (" AND ", " OR ", " NOT "):
+        assert operator in joined
+    assert len(warm_up.queries("a", "b", None, None)) == 2  # no category: the phrase forms
+
+
+def test_a_small_ingest_does_not_warm_up(clean_db: Database) -> None:
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    report = graph.ingest(documents(3), embed=False, progress=False)
+    assert report.documents == 3
+    assert report.warm_up_seconds == 0.0
