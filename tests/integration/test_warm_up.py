@@ -12,7 +12,7 @@ import pytest
 from thalabus_graph import Settings, ThalabusGraph, warm_up
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import parse, serialize
-from thalabus_graph.query.ast import Category
+from thalabus_graph.query.ast import Category, Text
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +68,8 @@ def test_the_query_forms_cover_the_operators_and_parse_back() -> None:
     joined = " ".join(texts)
     for operator in (" AND ", " OR ", " NOT "):
         assert operator in joined
-    assert len(warm_up.queries("a", "b", None, None)) == 2  # no category: the phrase forms
+    assert any(isinstance(f, Text) for f in forms)  # a word's full-text search
+    assert len(warm_up.queries("a", "b", None, None)) == 3  # no category: the text forms
 
 
 def test_a_small_ingest_does_not_warm_up(clean_db: Database) -> None:
