@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neo4j import ManagedTransaction
-from neo4j.exceptions import ClientError, DatabaseError
+from neo4j.exceptions import ClientError, DatabaseError, Neo4jError
 
 from thalabus_graph import languages, text_languages
 from thalabus_graph.documents import (
@@ -348,12 +348,25 @@ class Ingestor:
                 return
             vectors = self._embeddings(batch, report)
         batch = self._drop_bad_vectors(batch, vectors, report, strict)
-        if not batch:
-            return
+        if batch:
+            self._write_checked(batch, vectors, report, strict)
+
+    def _write_checked(self, batch: list[SourceDocument],
+                       vectors: dict[str, tuple[list[float], str]], report: IngestReport,
+                       strict: bool) -> None:
+        """Write the batch in one transaction; halves of it when the server's transaction
+        memory cannot hold it all; one document at a time when a document is refused."""
         try:
             self._record(report, batch, self._write(batch, vectors))
             return
         except (GraphError, ValueError, TypeError, OverflowError) as exc:
+            if _out_of_transaction_memory(exc) and len(batch) > 1:
+                half = len(batch) // 2
+                logger.info("ingest: the server's transaction memory cannot hold %d documents "
+                            "at once; writing them in two transactions", len(batch))
+                for part in (batch[:half], batch[half:]):
+                    self._write_checked(part, vectors, report, strict)
+                return
             if not _document_fault(exc):
                 raise
             if strict:
@@ -432,6 +445,14 @@ class Ingestor:
 
 def _size(doc: SourceDocument) -> int:
     return 1 + sum(1 for _ in doc.fragments())
+
+
+def _out_of_transaction_memory(exc: BaseException) -> bool:
+    """True when the server refused a write for its transaction memory limit
+    (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``): the same
+    documents fit in smaller transactions."""
+    cause = exc.__cause__
+    return isinstance(cause, Neo4jError) and "MemoryPoolOutOfMemoryError" in str(cause.code)
 
 
 def _document_fault(exc: BaseException) -> bool:

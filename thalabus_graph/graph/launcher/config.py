@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from thalabus_graph.graph.launcher.memory import MIB, format_size, parse_size
+
 LUCENE_RAM_BUFFER_MB = 128
 """MiB of index updates a Lucene index writer buffers before it flushes a segment."""
+
+
+TRANSACTION_MEMORY_FLOOR = 512 * MIB
+"""The least memory all transactions together may use."""
+
+
+def transaction_memory_for(heap: str) -> str:
+    """The memory all transactions together may use: a quarter of the heap, at least 512 MiB.
+    An ingest writes ``write_batch_size`` fragments in one transaction (about 250 MiB for
+    20,000 fragments of 384 dimensions), and a vector index gains one Lucene segment per
+    transaction, which every search visits."""
+    return format_size(max(TRANSACTION_MEMORY_FLOOR, parse_size(heap, "heap") // 4))
 
 
 def conf_text(*, page_cache: str, transaction_memory: str) -> str:

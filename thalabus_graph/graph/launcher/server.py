@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
-from thalabus_graph.graph.launcher.config import conf_text
+from thalabus_graph.graph.launcher.config import conf_text, transaction_memory_for
 from thalabus_graph.graph.launcher.files import open_own, own_file_lock, write_json_own, write_own
 from thalabus_graph.graph.launcher.install import Installation, default_cache_root, default_version
 from thalabus_graph.graph.launcher.java import (
@@ -65,7 +65,7 @@ class LocalNeo4j:
         *,
         heap: str | None = None,
         page_cache: str | None = None,
-        transaction_memory: str = "512m",
+        transaction_memory: str | None = None,
         exit_with_parent: bool = False,
         class_data_sharing: bool | None = None,
         password: str | None = None,
@@ -84,7 +84,8 @@ class LocalNeo4j:
             heap: JVM ``-Xmx``, page_cache: Neo4j's page cache (``512m``, ``2g``); None:
                 ``$THALABUS_NEO4J_HEAP`` / ``$THALABUS_NEO4J_PAGE_CACHE``, else sized at
                 start from the machine and the store (``memory.recommend``).
-            transaction_memory: the memory all transactions together may use.
+            transaction_memory: the memory all transactions together may use; None: a
+                quarter of the heap, at least 512m (``config.transaction_memory_for``).
             exit_with_parent: the server shuts itself down when this Python process ends
                 (for tests: a crashed run leaves no JVM behind). The CLI leaves it off.
             class_data_sharing: map a JVM class archive for faster starts (trained by one
@@ -290,7 +291,8 @@ class LocalNeo4j:
         if self.page_cache is None:
             self._size_memory()
         return conf_text(page_cache=str(self.page_cache),
-                         transaction_memory=self.transaction_memory)
+                         transaction_memory=(self.transaction_memory
+                                             or transaction_memory_for(self._heap())))
 
     def _heap(self) -> str:
         return self.heap or self._size_memory().heap_size

@@ -1,0 +1,60 @@
+"""An ingest batch larger than the server's transaction memory is written in smaller
+transactions, whole, with nothing lost (a server of its own with a small limit)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from thalabus_graph import Settings, ThalabusGraph
+from thalabus_graph.graph.launcher import DEFAULT_VERSION, LocalNeo4j
+
+pytestmark = pytest.mark.integration
+
+DOCUMENTS = 1200
+DIMENSIONS = 384
+
+
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The Bolt URI of a 5.26 server whose transactions together may use 24 MiB."""
+    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("txmem"),
+                       transaction_memory="24m", exit_with_parent=True)
+    uri = local.start()
+    try:
+        yield uri
+    finally:
+        local.stop()
+
+
+def documents(n: int) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(n):
+        vector = rng.normal(size=DIMENSIONS)
+        unit = (vector / np.linalg.norm(vector)).tolist()
+        out.append({"documentid": f"mem-{i}", "ontology": "mem",
+                    "categories": {"KIND": ["k" + str(i % 3)]},
+                    "chapters": [f"chapter {i} on tides, wind and the harbour wall"],
+                    "embeddings": {"chapters": [unit], "paragraphs": [unit]}})
+    return out
+
+
+def test_a_batch_the_transaction_memory_cannot_hold_is_written_in_halves(
+        small_server: str, caplog: pytest.LogCaptureFixture) -> None:
+    settings = Settings(write_batch_size=100_000)  # every document in one first batch
+    with ThalabusGraph.connect(small_server, settings=settings) as graph:
+        graph.migrate()
+        with caplog.at_level(logging.INFO, logger="thalabus_graph.ingest"):
+            report = graph.ingest(documents(DOCUMENTS), embed=False, progress=False)
+        assert not report.errors
+        assert report.documents == DOCUMENTS
+        assert any("two transactions" in r.getMessage() for r in caplog.records)
+        chapters = graph.db.driver.execute_query(
+            "MATCH (c:Chapter) RETURN count(c) AS n, count(DISTINCT c.fragmentid) AS ids",
+            database_=graph.db.database).records[0]
+        assert chapters["n"] == chapters["ids"] == DOCUMENTS
