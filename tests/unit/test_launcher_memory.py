@@ -102,3 +102,13 @@ def test_a_store_beyond_its_page_cache_is_warned_about() -> None:
     warning = outgrown_warning(3 * GIB, 2 * GIB)
     assert warning is not None
     assert "outgrown the page cache (2g)" in warning and "store (3g)" in warning
+
+
+def test_transactions_get_a_quarter_of_the_heap_and_at_least_512m() -> None:
+    from thalabus_graph.graph.launcher.config import conf_text, transaction_memory_for
+
+    assert transaction_memory_for("4g") == "1g"
+    assert transaction_memory_for("1g") == "512m"
+    assert transaction_memory_for("31g") == "7936m"
+    assert "dbms.memory.transaction.total.max=1g\n" in conf_text(page_cache="2g",
+                                                                 transaction_memory="1g")
