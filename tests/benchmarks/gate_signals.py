@@ -95,6 +95,8 @@ class Phrase:
     lexical_best: float
     lexical_any: float
     lexical_plain: float
+    lexical_plain_top: float
+    lexical_plain_candidates: float
 
 
 @dataclass
@@ -162,14 +164,16 @@ class Lexicon:
         self.arrays = {w: np.asarray(r) for w, r in self.postings.items()}
 
     def coverage(self, phrase: str, subset: npt.NDArray[np.int_], size: int,
-                 best: int) -> tuple[float, float, float]:
-        """The IDF-weighted share of the phrase's words found in fragment ``best``, the
-        largest such share of any fragment of ``subset`` (rows of the full corpus, ``size``
-        rows in all; IDF read in the subset, a word it lacks weighs the most), and the largest
-        plain share of the phrase's words of ``PLAIN_MIN`` letters or more (no IDF)."""
+                 top: npt.NDArray[np.int_]) -> tuple[float, ...]:
+        """The IDF-weighted share of the phrase's words found in its best candidate (``top``:
+        candidate rows, best first), the largest such share of any fragment of ``subset``
+        (rows of the full corpus, ``size`` rows in all; IDF read in the subset, a word it lacks
+        weighs the most), and the largest plain share of the phrase's words of ``PLAIN_MIN``
+        letters or more (no IDF) among: any fragment of ``subset``, the best ``K`` candidates,
+        every candidate."""
         words = sorted(set(WORD.findall(phrase.lower())))
         if not words:
-            return 0.0, 0.0, 0.0
+            return 0.0, 0.0, 0.0, 0.0, 0.0
         inside = np.zeros(size, dtype=bool)
         inside[subset] = True
         n = int(subset.size)
@@ -181,12 +185,14 @@ class Lexicon:
             idf = math.log(1 + (n - rows.size + 0.5) / (rows.size + 0.5))
             total += idf
             hits[rows] += idf
-            in_best += idf * bool(np.isin(best, rows))
+            in_best += idf * bool(np.isin(top[0], rows))
             if len(word) >= PLAIN_MIN:
                 long_words += 1
                 plain[rows] += 1
+        words_in = max(long_words, 1)
         return (in_best / total, float(hits[subset].max()) / total,
-                float(plain[subset].max()) / long_words if long_words else 0.0)
+                float(plain[subset].max()) / words_in, float(plain[top[:K]].max()) / words_in,
+                float(plain[top].max()) / words_in)
 
 
 @dataclass
@@ -209,11 +215,9 @@ class Corpus:
         top = subset[order]
         rel = np.fromiter((int(j) in relevant for j in top), dtype=bool, count=k)
         other = language is not None and str(self.languages[top[0]]) != language
-        best, anywhere, plain = self.lexicon.coverage(text, subset, len(self.vectors),
-                                                      int(top[0]))
+        lexical = self.lexicon.coverage(text, subset, len(self.vectors), top)
         return Phrase(sims[order].astype(np.float64), rel, len(relevant & set(subset.tolist())),
-                      other, r_d[top], float(np.sort(sims)[-K:].mean()), r_q_ref, best,
-                      anywhere, plain)
+                      other, r_d[top], float(np.sort(sims)[-K:].mean()), r_q_ref, *lexical)
 
 
 @dataclass
@@ -347,6 +351,9 @@ SIGNALS: dict[str, Signal] = {
     "best_cosine+lexical_best": lambda p: [float(p.cos[0]), p.lexical_best],
     "best_cosine+lexical_any": lambda p: [float(p.cos[0]), p.lexical_any],
     "best_cosine+lexical_plain": lambda p: [float(p.cos[0]), p.lexical_plain],
+    "best_cosine+lexical_plain_top": lambda p: [float(p.cos[0]), p.lexical_plain_top],
+    "best_cosine+lexical_plain_candidates": lambda p: [float(p.cos[0]),
+                                                       p.lexical_plain_candidates],
     "best_cosine+lexical_best+other_language": lambda p: [float(p.cos[0]), p.lexical_best,
                                                           float(p.other_language)],
     "best_cosine+lexical_any+other_language": lambda p: [float(p.cos[0]), p.lexical_any,
