@@ -28,8 +28,16 @@ Signals (one number per phrase; higher = more likely the corpus holds something 
   at ingest) and ``r_q`` the mean cosine of the phrase to its ``K`` nearest corpus fragments;
 - ``csls_ref``: the same with ``r_q`` read against the reference phrases (corpus-independent);
 - ``hub_best``: minus ``r_d`` of the best candidate (a hub's nearest neighbours are everyone);
-- ``best_cosine+other_language``: the best cosine and whether the best candidate is in another
-  language than the phrase (a two-feature gate, fitted with the other-language set as present).
+- ``other_language``: whether the best candidate is in another language than the phrase;
+- lexical shares, the words being lowercase ``\\w+`` tokens (``Lexicon``): ``lexical_best``
+  (IDF-weighted share of the phrase's words in its best candidate), ``lexical_any`` (the
+  largest such share of any fragment), ``lexical_plain`` (the largest plain share of the
+  phrase's words of ``PLAIN_MIN`` letters or more in one fragment), ``lexical_plain_top`` and
+  ``lexical_plain_candidates`` (the same among the best ``K`` candidates, among all of them:
+  what the search can read from the texts it already has), ``lexical_idf_candidates`` (IDF
+  read among the candidates);
+- ``a+b``: a gate on several of these (the ``other_language`` ones fitted with the
+  other-language set among the present ones).
 
 Reference phrases are xquad-r's 900 questions (CC BY-SA, could ship with the model); a phrase or
 fragment never sees the reference questions of its own article (nor of the phrase's article),
@@ -37,7 +45,12 @@ so a reference set never holds the phrase's topic. For each signal the script re
 (present against absent) and a trade-off table: the signal's logistic gate (fitted like
 ``calibration.fit_gate``) moved along its logit, and at each step the share of absent phrases
 silenced, nDCG@10 after ``MIN_SCORE`` and the share of relevant candidates dropped, with the
-shipped map of ``thalabus_graph.calibration``.
+shipped map of ``thalabus_graph.calibration``; ``soft`` multiplies the hits by the gate (the
+shipped rule), ``hard`` keeps or empties the phrase whole. Operating points, chosen on the
+training sets only: ``lossless`` (the most absent phrases silenced with neither present set's
+nDCG@10 below the index scale's), ``near`` (within ``TOLERANCE``), ``matched`` (at least the
+shipped gate's share of the absent pool silenced, best xquad-r nDCG@10), ``fitted`` (no
+shift). docs/architecture.md, "Score calibration", reads the results.
 """
 
 from __future__ import annotations
