@@ -6,11 +6,11 @@ plan. The search statements are long: planning one takes 0.1-0.3 s on a warm ser
 1-4 s on a fresh one, which the first query of each shape paid after a load of 200,000
 chapters. ``warm_up`` runs a few queries of every form through the ordinary query path
 (a phrase; a phrase AND a common and a rare category, AND NOT one, AND a nested filter; two
-phrases OR'd; a word's full-text search; a category alone), scoped to the loaded ontology
-and unscoped, with and without a ``limit``. Their vector is a stored chapter's (no model
-runs, whatever the embedder) and their text that chapter's first words, so the text search of
-its language runs too. Nothing is written; a failure is logged and reported, never raised:
-the ingest has succeeded.
+phrases OR'd; the phrase as a full-text search; a category alone), scoped to the loaded
+ontology and unscoped, with and without a ``limit``. Their vector is a stored chapter's (no
+model runs, whatever the embedder) and their text that chapter's first words, long enough for
+its language to be detected, so the full-text index of its language runs too. Nothing is
+written; a failure is logged and reported, never raised: the ingest has succeeded.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def queries(phrase: str, other: str, common: Category | None, rare: Category | N
             ) -> list[Node]:
     """The warm-up's query forms, over the sample's phrases and categories."""
     first, second = Semantic(phrase), Semantic(other)
-    forms: list[Node] = [first, Or(first, second), Text(phrase.split()[0])]
+    forms: list[Node] = [first, Or(first, second), Text(phrase)]
     for category in (common, rare):
         if category is not None:
             forms += [And(first, category), category]

@@ -68,7 +68,7 @@ def test_the_query_forms_cover_the_operators_and_parse_back() -> None:
     joined = " ".join(texts)
     for operator in (" AND ", " OR ", " NOT "):
         assert operator in joined
-    assert any(isinstance(f, Text) for f in forms)  # a word's full-text search
+    assert any(isinstance(f, Text) for f in forms)  # the phrase's full-text search
     assert len(warm_up.queries("a", "b", None, None)) == 3  # no category: the text forms
 
 
