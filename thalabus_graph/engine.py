@@ -333,36 +333,43 @@ class ThalabusGraph:
         canonical = serialize(node)
 
         def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
-                              BranchOutcomes | None, float]:
-            """The vocabulary check and the evaluation, from nothing (a retry runs it again)."""
+                              list[DocumentHit] | None, BranchOutcomes | None, float]:
+            """The vocabulary check, the evaluation and the documents, from nothing (a retry
+            runs it again)."""
             warnings, reads = check_query(Runner(self.db), node, ontology_id,
                                           _listed(subset_of_datasetids), pushed_patterns(node),
                                           strict=strict_categories)
             start = time.perf_counter()
             outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
                         if automatically_rerank else None)
+            # with a limit the searches read no details: the few documents returned are
+            # read afterwards (in the same transaction), not every candidate's
             evaluator = self._evaluator(ontology_id, subset_of_datasetids,
                                         automatically_rerank=automatically_rerank,
-                                        profile=profile, document_details=return_documents,
+                                        profile=profile,
+                                        document_details=return_documents and limit is None,
                                         reads=reads, rerank_outcomes=outcomes, language=language,
                                         limit=limit)
             fragments = evaluator.results(node)
-            return warnings, evaluator, fragments, outcomes, start
+            documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
+                                      limit=limit if cut else None)
+                         if return_documents else None)
+            return warnings, evaluator, fragments, documents, outcomes, start
 
         # one read transaction for the check and every search (Database.one_read); a
         # branch rerank calls its service mid-evaluation, so no transaction is held open
         if automatically_rerank:
-            warnings, evaluator, fragments, outcomes, start = search()
+            warnings, evaluator, fragments, documents, outcomes, start = search()
         else:
             try:
-                warnings, evaluator, fragments, outcomes, start = self.db.one_read(
+                warnings, evaluator, fragments, documents, outcomes, start = self.db.one_read(
                     search, what="query")
             except GraphError as exc:
                 if not recovered_by_retry(exc):
                     raise
                 # a failure the searches recover from ended the shared transaction: again
                 # with a transaction a statement, where they do
-                warnings, evaluator, fragments, outcomes, start = search()
+                warnings, evaluator, fragments, documents, outcomes, start = search()
         elapsed = (time.perf_counter() - start) * 1000
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:
@@ -372,8 +379,6 @@ class ThalabusGraph:
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=canonical, flags=flags))
         log_sources(fragments)
-        documents = (documents_of(self.db, fragments, known=evaluator.executor.details)
-                     if return_documents else None)
         if cut and limit is not None:
             fragments = fragments if documents is not None else fragments[:limit]
             documents = None if documents is None else documents[:limit]

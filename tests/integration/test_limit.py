@@ -114,6 +114,32 @@ def test_pools_holding_every_candidate_rank_as_the_full_pool(corpus: Database,
         (d.documentid, round(d.score, 9)) for d in full.documents[:10]]
 
 
+@pytest.mark.parametrize("query", ['"kitchen floor"', '"kitchen floor" AND TAG=odd'])
+def test_a_limited_query_reads_only_its_documents_details(
+        corpus: Database, query: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the searches of a limited query carry no details; the documents returned are read
+    # afterwards in one statement, with the same details the full query returns
+    graph = _graph(corpus)
+    full = graph.query(query)
+    asked: list[tuple[str, int]] = []
+    real = Database.read_plain
+
+    def spy(self: Database, name: str, /, **params: Any) -> Any:
+        if name == "document_details":
+            asked.append((name, len(params["documentids"])))
+        elif "details" in params:
+            asked.append((name, int(bool(params["details"]))))
+        return real(self, name, **params)
+
+    monkeypatch.setattr(Database, "read_plain", spy)
+    limited = graph.query(query, limit=10)  # pools of 40: every candidate, as in full
+    assert full.documents is not None and limited.documents is not None
+    assert [d.to_dict() for d in limited.documents] == [
+        d.to_dict() for d in full.documents[:10]]
+    assert asked[-1] == ("document_details", 10)
+    assert all(n == 0 for name, n in asked[:-1]), asked
+
+
 def test_explain_and_profile_show_the_sized_pools(corpus: Database) -> None:
     graph = _graph(corpus)
     pool = math.ceil(3 * 4.0)

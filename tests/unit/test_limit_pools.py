@@ -28,9 +28,16 @@ def test_every_pool_is_the_limit_times_the_factor(limit: int) -> None:
     for name in cost.pool_fields(settings):
         assert getattr(sized, name) == min(getattr(settings, name), pool), name
     assert sized.vector_min_k == 150
+    assert sized.vector_k_factor == settings.limit_k_factor < settings.vector_k_factor
     # the rest of the settings is untouched
     assert sized.replace(**{n: getattr(settings, n) for n in cost.pool_fields(settings)},
-                         vector_min_k=settings.vector_min_k) == settings
+                         vector_min_k=settings.vector_min_k,
+                         vector_k_factor=settings.vector_k_factor) == settings
+
+
+def test_the_index_factor_is_never_raised_by_a_limit() -> None:
+    settings = Settings(vector_k_factor=2.0, limit_k_factor=3.0)
+    assert cost.sized(settings, 10).vector_k_factor == 2.0
 
 
 def test_pool_fields_are_every_source_and_the_text_pool() -> None:
@@ -58,7 +65,7 @@ def test_the_unfiltered_k_is_sized_with_the_pool() -> None:
         top_n = cost.top_n(sized, src)
         k = cost.unfiltered_k(sized, top_n)
         assert top_n <= k < cost.unfiltered_k(settings, cost.top_n(settings, src))
-        assert k == max(math.ceil(top_n * settings.vector_k_factor), settings.limit_min_k)
+        assert k == max(math.ceil(top_n * settings.limit_k_factor), settings.limit_min_k)
 
 
 @pytest.mark.parametrize("bad", [0, -1, -10, 10**12, 1.5, True, "10"])

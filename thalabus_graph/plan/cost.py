@@ -156,7 +156,8 @@ def pool_fields(settings: Settings) -> list[str]:
 def sized(settings: Settings, limit: int | None) -> Settings:
     """The settings of a query that wants ``limit`` results: every pool (``pool_fields``)
     is ``ceil(limit x limit_pool_factor)``, never more than configured, and a vector index is
-    asked for at least ``limit_min_k`` candidates instead of ``vector_min_k`` (never more).
+    asked for at least ``limit_min_k`` candidates instead of ``vector_min_k`` and for
+    ``limit_k_factor`` times the pool instead of ``vector_k_factor`` times (never more).
     The over-fetch of a filtered search, the unfiltered ``k`` and the text ``k`` follow from
     these, by the rules below (``unfiltered_k``, ``text_k``, ``choose_vector_path``). Without
     a limit the settings are returned unchanged: the seed's pools.
@@ -171,6 +172,7 @@ def sized(settings: Settings, limit: int | None) -> Settings:
     changes: dict[str, Any] = {name: min(int(getattr(settings, name)), pool)
                                for name in pool_fields(settings)}
     changes["vector_min_k"] = min(settings.vector_min_k, settings.limit_min_k)
+    changes["vector_k_factor"] = min(settings.vector_k_factor, settings.limit_k_factor)
     return settings.replace(**changes)
 
 

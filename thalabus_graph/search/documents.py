@@ -37,14 +37,19 @@ class DocumentHit:
 
 
 def documents_of(db: Database, fragments: Sequence[Fragment], *,
-                 known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
+                 known: Mapping[str, Sequence[Any]] | None = None,
+                 limit: int | None = None) -> list[DocumentHit]:
     """Aggregate fragments to documents: best score each, details attached, best first.
 
     ``known``: details the searches already read (documentid -> [documentid, properties,
     ontologyid, categories], as ``document_details`` returns them; ``ThalabusGraph.query``
     passes its executor's); only the documents missing there are read, in one statement.
+    ``limit``: only the best ``limit`` documents are made (and their details read): a query
+    asking for ten results reads ten documents' details, not its whole candidate pool's.
     """
     ranked = aggregate_documents(fragments)
+    if limit is not None:
+        ranked = ranked[:limit]
     if not ranked:
         return []
     details: dict[str, Sequence[Any]] = dict(known or {})
@@ -52,9 +57,10 @@ def documents_of(db: Database, fragments: Sequence[Fragment], *,
     if missing:
         rows = db.read_plain("document_details", documentids=missing)
         details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
-    by_doc: dict[str, list[Fragment]] = {}
+    by_doc: dict[str, list[Fragment]] = {d: [] for d, _ in ranked}
     for f in fragments:
-        by_doc.setdefault(f.documentid, []).append(f)
+        if (held := by_doc.get(f.documentid)) is not None:
+            held.append(f)
     out: list[DocumentHit] = []
     for documentid, score in ranked:
         _, props, ontology, categories = (details.get(documentid)
