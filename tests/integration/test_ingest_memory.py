@@ -7,16 +7,15 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 
+from tests.support.corpora import with_vectors
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.launcher import DEFAULT_VERSION, LocalNeo4j
 
 pytestmark = pytest.mark.integration
 
 DOCUMENTS = 1200
-DIMENSIONS = 384
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +31,7 @@ def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def documents(n: int) -> list[dict[str, Any]]:
-    rng = np.random.default_rng(11)
-    out = []
-    for i in range(n):
-        vector = rng.normal(size=DIMENSIONS)
-        unit = (vector / np.linalg.norm(vector)).tolist()
-        out.append({"documentid": f"mem-{i}", "ontology": "mem",
-                    "categories": {"KIND": ["k" + str(i % 3)]},
-                    "chapters": [f"chapter {i} on tides, wind and the harbour wall"],
-                    "embeddings": {"chapters": [unit], "paragraphs": [unit]}})
-    return out
+    return with_vectors("mem", n, ("k0", "k1", "k2"), seed=11)
 
 
 def test_a_batch_the_transaction_memory_cannot_hold_is_written_in_halves(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
+from tests.support.corpora import with_vectors
 from thalabus_graph import Settings, ThalabusGraph, warm_up
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import parse, serialize
@@ -16,23 +16,12 @@ from thalabus_graph.query.ast import Category, Text
 
 pytestmark = pytest.mark.integration
 
-DIMENSIONS = 384
 KINDS = ("common", "common", "common", "rare")
 
 
 def documents(n: int) -> list[dict[str, Any]]:
-    """``n`` documents with supplied vectors (the chapter's and its paragraph's); three in
-    four are KIND=common, one KIND=rare."""
-    rng = np.random.default_rng(7)
-    out = []
-    for i in range(n):
-        vector = rng.normal(size=DIMENSIONS)
-        unit = (vector / np.linalg.norm(vector)).tolist()
-        out.append({"documentid": f"warm-{i}", "ontology": "warm",
-                    "categories": {"KIND": [KINDS[i % len(KINDS)]]},
-                    "chapters": [f"chapter {i} about the sea, the wind and the harbour"],
-                    "embeddings": {"chapters": [unit], "paragraphs": [unit]}})
-    return out
+    """``n`` documents with supplied vectors; three in four are KIND=common, one KIND=rare."""
+    return with_vectors("warm", n, KINDS, seed=7)
 
 
 def node_count(db: Database) -> int:
