@@ -110,5 +110,6 @@ def test_transactions_get_a_quarter_of_the_heap_and_at_least_512m() -> None:
     assert transaction_memory_for("4g") == "1g"
     assert transaction_memory_for("1g") == "512m"
     assert transaction_memory_for("31g") == "7936m"
+    assert transaction_memory_for("not-a-size") == "512m"  # the JVM reports the heap itself
     assert "dbms.memory.transaction.total.max=1g\n" in conf_text(page_cache="2g",
                                                                  transaction_memory="1g")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.launcher.memory import MIB, format_size, parse_size
 
 LUCENE_RAM_BUFFER_MB = 128
@@ -17,7 +18,11 @@ def transaction_memory_for(heap: str) -> str:
     An ingest writes ``write_batch_size`` fragments in one transaction (about 250 MiB for
     20,000 fragments of 384 dimensions), and a vector index gains one Lucene segment per
     transaction, which every search visits."""
-    return format_size(max(TRANSACTION_MEMORY_FLOOR, parse_size(heap, "heap") // 4))
+    try:
+        heap_bytes = parse_size(heap, "heap")
+    except ConfigurationError:  # the JVM refuses such a heap itself, and its log says why
+        return format_size(TRANSACTION_MEMORY_FLOOR)
+    return format_size(max(TRANSACTION_MEMORY_FLOOR, heap_bytes // 4))
 
 
 def conf_text(*, page_cache: str, transaction_memory: str) -> str:
