@@ -5,7 +5,9 @@ Run by the coordinator as ``PYTHON -m tests.benchmarks.scale_ab_worker URI LOOKU
 ``LOOKUP`` is a ``.npz`` of the query vectors (``texts``, ``vectors``), so no model runs.
 Each stdin line is a query text as JSON; each stdout line is JSON with the milliseconds of
 ``ThalabusGraph.query`` and the document ids it returned (best first, at most 10). Only
-``Settings`` and ``ThalabusGraph.connect`` / ``query`` are used, an API both sides share.
+``Settings`` and ``ThalabusGraph.connect`` / ``query`` are used, an API both sides share;
+that is why it holds its own ``Lookup`` rather than importing ``scale_queries.LookupEmbedder``,
+whose module imports this checkout's ``quality`` harness (which the old engine may not load).
 """
 
 from __future__ import annotations

@@ -60,27 +60,23 @@ class SeededEmbedder:
         return np.stack([self.vector(t) for t in texts]).astype(np.float32)
 
 
-__all__ = ["SeededEmbedder", "text_seed"]
 
-
-class FixedEmbedder:
+class FixedEmbedder(SeededEmbedder):
     """Query vectors given by the test (the corpus is ingested with supplied vectors)."""
+
+    name = "fixed"
 
     def __init__(self, queries: dict[str, npt.NDArray[np.float32]], dimensions: int = 384
                  ) -> None:
+        super().__init__(dimensions)
         self.queries = queries
-        self._dimensions = dimensions
 
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
+    def vector(self, text: str) -> npt.NDArray[np.float32]:
+        """The vector the test gave for this query."""
+        return self.queries[text]
 
-    @property
-    def model_id(self) -> str:
-        return "fixed"
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.stack([self.queries[t] for t in texts])
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
         raise AssertionError("passages are ingested with their vectors")
+
+
+__all__ = ["FixedEmbedder", "SeededEmbedder", "text_seed"]
