@@ -379,9 +379,8 @@ class ThalabusGraph:
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=canonical, flags=flags))
         log_sources(fragments)
-        if cut and limit is not None:
-            fragments = fragments if documents is not None else fragments[:limit]
-            documents = None if documents is None else documents[:limit]
+        if cut and limit is not None and documents is None:
+            fragments = fragments[:limit]  # documents_of already kept the best `limit`
         plan = None
         if profile and evaluator.plan is not None:
             plan = Plan(query=canonical, ms=round(elapsed, 3),
