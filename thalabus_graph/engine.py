@@ -330,7 +330,6 @@ class ThalabusGraph:
         path sizes its pools from it but selects from the raw fragments itself)."""
         limit = cost.check_limit(limit, self.settings)
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
-        canonical = serialize(node)
 
         def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
                               list[DocumentHit] | None, BranchOutcomes | None, float]:
@@ -374,16 +373,16 @@ class ThalabusGraph:
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:
             warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
-        dataset_ids: list[str] = []
-        if create_dataset:
-            dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=canonical, flags=flags))
         log_sources(fragments)
+        dataset_ids: list[str] = []
+        if create_dataset:  # the canonical text only where it is stored or shown
+            dataset_ids.append(self.datasets.create(fragments, session=session,
+                                                    query=serialize(node), flags=flags))
         if cut and limit is not None and documents is None:
             fragments = fragments[:limit]  # documents_of already kept the best `limit`
         plan = None
         if profile and evaluator.plan is not None:
-            plan = Plan(query=canonical, ms=round(elapsed, 3),
+            plan = Plan(query=serialize(node), ms=round(elapsed, 3),
                         embed_ms=round(evaluator.executor.embed_ms, 3),
                         fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,

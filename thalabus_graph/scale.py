@@ -25,7 +25,7 @@ before fusion, as ``semantic_scale`` says.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -127,7 +127,17 @@ def semantic_scale(settings: Settings, source: str, raw: float) -> float | None:
     """A vector hit's score before fusion: the index scale when calibrating (factor, cap and
     ``MIN_SCORE`` come after fusion, in ``PhraseScale.apply``), else factor, cap and
     ``MIN_SCORE`` now (None: the hit drops)."""
+    return semantic_scaler(settings, source)(raw)
+
+
+def semantic_scaler(settings: Settings, source: str) -> Callable[[float], float | None]:
+    """``semantic_scale`` for every hit of one source: the settings are read once, not per
+    hit (a search returns hundreds)."""
     if calibration_of(settings) is not None:
-        return float(raw)
-    score = min(float(raw) * _factor(settings, source), _cap(settings, source))
-    return score if score >= settings.min_score else None
+        return float
+    factor, cap, floor = _factor(settings, source), _cap(settings, source), settings.min_score
+
+    def scaled(raw: float) -> float | None:
+        score = min(float(raw) * factor, cap)
+        return score if score >= floor else None
+    return scaled

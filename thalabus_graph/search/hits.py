@@ -9,7 +9,7 @@ from typing import Any
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan.steps import Restriction, VectorSource
-from thalabus_graph.scale import semantic_scale
+from thalabus_graph.scale import semantic_scaler
 from thalabus_graph.settings import Settings
 
 Hit = tuple[str, str, str | None, float]
@@ -27,9 +27,10 @@ def semantic_fragments(settings: Settings, src: VectorSource,
     (factor, cap and ``min_score`` act after fusion, ``scale.PhraseScale``), else per-source
     factor and cap, then ``min_score``."""
     contribution = (f"semantic:{src.source}",)
+    scaled = semantic_scaler(settings, src.source)
     out: list[Fragment] = []
     for fragmentid, documentid, text, raw in hits:
-        score = semantic_scale(settings, src.source, raw)
+        score = scaled(raw)
         if score is not None:
             out.append(Fragment(fragmentid, documentid, text, score, src.source, contribution))
     return out

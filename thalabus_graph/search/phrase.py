@@ -112,7 +112,8 @@ class PhraseSearches:
                 step.detail.update(path="skipped", reason="the ontology holds part of the "
                                    "documents: searched again with its pattern")
             return [], []
-        return self._split(grouped, covered, sizes, query, dict(self.text_indexes(phrase)))
+        return self._split(grouped, covered, sizes, query,
+                           dict(self.text_indexes(phrase)) if query else None)
 
     def _split(self, grouped: dict[tuple[str, str], list[Hit]],
                covered: dict[tuple[str, str], Step], sizes: dict[str, int],
