@@ -8,33 +8,28 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from thalabus_graph import text_languages, warm_up
-from thalabus_graph.bounds import parse_for_explain, parse_within_limits, within_budget
+from thalabus_graph.bounds import within_budget
 from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
 from thalabus_graph.datasets import Datasets
 from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.errors import GraphError, PlanError
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
-from thalabus_graph.plan import cost
-from thalabus_graph.plan.branches import BranchRerank
-from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
-from thalabus_graph.plan.compile import pushed_patterns
+from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
-from thalabus_graph.plan_view import Plan
-from thalabus_graph.query import Node, parse, rerank_query, serialize
-from thalabus_graph.query.limits import QueryLimits
+from thalabus_graph.query import Node, parse, serialize
+from thalabus_graph.querying import Queries
+from thalabus_graph.querying import QueryResult as QueryResult
 from thalabus_graph.rerank import (
     Reranker,
     SelectionPolicy,
@@ -42,57 +37,16 @@ from thalabus_graph.rerank import (
 )
 from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
-from thalabus_graph.search.documents import documents_of, log_sources
+from thalabus_graph.search.documents import documents_of
 from thalabus_graph.search.executor import SearchExecutor
-from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
-from thalabus_graph.search.runner import Runner
-from thalabus_graph.search.scope import InIndexState
-from thalabus_graph.search.vector import recovered_by_retry
+from thalabus_graph.search.languages import GraphLanguages
 from thalabus_graph.settings import Settings
 
 if TYPE_CHECKING:
     from thalabus_graph.graph.migrations import MigrationReport
 
 DEFAULT_SESSION = "default"
-IN_INDEX_RECHECK_SECONDS = 60.0
-"""How long the state of the ontology-filtered vector indexes is trusted before it is read
-again (``ThalabusGraph.in_index_filter``)."""
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """What a query returned: fragments (or documents), the dataset ids written, the plan, and
-    warnings about category filters or an ontology that match no stored document."""
-
-    query: str
-    fragments: list[Fragment]
-    documents: list[DocumentHit] | None = None
-    dataset_ids: list[str] = field(default_factory=list)
-    plan: Plan | None = None
-    """The executed plan when profiled; a dict that prints as the CLI's tree."""
-    warnings: list[QueryWarning] = field(default_factory=list)
-    bookmarks: tuple[str, ...] = ()
-    """The graph object's bookmarks after the query (its dataset written, when asked): hand
-    them to another process's ``ThalabusGraph`` so its reads see this state."""
-    rerank: dict[str, Any] | None = None
-    """With ``automatically_rerank``: ``BranchOutcomes.flags()`` (``reranked``, ``reason``,
-    ``weight_scale``, ``failures``, ``unscored``); a partial or failed rerank is also a
-    warning of kind ``rerank``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
-        only when profiled; ``rerank`` only when reranking was asked for."""
-        out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
-                               "warnings": [w.to_dict() for w in self.warnings],
-                               "bookmarks": list(self.bookmarks)}
-        if self.rerank is not None:
-            out["rerank"] = self.rerank
-        if self.documents is not None:
-            out["documents"] = [d.to_dict() for d in self.documents]
-        else:
-            out["fragments"] = [f.to_dict() for f in self.fragments]
-        return out if self.plan is None else {**out, "plan": self.plan}
 
 
 class ThalabusGraph:
@@ -116,10 +70,8 @@ class ThalabusGraph:
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
         self.datasets = Datasets(db, self.settings)
         self.goals = Goals(db, self.settings, self.datasets)
-        # Whether the ontology-filtered vector indexes are ONLINE, and when that was read.
-        self._in_index = InIndexState(db, self.settings, IN_INDEX_RECHECK_SECONDS)
-        # Which languages the graph's text is indexed in (migration V0009), and when read.
-        self._text_languages = TextLanguageState(db, IN_INDEX_RECHECK_SECONDS)
+        self.queries = Queries(db, self.settings, self.datasets,
+                               embedder=lambda: self.embedder, reranker=lambda: self.reranker)
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
@@ -183,8 +135,7 @@ class ThalabusGraph:
 
         report = MigrationRunner(self.db, self.settings).migrate()
         report = replace(report, labelled_documents=text_languages.backfill(self.db))
-        self._in_index.forget()  # the migration may have built the filtered indexes
-        self._text_languages.forget()
+        self.queries.forget(indexes=True)  # the migration may have built filtered indexes
         return report
 
     def ingest(self, documents: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -197,7 +148,7 @@ class ThalabusGraph:
         embedder = self.embedder if embed else None
         report = Ingestor(self.db, self.settings, embedder).ingest(
             documents, strict=strict, progress=progress)
-        self._text_languages.forget()  # the documents may bring a language
+        self.queries.forget(indexes=False)  # the documents may bring a language
         if report.documents >= warm_up.MIN_DOCUMENTS:
             warmed = warm_up.warm_up(self)
             report.warm_up_seconds, report.warm_up_problem = warmed.seconds, warmed.problem
@@ -209,40 +160,20 @@ class ThalabusGraph:
                  subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
                  document_details: bool = False, embedder: Embedder | None = None,
                  language: str | None = None, limit: int | None = None) -> SearchExecutor:
-        """A search executor for one evaluation, with its scope resolved
-        (``document_details``: its unfiltered searches also read their documents' details;
-        ``embedder``: instead of the configured one, which is then not loaded; ``language``:
-        the query's language for its text searches, detected per phrase when None; ``limit``:
-        the results wanted, which size its pools, ``plan.cost.sized``)."""
-        return SearchExecutor(self.db, cost.sized(self.settings, limit),
-                              embedder or self.embedder,
-                              ontologyid=ontology_id,
-                              datasetids=self._scope(subset_of_datasetids),
-                              profile=profile, document_details=document_details,
-                              in_index=self.in_index_filter(ontology_id), language=language,
-                              text_languages=self._text_languages)
+        """A search executor for one evaluation, its scope resolved (``Queries.executor``)."""
+        return self.queries.executor(
+            ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
+            profile=profile, document_details=document_details, embedder=embedder,
+            language=language, limit=limit)
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
-        indexes (``search.scope.InIndexState``: read at most once per
-        ``IN_INDEX_RECHECK_SECONDS``, never without an ontology)."""
-        return self._in_index.state(ontology_id)
+        indexes (``Queries.in_index_filter``)."""
+        return self.queries.in_index_filter(ontology_id)
 
     def text_languages(self) -> GraphLanguages:
-        """The languages the graph's text is indexed in and whether their indexes serve
-        (``search.languages.TextLanguageState``: read at most once per
-        ``IN_INDEX_RECHECK_SECONDS``)."""
-        return self._text_languages.state()
-
-    def _scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
-        """The parent datasets of the scope, checked to exist (an unknown id is an error).
-        The scope is never materialised: every search checks the ontology (``$ontologyid``)
-        and the datasets' membership (``$datasetids``) as Cypher patterns on its hits."""
-        if subset_of_datasetids is None:
-            return None
-        for datasetid in subset_of_datasetids:
-            self.datasets.get(datasetid)
-        return list(subset_of_datasetids)
+        """The languages the graph's text is indexed in (``Queries.text_languages``)."""
+        return self.queries.text_languages()
 
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
@@ -250,41 +181,18 @@ class ThalabusGraph:
                  document_details: bool = False, reads: QueryReads | None = None,
                  rerank_outcomes: BranchOutcomes | None = None, language: str | None = None
                  ) -> tuple[list[Fragment], Evaluator]:
-        """Raw fragments of a query (compiled plan, or the reference evaluator) and the
-        evaluator, which holds the executed plan tree when ``profile`` is set
-        (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
-        pattern counts already read with the query's vocabulary, ``check_query``)."""
-        node = parse_within_limits(query, self.settings)
-        evaluator = self._evaluator(ontology_id, subset_of_datasetids, reference=reference,
-                                    automatically_rerank=automatically_rerank,
-                                    profile=profile, document_details=document_details,
-                                    reads=reads, rerank_outcomes=rerank_outcomes,
-                                    language=language)
-        return evaluator.results(node), evaluator
-
-    def _evaluator(self, ontology_id: str | None, subset_of_datasetids: Sequence[str] | None,
-                   *, reference: bool = False, automatically_rerank: bool = False,
-                   profile: bool = False, document_details: bool = False,
-                   reads: QueryReads | None = None,
-                   rerank_outcomes: BranchOutcomes | None = None,
-                   language: str | None = None, limit: int | None = None) -> Evaluator:
-        """The evaluator of one query, its executor's scope resolved and given what the
-        vocabulary read returned (``reads``), its pools sized to ``limit``."""
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           profile=profile, document_details=document_details,
-                           language=language, limit=limit)
-        if reads is not None:
-            ex.preload(reads.sizes, reads.counts)
-        branch = (BranchRerank(self.reranker, self.settings, rerank_outcomes)
-                  if automatically_rerank else None)
-        return Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
+        """Raw fragments of a query and its evaluator (``Queries.evaluate``)."""
+        return self.queries.evaluate(
+            query, ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
+            reference=reference, automatically_rerank=automatically_rerank, profile=profile,
+            document_details=document_details, reads=reads, rerank_outcomes=rerank_outcomes,
+            language=language)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
                subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
-        """A query's raw fragments, best first, as an iterator (``Evaluator.stream``: a pure
-        filter query's stubs come straight from the driver, in constant memory)."""
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
-        return Evaluator(ex).stream(parse_within_limits(text, self.settings))
+        """A query's raw fragments, best first, as an iterator (``Queries.stream``)."""
+        return self.queries.stream(text, ontology_id=ontology_id,
+                                   subset_of_datasetids=subset_of_datasetids)
 
     @within_budget
     def query(self, text: str, *, ontology_id: str | None = None,
@@ -314,104 +222,25 @@ class ThalabusGraph:
         Raises:
             ConfigurationError: ``limit`` is not a whole number from 1 to ``index_max_k``.
         """
-        return self._query(text, ontology_id=ontology_id,
-                           subset_of_datasetids=subset_of_datasetids,
-                           return_documents=return_documents, create_dataset=create_dataset,
-                           automatically_rerank=automatically_rerank, session=session,
-                           profile=profile, strict_categories=strict_categories,
-                           language=language, limit=limit, cut=True)
-
-    def _query(self, text: str, *, ontology_id: str | None,
-               subset_of_datasetids: Sequence[str] | None, return_documents: bool,
-               create_dataset: bool, automatically_rerank: bool, session: str, profile: bool,
-               strict_categories: bool, language: str | None, limit: int | None,
-               cut: bool) -> QueryResult:
-        """``query``'s work; ``cut``: whether the results are cut to ``limit`` (the fast
-        path sizes its pools from it but selects from the raw fragments itself)."""
-        limit = cost.check_limit(limit, self.settings)
-        node = parse(text, limits=QueryLimits.from_settings(self.settings))
-
-        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
-                              list[DocumentHit] | None, BranchOutcomes | None, float]:
-            """The vocabulary check, the evaluation and the documents, from nothing (a retry
-            runs it again)."""
-            warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                          _listed(subset_of_datasetids), pushed_patterns(node),
-                                          strict=strict_categories)
-            start = time.perf_counter()
-            outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
-                        if automatically_rerank else None)
-            # with a limit the searches read no details: the few documents returned are
-            # read afterwards (in the same transaction), not every candidate's
-            evaluator = self._evaluator(ontology_id, subset_of_datasetids,
-                                        automatically_rerank=automatically_rerank,
-                                        profile=profile,
-                                        document_details=return_documents and limit is None,
-                                        reads=reads, rerank_outcomes=outcomes, language=language,
-                                        limit=limit)
-            fragments = evaluator.results(node)
-            documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
-                                      limit=limit if cut else None)
-                         if return_documents else None)
-            return warnings, evaluator, fragments, documents, outcomes, start
-
-        # one read transaction for the check and every search (Database.one_read); a
-        # branch rerank calls its service mid-evaluation, so no transaction is held open
-        if automatically_rerank:
-            warnings, evaluator, fragments, documents, outcomes, start = search()
-        else:
-            try:
-                warnings, evaluator, fragments, documents, outcomes, start = self.db.one_read(
-                    search, what="query")
-            except GraphError as exc:
-                if not recovered_by_retry(exc):
-                    raise
-                # a failure the searches recover from ended the shared transaction: again
-                # with a transaction a statement, where they do
-                warnings, evaluator, fragments, documents, outcomes, start = search()
-        elapsed = (time.perf_counter() - start) * 1000
-        flags = outcomes.flags() if outcomes is not None else None
-        if outcomes is not None and (line := outcomes.warning()) is not None:
-            warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
-        log_sources(fragments)
-        dataset_ids: list[str] = []
-        if create_dataset:  # the canonical text only where it is stored or shown
-            dataset_ids.append(self.datasets.create(fragments, session=session,
-                                                    query=serialize(node), flags=flags))
-        if cut and limit is not None and documents is None:
-            fragments = fragments[:limit]  # documents_of already kept the best `limit`
-        plan = None
-        if profile and evaluator.plan is not None:
-            plan = Plan(query=serialize(node), ms=round(elapsed, 3),
-                        embed_ms=round(evaluator.executor.embed_ms, 3),
-                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
-        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
-                           self.db.bookmarks(), flags)
+        return self.queries.answer(text, ontology_id=ontology_id,
+                                subset_of_datasetids=subset_of_datasetids,
+                                return_documents=return_documents,
+                                create_dataset=create_dataset,
+                                automatically_rerank=automatically_rerank, session=session,
+                                profile=profile, strict_categories=strict_categories,
+                                language=language, limit=limit, cut=True)
 
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
                 strict_categories: bool = False, language: str | None = None,
                 limit: int | None = None) -> dict[str, Any]:
-        """The parsed query and the compiled plan as a tree, without running any search:
-        category and universe lookups (read transactions) give each filtered semantic search
-        its estimated selectivity and chosen path. No query embedding is computed. Category
-        warnings are listed as in ``query`` (``strict_categories`` raises them); each text
-        search shows its analyzer and the phrase's language (``language`` as in ``query``).
-        ``limit`` sizes the pools as ``query`` does; ``pools`` shows them (every ``top_n``
-        and the vector index's least ``k``)."""
-        from thalabus_graph.plan.explain import explained
-
-        limit = cost.check_limit(limit, self.settings)
-        node = parse_for_explain(text, self.settings)
-        warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                      _listed(subset_of_datasetids), pushed_patterns(node),
-                                      strict=strict_categories)
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NO_EMBEDDER, language=language, limit=limit)
-        ex.preload(reads.sizes, reads.counts)
-        return {**explained(ex, node, warnings), "limit": limit,
-                "pools": cost.pools(ex.settings)}
+        """The parsed query and the compiled plan as a tree, without running any search
+        (``Queries.explain``; the arguments as in ``query``)."""
+        return self.queries.explain(text, ontology_id=ontology_id,
+                                    subset_of_datasetids=subset_of_datasetids,
+                                    strict_categories=strict_categories, language=language,
+                                    limit=limit)
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
@@ -435,7 +264,7 @@ class ThalabusGraph:
         the goal created when new), which ``goal_context`` collects first. ``language`` as in
         ``query``. ``limit``: the fragments wanted; the pools are sized from it as in ``query``
         and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``."""
-        result = self._query(text, ontology_id=ontology_id,
+        result = self.queries.answer(text, ontology_id=ontology_id,
                              subset_of_datasetids=subset_of_datasetids, return_documents=False,
                              create_dataset=False, automatically_rerank=False,
                              session=session, profile=False,
@@ -495,23 +324,3 @@ class ThalabusGraph:
     def goal_context(self, goalid: str, **kwargs: Any) -> GoalContext:
         """The goal's RAG context and message (see ``goals.Goals.context``)."""
         return self.goals.context(goalid, **kwargs)
-
-
-def _listed(datasetids: Sequence[str] | None) -> list[str] | None:
-    """The parent datasets of a scope as the statements take them (None: no dataset scope)."""
-    return None if datasetids is None else list(datasetids)
-
-
-class _NoEmbedder:
-    """Stands in for the embedder where nothing may be embedded (explain)."""
-
-    dimensions = 0
-    model_id = "none"
-
-    def embed_queries(self, texts: Sequence[str]) -> Any:
-        raise PlanError("explain does not embed queries")
-
-    embed_passages = embed_queries
-
-
-_NO_EMBEDDER: Any = _NoEmbedder()

@@ -12,7 +12,7 @@ PACKAGE = Path(thalabus_graph.__file__).parent
 
 LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds",
-     "warm_up"},
+     "warm_up", "querying"},
     {"plan"},
     {"search", "fusion", "lucene", "scale"},
     {"plan.steps", "plan.cost"},

@@ -119,7 +119,7 @@ class VectorSearches:
                                     vector=vector, k=top_n, **patterns)
         except GraphError as exc:
             # inside a query's one transaction the failure ended it: the query runs again
-            # with a transaction a statement (ThalabusGraph._query), and this retry then works
+            # with a transaction a statement (``Queries.answer``), and this retry then works
             if not bad_stored_vector(exc) or self.runner.db.in_one_read():
                 raise
         step.detail["skipped_bad_vectors"] = (
