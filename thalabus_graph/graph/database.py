@@ -20,7 +20,15 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import Bookmarks, Driver, GraphDatabase, ManagedTransaction, Session, unit_of_work
+from neo4j import (
+    READ_ACCESS,
+    Bookmarks,
+    Driver,
+    GraphDatabase,
+    ManagedTransaction,
+    Session,
+    unit_of_work,
+)
 from neo4j.api import BookmarkManager
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
@@ -201,6 +209,20 @@ class Database:
                 _OPEN_READ.reset(token)
 
         return self.read_tx(inside, what=what)
+
+    @contextmanager
+    def streamed(self, text: str, params: dict[str, Any], *,
+                 fetch_size: int) -> Iterator[Iterable[neo4j.Record]]:
+        """The records of the read ``text`` as the driver fetches them (``fetch_size`` at a
+        time): in this thread's open ``one_read`` transaction when there is one, so a query's
+        stream is one more statement of its transaction, else in a session of its own."""
+        open_read = _OPEN_READ.get()
+        if open_read is not None and open_read[1] == threading.get_ident():
+            _time_left("stream")
+            yield open_read[0].run(text, params)
+            return
+        with self.session(default_access_mode=READ_ACCESS, fetch_size=fetch_size) as session:
+            yield session.run(text, params)
 
     def in_one_read(self) -> bool:
         """Whether this thread's reads run in the open transaction of a ``one_read``."""

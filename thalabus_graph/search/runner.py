@@ -17,8 +17,6 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from neo4j import READ_ACCESS
-
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind
@@ -96,9 +94,9 @@ class Runner:
         text = cypher_library.load(name)
         start = time.perf_counter()
         try:
-            with mapped_errors(name), self.db.session(
-                    default_access_mode=READ_ACCESS, fetch_size=STREAM_FETCH_SIZE) as session:
-                for record in session.run(text, params):
+            with mapped_errors(name), self.db.streamed(
+                    text, params, fetch_size=STREAM_FETCH_SIZE) as records:
+                for record in records:
                     step.rows += 1
                     yield tuple(record.values())
         finally:
