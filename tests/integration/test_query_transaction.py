@@ -68,3 +68,30 @@ def test_phrases_started_together_keep_their_own_transactions(
     assert transactions.count("search_phrase") == 2
     separate, _ = graph.evaluate('"kitchen floor" OR "kitchen"')
     _same(result.fragments, separate)
+
+
+@pytest.mark.parametrize("query", ['"kitchen floor"', '"kitchen floor" AND TAG=odd', "TAG=odd",
+                                   '"kitchen floor" OR "kitchen"'])
+def test_a_query_leaves_no_cycle_of_its_own(corpus: Database, query: str) -> None:  # noqa: F811
+    """The evaluation's objects (executor, runner, hits, details) go by reference counting
+    when the query returns; a cycle among them would keep every hit and document detail
+    until the cycle collector runs, a pause that grows with the result."""
+    import gc
+
+    from thalabus_graph.search.executor import SearchExecutor
+    from thalabus_graph.search.runner import Runner
+
+    graph = _graph(corpus)
+    graph.query(query)  # caches and the driver's pool warm
+    gc.collect()
+    gc.disable()
+    try:
+        graph.query(query)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage if isinstance(o, SearchExecutor | Runner)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []

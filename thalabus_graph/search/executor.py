@@ -46,6 +46,24 @@ from thalabus_graph.search.vector import VectorSearches
 from thalabus_graph.settings import Settings
 
 
+class QueryVectors:
+    """The query embeddings of one evaluation: each phrase embedded once (the embedder caches
+    too), and the milliseconds spent embedding."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.ms = 0.0
+        self._vectors: dict[str, list[float]] = {}
+
+    def __call__(self, phrase: str) -> list[float]:
+        if phrase not in self._vectors:
+            start = time.perf_counter()
+            vec = self.embedder.embed_queries([phrase])[0]
+            self.ms += (time.perf_counter() - start) * 1000
+            self._vectors[phrase] = [float(x) for x in vec]
+        return self._vectors[phrase]
+
+
 class SearchExecutor:
     """Runs the searches of one query evaluation.
 
@@ -69,14 +87,16 @@ class SearchExecutor:
         self.runner = Runner(db, profile=profile)
         self.reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
                                 ids=ids, in_index=in_index)
-        self.embed_ms = 0.0
-        self._vectors: dict[str, list[float]] = {}
-        self.vectors = VectorSearches(self.runner, self.reads, settings, self.query_vector,
+        # a callable object, not a bound method: the searches hold it, and a reference back
+        # to this executor would make every evaluation cyclic garbage (its hits and details
+        # then wait for the cycle collector instead of going when the query returns)
+        self.query_vectors = QueryVectors(embedder)
+        self.vectors = VectorSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details)
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
         self.scale = PhraseScale(settings, calibration_of(settings))
-        self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vector,
+        self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,
                                       text_language=self.text_language.choose)
@@ -119,13 +139,13 @@ class SearchExecutor:
         return set(self.fusion.ranges), set(self.fusion.unrestricted), set(self.fusion.fitted)
 
     def query_vector(self, phrase: str) -> list[float]:
-        """The phrase's query embedding (cached per evaluation; the embedder caches too)."""
-        if phrase not in self._vectors:
-            start = time.perf_counter()
-            vec = self.embedder.embed_queries([phrase])[0]
-            self.embed_ms += (time.perf_counter() - start) * 1000
-            self._vectors[phrase] = [float(x) for x in vec]
-        return self._vectors[phrase]
+        """The phrase's query embedding (``QueryVectors``)."""
+        return self.query_vectors(phrase)
+
+    @property
+    def embed_ms(self) -> float:
+        """Milliseconds this evaluation spent embedding its phrases."""
+        return self.query_vectors.ms
 
     def effective(self, restriction: Restriction | None) -> Restriction | None:
         """The restriction a search applies (``Scope.effective``; the counts read when a
