@@ -91,10 +91,10 @@ _TAIL_FLOOR = 1e-300
 _WORD = re.compile(r"\w+")
 
 
-def words(text: str) -> frozenset[str]:
+def words(text: str, min_letters: int = SHARE_MIN_LETTERS) -> frozenset[str]:
     """The words the lexical share reads: ``\\w+`` tokens of the NFC, lowercased text with
-    ``SHARE_MIN_LETTERS`` letters or more (no stemming, no stop list). The one tokeniser of
-    the gate's fit, its benchmarks and the search, so a fitted gate applies as fitted.
+    ``min_letters`` letters or more (no stemming, no stop list). The one tokeniser of the
+    gate's fit, its benchmarks and the search, so a fitted gate applies as fitted.
 
     Example:
         >>> sorted(words("When did the first direct elections take place?"))
@@ -102,7 +102,7 @@ def words(text: str) -> frozenset[str]:
     """
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= SHARE_MIN_LETTERS)
+    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= min_letters)
 
 
 def share_of(phrase: frozenset[str], candidates: Iterable[frozenset[str]]) -> float:
