@@ -158,3 +158,18 @@ def test_fitting_the_gate_on_two_features_gives_the_share_its_weight() -> None:
     assert gate.shifted(1.0).probability(0.82, 0.5) > gate.probability(0.82, 0.5)
     with pytest.raises(ConfigurationError, match="same features"):
         fit_gate(present, [a[:, 0] for a in absent])
+
+
+pieces = st.sampled_from(["wort", "Wörter", "élan", "e\u0301lan", "_elan", "elan2", "Straße",
+                          "STRASSE", "wortwort", "İstanbul", "ǅemal", "٣٤٥٦", "x", " ", "-",
+                          "\u0301", "'", "\n", "ßwort"])
+mixed = st.lists(pieces | texts, max_size=12).map("".join)
+
+
+@given(mixed, st.lists(st.none() | mixed, max_size=5))
+@settings(max_examples=300, deadline=None)
+def test_the_search_share_equals_the_tokenised_share(phrase: str,
+                                                     candidates: list[str | None]) -> None:
+    read = [words(t) for t in candidates if t is not None]
+    expected = share_of(words(phrase), read) if read else None
+    assert lexical_share(phrase, candidates) == expected
