@@ -29,12 +29,15 @@ It measures, per set:
 - with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
   with the local e5 model, and the best calibrated score each gets per source.
 
-The phrase gate (``calibration.Gate``) is fitted here too: phrases that have a relevant passage
-are the labelled queries of both sets (their best candidate); phrases about an absent topic are
-xquad-r's questions with every passage of their article (in every language) removed from the
-pool, read against the rest of the pool and against ``ABSENT_SAMPLE`` random passages of it (a
-corpus the size of the sample corpus's chapters). Nothing of the sample corpus is fitted on:
-``--sample`` checks the result there.
+The phrase gate (``calibration.Gate``) is fitted here too, on each phrase's best candidate
+cosine and its lexical share among its candidates (``calibration.share_of``; ``--cosine-gate``:
+the cosine alone): phrases that have a relevant passage are the labelled queries of both sets;
+phrases about an absent topic are xquad-r's questions with every passage of their article (in
+every language) removed from the pool, read against the rest of the pool and against
+``ABSENT_SAMPLE`` random passages of it (a corpus the size of the sample corpus's chapters).
+The fitted gate is then moved along its logit to its zero-loss operating point
+(``zero_loss_gate``). Nothing of the sample corpus is fitted on: ``--sample`` checks the result
+there.
 
 ``--write`` stores the fitted calibration as the package's shipped file for the model.
 """
