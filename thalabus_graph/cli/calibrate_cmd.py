@@ -153,16 +153,21 @@ def handle(args: argparse.Namespace) -> int:
         raise ConfigurationError("give --corpus, --queries, --qrels (and --embeddings) "
                                  "once per labelled set")
     settings = Settings.from_env()
-    sets = [labelled_set(c, q, r, e, settings)
-            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
-                                  strict=True)]
     model = args.model or settings.embedder_model
     known = shipped(model)
+    # the drop rates are measured with the gate the file keeps: with its lexical share when
+    # it reads one (the texts of the corpus and the queries are read for it)
+    reads_share = bool(known and known.gate and known.gate.share_slope is not None)
+    sets = [labelled_set(c, q, r, e, settings, shares=reads_share)
+            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
+                                  strict=True)]
     calibration = fit(model, {"default": sets}, gate=known.gate if known else None)
     measured: dict[str, Any] = {}
     for labelled in sets:
-        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
-                                 for c in labelled.cosines])
+        shares = (list(labelled.shares) if labelled.shares is not None
+                  else [None] * len(labelled.cosines))
+        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size, share)
+                                 for c, share in zip(labelled.cosines, shares, strict=True)])
         measured[labelled.name] = {
             "min_score": drop_rates(labelled, scores, settings.min_score),
             "min_reranking_score_doc": drop_rates(labelled, scores,
