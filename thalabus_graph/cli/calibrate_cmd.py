@@ -5,7 +5,9 @@ judgments), embeds them with the configured embedder (or reads precomputed vecto
 each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
 ``thalabus_graph.calibration`` and writes the calibration file that
 ``THALABUS_CALIBRATION_FILE`` points at. The phrase gate (what the model gives a topic the
-corpus lacks) is the model's own: the file keeps the shipped one's. Needs no Neo4j.
+corpus lacks) is the model's own: the file keeps the shipped one's, and when that gate reads the
+lexical share of a phrase's words among its candidates, the corpus and query texts are read so
+the drop rates it reports are measured with it. Needs no Neo4j.
 """
 
 from __future__ import annotations
