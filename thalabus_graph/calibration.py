@@ -29,12 +29,16 @@ cosines, best first) and the number of fragments that source holds:
    its own background about as much as chance allows (its evidence is about 0 whatever the
    phrase), so on a small corpus the nearest fragment of a phrase about an absent topic scores
    like a relevant one. A second logistic, ``Gate``, reads the cosine of the phrase's best
-   candidate as the probability that the corpus holds anything relevant to it at all, and
-   every hit's probability is multiplied by it. It is fitted on labelled queries (they have a
+   candidate and the lexical share (``lexical_share``: the largest share of the phrase's words
+   found in one of its candidates, ``words`` being the one tokeniser) as the probability that
+   the corpus holds anything relevant to it at all, and every hit's probability is multiplied
+   by it. A hard relevant passage shares the phrase's words; an absent topic's nearest
+   fragment, as similar by cosine, does not. It is fitted on labelled queries (they have a
    relevant passage) against absent topics built from the same data (the queries with every
    passage of their subject removed from the corpus), both weighing the same: how similar an
    unrelated best hit is, is a property of the embedding model, so ``thalabus-graph
-   calibrate`` keeps the model's shipped gate.
+   calibrate`` keeps the model's shipped gate. A gate without a share slope reads the cosine
+   alone.
 
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
@@ -55,7 +59,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -78,8 +84,77 @@ MIN_SIGMA = 1e-3
 """Smallest background spread (cosine units): a flat candidate list is not infinitely sure."""
 RAW_WEIGHT = 1e-3
 """Share of the index score in a calibrated score (keeps saturated hits in order)."""
+SHARE_MIN_LETTERS = 4
+"""Shortest word the lexical share counts (shorter ones are mostly function words)."""
 _NORMAL = NormalDist()
 _TAIL_FLOOR = 1e-300
+_WORD = re.compile(r"\w+")
+
+
+def _folded(text: str) -> str:
+    """The form words are read in: NFC, lowercased."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text.lower()
+
+
+def words(text: str, min_letters: int = SHARE_MIN_LETTERS) -> frozenset[str]:
+    """The words the lexical share reads: ``\\w+`` tokens of the NFC, lowercased text with
+    ``min_letters`` letters or more (no stemming, no stop list). The one tokeniser of the
+    gate's fit, its benchmarks and the search, so a fitted gate applies as fitted.
+
+    Example:
+        >>> sorted(words("When did the first direct elections take place?"))
+        ['direct', 'elections', 'first', 'place', 'take', 'when']
+    """
+    return frozenset(w for w in _WORD.findall(_folded(text)) if len(w) >= min_letters)
+
+
+def share_of(phrase: frozenset[str], candidates: Iterable[frozenset[str]]) -> float:
+    """The largest share of the phrase's words (``words``) found in one candidate's words, in
+    [0, 1]; 0.0 for a phrase without such words (nothing to find) or no candidate."""
+    if not phrase:
+        return 0.0
+    return max((len(phrase & found) / len(phrase) for found in candidates), default=0.0)
+
+
+def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
+    """The phrase's lexical share among its candidates' texts: ``share_of(words(phrase),
+    [words(t) for t in texts])``, read without tokenising the texts (each phrase word is
+    looked up as a whole word of the folded text, ``_holds``: a few substring searches per
+    text instead of a tokeniser pass over every word). None when no candidate text was read
+    (every text None): the share is then not known."""
+    wanted = sorted(words(phrase))
+    best, read = 0, False
+    for text in texts:
+        if text is None:
+            continue
+        read = True
+        if best == len(wanted):
+            break
+        folded = _folded(text)
+        best = max(best, sum(_holds(folded, w) for w in wanted))
+    if not read:
+        return None
+    return best / len(wanted) if wanted else 0.0
+
+
+def _is_word_char(ch: str) -> bool:
+    """Whether ``\\w`` matches the character (Unicode alphanumeric or underscore)."""
+    return ch.isalnum() or ch == "_"
+
+
+def _holds(folded: str, word: str) -> bool:
+    """Whether ``word`` (a ``\\w+`` token) is a whole token of ``folded``: an occurrence not
+    preceded or followed by a word character, so exactly ``word in words(text, 1)``."""
+    start = folded.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if ((start == 0 or not _is_word_char(folded[start - 1]))
+                and (end == len(folded) or not _is_word_char(folded[end]))):
+            return True
+        start = folded.find(word, start + 1)
+    return False
 
 
 @dataclass(frozen=True)
@@ -102,35 +177,56 @@ class SourceMap:
 @dataclass(frozen=True)
 class Gate:
     """P(the corpus holds a fragment relevant to a phrase) from the cosine of the phrase's
-    best candidate: ``1 / (1 + exp(-(intercept + slope x best)))``."""
+    best candidate and its lexical share: ``1 / (1 + exp(-(intercept + slope x best +
+    share_slope x share)))``; without ``share_slope`` the cosine alone."""
 
     intercept: float
     slope: float
+    share_slope: float | None = None
 
     @property
     def midpoint(self) -> float:
-        """The best cosine at which the gate is 0.5."""
-        return -self.intercept / self.slope
+        """The best cosine at which the gate is 0.5 (with no shared word)."""
+        return self.midpoint_at(0.0)
 
-    def probability(self, best: float) -> float:
-        """The gate of a phrase whose best candidate has this cosine."""
-        return SourceMap(self.intercept, self.slope).probability(best)
+    def midpoint_at(self, share: float) -> float:
+        """The best cosine at which the gate is 0.5 for a phrase with this lexical share."""
+        return -(self.intercept + (self.share_slope or 0.0) * share) / self.slope
+
+    def probability(self, best: float, share: float | None = None) -> float:
+        """The gate of a phrase whose best candidate has this cosine and whose lexical share
+        is ``share`` (None, not known: read as 0.0, no shared word found)."""
+        logit = self.slope * best + (self.share_slope or 0.0) * (share or 0.0)
+        return SourceMap(self.intercept, 1.0).probability(logit)
+
+    def shifted(self, logit: float) -> Gate:
+        """The same gate moved along its logit (positive: more lenient): an operating point."""
+        return Gate(self.intercept + logit, self.slope, self.share_slope)
+
+    def to_dict(self) -> dict[str, float]:
+        """The JSON form (``share_slope`` only when the gate reads the share)."""
+        return {"intercept": self.intercept, "slope": self.slope,
+                **({"share_slope": self.share_slope} if self.share_slope is not None else {})}
 
 
 @dataclass(frozen=True)
 class Background:
     """A query's background in one source: cosines ``~ Normal(mu, sigma)`` over ``size``
-    fragments; ``best`` is the highest candidate cosine (None: not known)."""
+    fragments; ``best`` is the highest candidate cosine (None: not known), ``share`` the
+    phrase's lexical share among the candidates (``lexical_share``; None: not known)."""
 
     mu: float
     sigma: float
     size: int
     best: float | None = None
+    share: float | None = None
 
 
-def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) -> Background:
+def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP,
+               share: float | None = None) -> Background:
     """The background of a phrase in one source from its unrestricted candidates' cosines
-    (best first) and the number of fragments the source holds (at least the candidates).
+    (best first) and the number of fragments the source holds (at least the candidates);
+    ``share`` is kept for the gate.
 
     The first ``min(skip, k // 4)`` ranks are left out; with fewer than two points left the
     background is the mean of what there is with ``MIN_SIGMA``.
@@ -144,16 +240,16 @@ def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP) ->
     k = len(ranked)
     size = max(size, k, 1)
     if k == 0:
-        return Background(0.0, MIN_SIGMA, size)
+        return Background(0.0, MIN_SIGMA, size, None, share)
     first = min(skip, k // 4)
     ys = ranked[first:]
     if len(ys) < 2:
-        return Background(sum(ranked) / k, MIN_SIGMA, size, ranked[0])
+        return Background(sum(ranked) / k, MIN_SIGMA, size, ranked[0], share)
     xs, mx, sxx = _quantiles(first, k, size)
     my = sum(ys) / len(ys)
     sigma = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
     sigma = max(sigma, MIN_SIGMA)
-    return Background(my - sigma * mx, sigma, size, ranked[0])
+    return Background(my - sigma * mx, sigma, size, ranked[0], share)
 
 
 @lru_cache(maxsize=256)
@@ -204,9 +300,10 @@ class Calibration:
                                      f"{source!r} and no {DEFAULT_SOURCE!r} map")
         return found
 
-    def background(self, cosines: Sequence[float], size: int) -> Background:
+    def background(self, cosines: Sequence[float], size: int,
+                   share: float | None = None) -> Background:
         """``background`` with this calibration's ``skip``."""
-        return background(cosines, size, self.skip)
+        return background(cosines, size, self.skip, share)
 
     def score(self, source: str, cosine: float, bg: Background) -> float:
         """The calibrated score of a hit of ``source`` with this cosine against ``bg``, in
@@ -215,15 +312,17 @@ class Calibration:
         return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
 
     def gate_of(self, bg: Background) -> float:
-        """The phrase gate of a background (1.0 without a gate or a known best hit)."""
+        """The phrase gate of a background (1.0 without a gate or a known best hit; a share
+        not known reads as 0.0, ``Gate.probability``)."""
         if self.gate is None or bg.best is None:
             return 1.0
-        return self.gate.probability(bg.best)
+        return self.gate.probability(bg.best, bg.share)
 
-    def scores(self, source: str, cosines: Sequence[float], size: int) -> list[float]:
+    def scores(self, source: str, cosines: Sequence[float], size: int,
+               share: float | None = None) -> list[float]:
         """Calibrated scores of one source's unrestricted candidates (any order), their
-        background read from themselves."""
-        bg = self.background(cosines, size)
+        background read from themselves and the phrase's lexical ``share``."""
+        bg = self.background(cosines, size, share)
         return [self.score(source, c, bg) for c in cosines]
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,8 +331,7 @@ class Calibration:
                 "skip": self.skip, "fitted_on": list(self.fitted_on),
                 "sources": {name: {"intercept": m.intercept, "slope": m.slope}
                             for name, m in sorted(self.sources.items())},
-                **({"gate": {"intercept": self.gate.intercept, "slope": self.gate.slope}}
-                   if self.gate else {}),
+                **({"gate": self.gate.to_dict()} if self.gate else {}),
                 "measured": dict(self.measured)}
 
     @classmethod
@@ -249,18 +347,23 @@ class Calibration:
             skip = int(data.get("skip", DEFAULT_SKIP))
             model = str(data["model"])
             raw_gate = data.get("gate")
-            gate = (Gate(float(raw_gate["intercept"]), float(raw_gate["slope"]))
+            share_slope = raw_gate.get("share_slope") if raw_gate is not None else None
+            gate = (Gate(float(raw_gate["intercept"]), float(raw_gate["slope"]),
+                         float(share_slope) if share_slope is not None else None)
                     if raw_gate is not None else None)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"calibration file is malformed: {exc}") from exc
         bad = [n for n, m in sources.items()
                if not (m.slope > 0 and math.isfinite(m.slope) and math.isfinite(m.intercept))]
         if bad or not sources:
             raise ConfigurationError("a calibration map must have a finite positive slope "
                                      f"(check {', '.join(bad) or 'sources'})")
-        if gate is not None and not (gate.slope > 0 and math.isfinite(gate.slope)
+        slopes = () if gate is None else (gate.slope, 1.0 if gate.share_slope is None
+                                          else gate.share_slope)
+        if gate is not None and not (all(x > 0 and math.isfinite(x) for x in slopes)
                                      and math.isfinite(gate.intercept)):
-            raise ConfigurationError("a calibration gate must have a finite positive slope")
+            raise ConfigurationError("a calibration gate must have a finite positive slope "
+                                     "(and share slope)")
         return cls(model, sources, skip, tuple(data.get("fitted_on", ())),
                    dict(data.get("measured", {})), gate)
 
@@ -312,12 +415,14 @@ FloatArray = npt.NDArray[np.float64]
 @dataclass(frozen=True)
 class Labelled:
     """One labelled set's candidates of one source family: for every query, its candidates'
-    cosines (best first) and whether each is relevant, and the source's size."""
+    cosines (best first) and whether each is relevant, and the source's size; ``shares``
+    (when the texts were read) holds every query's lexical share among its candidates."""
 
     name: str
     cosines: Sequence[FloatArray]
     relevant: Sequence[npt.NDArray[np.bool_]]
     size: int
+    shares: Sequence[float] | None = None
 
 
 def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
@@ -374,16 +479,29 @@ def _logistic(design: FloatArray, y: FloatArray, w: FloatArray, iterations: int)
 
 
 def best_hits(data: Labelled) -> FloatArray:
-    """Every query's best candidate cosine in ``data``: what the gate reads."""
+    """Every query's best candidate cosine in ``data`` (queries without a candidate left
+    out): the gate's first feature."""
     return np.asarray([float(np.max(cos)) for cos in data.cosines if len(cos)],
                       dtype=np.float64)
 
 
+def gate_features(data: Labelled) -> FloatArray:
+    """What the gate reads of every query of ``data`` with a candidate: its best cosine, and
+    (one row per query, two columns) its lexical share when ``data.shares`` is known."""
+    if data.shares is None:
+        return best_hits(data)
+    rows = [(float(np.max(cos)), float(share))
+            for cos, share in zip(data.cosines, data.shares, strict=True) if len(cos)]
+    return np.asarray(rows, dtype=np.float64).reshape(len(rows), 2)
+
+
 def fit_gate(present: Sequence[FloatArray], absent: Sequence[FloatArray],
              iterations: int = 100) -> Gate:
-    """The phrase gate from the best cosines (``best_hits``) of phrases with a relevant
-    fragment (``present``) and of phrases about topics the corpus lacks (``absent``): both
-    classes weigh the same, and so does every set within its class."""
+    """The phrase gate from what it reads (``gate_features``: best cosines, or rows of best
+    cosine and lexical share, the same for every set) of phrases with a relevant fragment
+    (``present``) and of phrases about topics the corpus lacks (``absent``): both classes
+    weigh the same, and so does every set within its class. The features are standardised
+    for the fit (Newton's steps stay well scaled) and the gate is given on the raw ones."""
     xs: list[FloatArray] = []
     ys: list[FloatArray] = []
     ws: list[FloatArray] = []
@@ -393,17 +511,24 @@ def fit_gate(present: Sequence[FloatArray], absent: Sequence[FloatArray],
             raise ConfigurationError("the gate needs phrases with and without a relevant "
                                      "fragment")
         for rows in sets:
-            xs.append(rows)
+            xs.append(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1))
             ys.append(np.full(len(rows), label))
             ws.append(np.full(len(rows), 0.5 / len(sets) / len(rows)))
-    x = np.concatenate(xs)
-    design = np.column_stack([np.ones(len(x)), x])
+    if len({x.shape[1] for x in xs}) != 1 or xs[0].shape[1] > 2:
+        raise ConfigurationError("every gate set needs the same features (best cosine, "
+                                 "optionally the lexical share)")
+    x = np.vstack(xs)
+    mean = x.mean(axis=0)
+    scale = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
+    design = np.column_stack([np.ones(len(x)), (x - mean) / scale])
     theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
-    intercept, slope = float(theta[0]), float(theta[1])
-    if not slope > 0:
+    weights = theta[1:] / scale
+    intercept = float(theta[0] - weights @ mean)
+    if not all(w > 0 for w in weights):
         raise ConfigurationError("the gate data gives no increasing gate (absent topics' best "
                                  "hits are as similar as relevant ones)")
-    return Gate(intercept, slope)
+    return Gate(intercept, float(weights[0]),
+                float(weights[1]) if len(weights) > 1 else None)
 
 
 def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAULT_SKIP,
@@ -417,12 +542,18 @@ def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAU
 
 
 def candidates(name: str, queries: FloatArray, corpus: FloatArray,
-               relevant: Sequence[set[int]], top_n: int) -> Labelled:
+               relevant: Sequence[set[int]], top_n: int, *,
+               phrases: Sequence[str] | None = None,
+               texts: Sequence[str] | None = None) -> Labelled:
     """Each query's ``top_n`` candidates by cosine (rows L2-normalised) and their labels, as
     a ``Labelled`` set: what one source's unrestricted search returns for the query.
-    ``relevant[i]`` holds the corpus rows relevant to query row ``i``."""
+    ``relevant[i]`` holds the corpus rows relevant to query row ``i``. With the queries'
+    ``phrases`` and the corpus rows' ``texts``, each query's lexical share among its
+    candidates (``share_of``) is kept too."""
     cosines: list[FloatArray] = []
     labels: list[npt.NDArray[np.bool_]] = []
+    shares: list[float] | None = [] if phrases is not None and texts is not None else None
+    found: dict[int, frozenset[str]] = {}
     k = min(top_n, corpus.shape[0])
     for start in range(0, queries.shape[0], 256):
         sims = queries[start:start + 256] @ corpus.T
@@ -432,4 +563,10 @@ def candidates(name: str, queries: FloatArray, corpus: FloatArray,
             cosines.append(row[top].astype(np.float64))
             wanted = relevant[start + offset]
             labels.append(np.fromiter((int(j) in wanted for j in top), dtype=bool, count=k))
-    return Labelled(name, cosines, labels, int(corpus.shape[0]))
+            if shares is not None and phrases is not None and texts is not None:
+                for j in top:
+                    if int(j) not in found:
+                        found[int(j)] = words(texts[int(j)])
+                shares.append(share_of(words(phrases[start + offset]),
+                                       (found[int(j)] for j in top)))
+    return Labelled(name, cosines, labels, int(corpus.shape[0]), shares)

@@ -10,8 +10,10 @@ and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
 ``calibrated:<source> <raw> -> <calibrated>``.
 
 One background per phrase, fitted on the candidates of all its vector sources together (their
-sizes added; its best cosine is what the calibration's phrase gate reads, so a phrase about
-something the graph lacks drops whole), and one map: the phrase's scores go through one
+sizes added; its best cosine and the phrase's lexical share among those candidates' texts,
+``calibration.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
+something the graph lacks drops whole; candidates whose texts were not read give a share of
+None, which the gate reads as 0.0, no shared word), and one map: the phrase's scores go through one
 strictly increasing function, so
 the fused order of sources and of text hits is exactly today's (with factors and caps at 1).
 A fused fragment's index-scale score is a slot value (a semantic score of its language group),
@@ -29,7 +31,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from thalabus_graph.calibration import DEFAULT_SOURCE, Background, Calibration, load_for
+from thalabus_graph.calibration import (
+    DEFAULT_SOURCE,
+    Background,
+    Calibration,
+    lexical_share,
+    load_for,
+)
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
 from thalabus_graph.settings import Settings
 
@@ -70,14 +78,19 @@ class PhraseScale:
     def remember(self, phrase: str, semantic: Sequence[Fragment],
                  sizes: Mapping[str, int]) -> None:
         """Keep the phrase's background from its unrestricted semantic fragments (index scale,
-        no factor) of every source and those sources' fragment counts (``sizes``)."""
+        no factor) of every source and those sources' fragment counts (``sizes``), with the
+        phrase's lexical share among their texts when the gate reads it (tokenised here, once
+        per phrase: no query of its own)."""
         if self.calibration is None or phrase in self.remembered:
             return
         sources = {f.source for f in semantic}
         size = sum(int(sizes.get(source, 0)) for source in sources)
+        gate = self.calibration.gate
         if semantic:
+            share = (lexical_share(phrase, (f.text for f in semantic))
+                     if gate is not None and gate.share_slope is not None else None)
             self.backgrounds[phrase] = self.calibration.background(
-                [2.0 * f.score - 1.0 for f in semantic], size)
+                [2.0 * f.score - 1.0 for f in semantic], size, share)
         self.remembered.add(phrase)
 
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
@@ -111,8 +124,18 @@ class PhraseScale:
                 "raw": "(1 + cosine) / 2 of the vector index, fused",
                 "calibrated": "P(relevant) of the hit's tail evidence x the phrase gate x "
                               "factor, capped",
-                "gate": (f"P(the corpus holds anything on the phrase) from its best cosine, "
-                         f"0.5 at {gate.midpoint:.3f}") if gate else "none"}
+                "gate": _gate_text(gate.midpoint_at(0.0), gate.midpoint_at(1.0),
+                                   gate.share_slope is not None) if gate else "none"}
+
+
+def _gate_text(none_shared: float, all_shared: float, reads_share: bool) -> str:
+    """What explain says of the phrase gate."""
+    if not reads_share:
+        return ("P(the corpus holds anything on the phrase) from its best cosine, "
+                f"0.5 at {none_shared:.3f}")
+    return ("P(the corpus holds anything on the phrase) from its best cosine and the share of "
+            "its words found in one candidate, 0.5 at "
+            f"{none_shared:.3f} with no word shared, {all_shared:.3f} with every word")
 
 
 def _factor(settings: Settings, source: str) -> float:

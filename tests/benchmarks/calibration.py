@@ -29,12 +29,16 @@ It measures, per set:
 - with ``--sample``: phrases about topics absent from the sample corpus (and present ones), embedded
   with the local e5 model, and the best calibrated score each gets per source.
 
-The phrase gate (``calibration.Gate``) is fitted here too: phrases that have a relevant passage
-are the labelled queries of both sets (their best candidate); phrases about an absent topic are
-xquad-r's questions with every passage of their article (in every language) removed from the
-pool, read against the rest of the pool and against ``ABSENT_SAMPLE`` random passages of it (a
-corpus the size of the sample corpus's chapters). Nothing of the sample corpus is fitted on:
-``--sample`` checks the result there.
+The phrase gate (``calibration.Gate``) is fitted here too, on each phrase's best candidate
+cosine and its lexical share among its candidates (``calibration.share_of``; ``--cosine-gate``:
+the cosine alone): phrases that have a relevant passage are the labelled queries of both sets;
+phrases about an absent topic are xquad-r's questions with every passage of their article (in
+every language) removed from the pool, read against the rest of the pool and against
+``ABSENT_SAMPLE`` random passages of it (a corpus the size of the sample corpus's chapters).
+The fitted gate is then moved along its logit to its zero-loss operating point
+(``zero_loss_gate``), and further by ``--gate-margin`` (a loss only the engine's fusion shows,
+measured with ``--uri``). Nothing of the sample corpus is fitted on: ``--sample`` checks the result
+there.
 
 ``--write`` stores the fitted calibration as the package's shipped file for the model.
 """
@@ -56,11 +60,16 @@ from tests.benchmarks.report import write_json
 from tests.benchmarks.sample_topics import ABSENT, PRESENT
 from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
+    RAW_WEIGHT,
     Calibration,
+    Gate,
     Labelled,
-    best_hits,
+    evidence,
     fit,
     fit_gate,
+    gate_features,
+    share_of,
+    words,
 )
 from thalabus_graph.cli.calibrate_cmd import labelled_set, read_qrels
 from thalabus_graph.fragments import Fragment
@@ -100,45 +109,144 @@ def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
 def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
                            seed: int = 0) -> list[Labelled]:
     """xquad-r's judged questions with their article's passages removed (ids ``aNNpM-ll``:
-    article ``aNN``), as unlabelled candidate lists: against the rest of the pool, and against
+    article ``aNN``), as unlabelled candidate lists with each question's lexical share among
+    its candidates (``calibration.share_of``): against the rest of the pool, and against
     ``ABSENT_SAMPLE`` random passages of it."""
     judged = read_qrels(folder / "qrels" / f"{split}.tsv")
     ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
     query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
     corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
     vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
+    by_id = {str(d["_id"]): d for d in map(json.loads, (folder / "corpus.jsonl").open())}
+    asked = {str(q["_id"]): str(q["text"]) for q in map(json.loads,
+                                                        (folder / "queries.jsonl").open())}
+    found = [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
+             for i in ids]
     article = np.array([i.split("p", 1)[0] for i in ids])
     rng = np.random.default_rng(seed)
     size = 0
     pool: list[np.ndarray[Any, Any]] = []
     small: list[np.ndarray[Any, Any]] = []
+    shares: tuple[list[float], list[float]] = ([], [])
     for row, qid in enumerate(query_ids):
         if qid not in judged:
             continue
         subject = {d.split("p", 1)[0] for d in judged[qid]}
         others = np.flatnonzero(~np.isin(article, list(subject)))
         sims = corpus[others] @ vectors[row]
-        pool.append(np.sort(sims)[::-1][: settings.top_n_chapters])
+        order = np.argsort(-sims, kind="stable")[: settings.top_n_chapters]
+        pool.append(sims[order])
         size = int(others.size)
-        picked = rng.choice(sims, size=min(ABSENT_SAMPLE, sims.size), replace=False)
-        small.append(np.sort(picked)[::-1])
+        picked = rng.choice(sims.size, size=min(ABSENT_SAMPLE, sims.size), replace=False)
+        small.append(np.sort(sims[picked])[::-1])
+        phrase = words(asked[qid])
+        shares[0].append(share_of(phrase, (found[j] for j in others[order])))
+        shares[1].append(share_of(phrase, (found[j] for j in others[picked])))
     none = [np.zeros(len(c), dtype=bool) for c in pool]
     if not pool:
         raise ValueError(f"no judged question in {folder}")
-    return [Labelled(f"xquad-r ({split}), article removed", pool, none,
-                     size),
+    return [Labelled(f"xquad-r ({split}), article removed", pool, none, size, shares[0]),
             Labelled(f"xquad-r ({split}), article removed, {ABSENT_SAMPLE} passages", small,
-                     [np.zeros(len(c), dtype=bool) for c in small], ABSENT_SAMPLE)]
+                     [np.zeros(len(c), dtype=bool) for c in small], ABSENT_SAMPLE, shares[1])]
+
+
+@dataclasses.dataclass
+class Sweep:
+    """One set's candidates on the calibrated scale before the gate, as matrices (one row
+    per phrase, candidates best first): the map's P(relevant), the cosines, the labels, the
+    ideal DCG@10, and the gate's logit of each phrase (``gate_features``)."""
+
+    name: str
+    present: bool
+    probs: np.ndarray[Any, Any]
+    cos: np.ndarray[Any, Any]
+    relevant: np.ndarray[Any, Any]
+    ideal: np.ndarray[Any, Any]
+    features: np.ndarray[Any, Any]
+
+    @classmethod
+    def of(cls, data: Labelled, calibration: Calibration, totals: list[int] | None) -> Sweep:
+        """The sweep of a set (``totals``: each query's judged relevant count; None for a
+        set of absent topics)."""
+        source = calibration.map_for(DEFAULT_SOURCE)
+        width = max(len(c) for c in data.cosines)
+        probs = np.zeros((len(data.cosines), width))
+        cos = np.full((len(data.cosines), width), -1.0)
+        rel = np.zeros((len(data.cosines), width), dtype=bool)
+        for i, (c, r) in enumerate(zip(data.cosines, data.relevant, strict=True)):
+            bg = calibration.background(list(c), data.size)
+            probs[i, :len(c)] = [source.probability(evidence(float(x), bg)) for x in c]
+            cos[i, :len(c)] = c
+            rel[i, :len(r)] = r
+        ideal = np.asarray([(1.0 / np.log2(np.arange(2, min(t, 10) + 2))).sum()
+                            for t in (totals or [0] * len(data.cosines))])
+        return cls(data.name, totals is not None, probs, cos, rel, ideal,
+                   gate_features(data).reshape(len(data.cosines), -1))
+
+    def index_ndcg(self) -> float:
+        """nDCG@10 on the index scale (nothing dropped)."""
+        return self.outcome(None, 0.0)["ndcg@10"]
+
+    def outcome(self, gate: Gate | None, min_score: float) -> dict[str, float]:
+        """With this gate: the share of phrases emptied by ``MIN_SCORE`` and, for a present
+        set, nDCG@10 after it (as ``measure``)."""
+        gates = np.ones(len(self.features)) if gate is None else np.asarray(
+            [gate.probability(float(r[0]), float(r[1]) if len(r) > 1 else None)
+             for r in self.features])
+        scores = ((1 - RAW_WEIGHT) * self.probs * gates[:, None]
+                  + RAW_WEIGHT * (1 + self.cos) / 2)
+        kept = (scores >= min_score) & (self.cos > -1.0)
+        out = {"emptied": float((~kept.any(axis=1)).mean())}
+        if self.present:
+            rank = np.cumsum(kept, axis=1)
+            gain = self.relevant & kept & (rank <= 10)
+            dcg = (gain / np.log2(np.maximum(rank, 1) + 1.0)).sum(axis=1)
+            ndcg = np.divide(dcg, self.ideal, out=np.zeros_like(dcg), where=self.ideal > 0)
+            out["ndcg@10"] = float(ndcg.mean())
+        return out
+
+
+SHIFTS = np.round(np.arange(-6.0, 6.01, 0.1), 2)
+"""Logit shifts of the fitted gate swept for its operating point (positive: more lenient)."""
+
+
+def zero_loss_gate(fitted: Gate, present: list[Sweep], absent: list[Sweep],
+                   min_score: float) -> tuple[Gate, list[dict[str, Any]]]:
+    """The operating point of a fitted gate: of its logit shifts (``SHIFTS``), the one that
+    empties the most absent phrases (mean over the absent sets) while no present set's
+    nDCG@10 after ``MIN_SCORE`` falls below its index-scale nDCG@10 (nothing dropped); the
+    smallest such shift on a tie. Returns the shifted gate and the sweep's rows."""
+    baseline = {s.name: s.index_ndcg() for s in present}
+    rows: list[dict[str, Any]] = []
+    for shift in SHIFTS:
+        gate = fitted.shifted(float(shift))
+        row: dict[str, Any] = {"shift": float(shift)}
+        for s in (*present, *absent):
+            row[s.name] = s.outcome(gate, min_score)
+        row["silenced"] = float(np.mean([row[s.name]["emptied"] for s in absent]))
+        row["lossless"] = all(row[s.name]["ndcg@10"] >= baseline[s.name] - 1e-9
+                              for s in present)
+        rows.append(row)
+    allowed = [r for r in rows if r["lossless"]]
+    if not allowed:
+        raise ValueError("no shift of the fitted gate keeps nDCG@10 on every present set")
+    best = max(allowed, key=lambda r: (r["silenced"], -r["shift"]))
+    return fitted.shifted(best["shift"]), rows
+
+
+def shares_of(data: Labelled) -> list[float | None]:
+    """Every query's lexical share (None for each when the set has none)."""
+    return list(data.shares) if data.shares is not None else [None] * len(data.cosines)
 
 
 def gate_rates(calibration: Calibration, data: Labelled) -> dict[str, float]:
     """Share of a set's phrases whose gate empties them (even their best hit under
     ``MIN_SCORE``) and their median gate."""
     gates, emptied = [], 0
-    for cos in data.cosines:
-        scores = calibration.scores(DEFAULT_SOURCE, list(cos), data.size)
+    for cos, share in zip(data.cosines, shares_of(data), strict=True):
+        scores = calibration.scores(DEFAULT_SOURCE, list(cos), data.size, share)
         emptied += max(scores) < Settings().min_score
-        gates.append(calibration.gate_of(calibration.background(list(cos), data.size)))
+        gates.append(calibration.gate_of(calibration.background(list(cos), data.size, share)))
     return {"phrases": len(gates), "emptied": emptied / max(len(gates), 1),
             "median_gate": float(np.median(gates)) if gates else 0.0}
 
@@ -147,8 +255,9 @@ def measure(labelled: Labelled, calibration: Calibration, settings: Settings,
             n_relevant: list[int]) -> dict[str, Any]:
     """Drop rates at both thresholds and nDCG@10 before and after MIN_SCORE."""
     rel = np.concatenate(list(labelled.relevant))
-    scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
-                             for c in labelled.cosines])
+    scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size, share)
+                             for c, share in zip(labelled.cosines, shares_of(labelled),
+                                                 strict=True)])
     out: dict[str, Any] = {"queries": len(labelled.cosines), "candidates": int(rel.size),
                            "relevant_candidates": int(rel.sum())}
     for name in ("min_score", "min_reranking_score_doc"):
@@ -177,8 +286,8 @@ class Bm25:
         self.length = np.array([len(t) for t in tokens], dtype=float)
         self.average = float(self.length.mean()) if tokens else 1.0
         self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for row, words in enumerate(tokens):
-            for word, count in Counter(words).items():
+        for row, bag in enumerate(tokens):
+            for word, count in Counter(bag).items():
                 self.postings[word].append((row, count))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -239,10 +348,11 @@ def fused_quality(folder: Path, split: str, calibration: Calibration,
         langs = {f.documentid: languages[f.documentid] for f in (*semantic, *text)}
 
         today = fuse(queries[qid], semantic, text, langs, settings)
-        scale = PhraseScale(settings, calibration)
-        scale.remember(qid, semantic, {"chapters": len(ids)})
-        calibrated = scale.apply(qid, today)
-        fed = [f for f in fuse(queries[qid], scale.apply(qid, semantic), text, langs, settings)
+        scale = PhraseScale(settings, calibration)  # keyed by the phrase: the gate reads it
+        scale.remember(queries[qid], semantic, {"chapters": len(ids)})
+        calibrated = scale.apply(queries[qid], today)
+        fed = [f for f in fuse(queries[qid], scale.apply(queries[qid], semantic), text, langs,
+                               settings)
                if f.score >= settings.min_score]
         for name, ranked in (("fused today", today), ("fused, then calibrated", calibrated),
                              ("calibrated, then fused", fed)):
@@ -325,15 +435,20 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
         texts["summaries"] += d.get("summaries", [])
     embedder = embedder_from_settings(settings)
     vectors = np.vstack([np.asarray(embedder.embed_passages(v)) for v in texts.values() if v])
+    found = [words(t) for v in texts.values() for t in v]
     phrases = [(p[1], False) for p in ABSENT] + [(p[1], True) for p in PRESENT]
     queries = np.asarray(embedder.embed_queries([p for p, _ in phrases]))
+    reads_share = calibration.gate is not None and calibration.gate.share_slope is not None
     out: dict[str, Any] = {}
     for (phrase, present), q in zip(phrases, queries, strict=True):
-        cos = sorted((vectors @ q).tolist(), reverse=True)[: settings.top_n_paragraphs]
-        bg = calibration.background(cos, len(vectors))
-        best = max(calibration.scores(DEFAULT_SOURCE, cos, len(vectors)))
-        out[phrase] = {"absent": not present, "best_cosine": cos[0], "best": best,
-                       "gate": calibration.gate_of(bg),
+        sims = vectors @ q
+        top = np.argsort(-sims, kind="stable")[: settings.top_n_paragraphs]
+        cos = sims[top].tolist()
+        share = share_of(words(phrase), (found[j] for j in top)) if reads_share else None
+        bg = calibration.background(cos, len(vectors), share)
+        best = max(calibration.scores(DEFAULT_SOURCE, cos, len(vectors), share))
+        out[phrase] = {"absent": not present, "best_cosine": cos[0], "share": share,
+                       "best": best, "gate": calibration.gate_of(bg),
                        "returns_nothing": best < settings.min_score}
     return out
 
@@ -349,6 +464,12 @@ def main() -> None:
                         help="also measure through the engine on this Neo4j (WIPES it)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="with --uri, also measure this calibration file")
+    parser.add_argument("--gate-margin", type=float, default=0.0,
+                        help="move the zero-loss gate this much further along its logit (more "
+                        "lenient): for a loss the offline lists cannot show (the engine's "
+                        "fusion, measured with --uri)")
+    parser.add_argument("--cosine-gate", action="store_true",
+                        help="fit the gate on the best cosine alone (no lexical share)")
     parser.add_argument("--sample", action="store_true",
                         help="also score absent topics on the sample corpus (local e5 model)")
     args = parser.parse_args()
@@ -358,18 +479,33 @@ def main() -> None:
         folder = args.data / name
         labelled = labelled_set(folder / "corpus.jsonl", folder / "queries.jsonl",
                                 folder / "qrels" / f"{split}.tsv", folder / "embeddings",
-                                settings)
-        sets.append(Labelled(f"{name} ({split})", labelled.cosines, labelled.relevant,
-                             labelled.size))
+                                settings, shares=not args.cosine_gate)
+        sets.append(dataclasses.replace(labelled, name=f"{name} ({split})"))
         judged = read_qrels(folder / "qrels" / f"{split}.tsv")
         ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
         totals.append([len(judged[q]) for q in ids if q in judged])
     absent = absent_topics_of_xquad(args.data / "xquad-r", "dev", settings)
-    gate = fit_gate([best_hits(s) for s in sets], [best_hits(a) for a in absent])
-    calibration = fit(settings.embedder_model, {"default": sets}, gate=gate)
+    if args.cosine_gate:
+        absent = [dataclasses.replace(a, shares=None) for a in absent]
+    fitted = fit_gate([gate_features(s) for s in sets], [gate_features(a) for a in absent])
+    calibration = fit(settings.embedder_model, {"default": sets})
+    present_sweeps = [Sweep.of(s, calibration, t) for s, t in zip(sets, totals, strict=True)]
+    absent_sweeps = [Sweep.of(a, calibration, None) for a in absent]
+    gate, sweep = zero_loss_gate(fitted, present_sweeps, absent_sweeps, settings.min_score)
+    chosen = next(r for r in sweep if r["shift"] == round(gate.intercept - fitted.intercept, 2))
+    gate = gate.shifted(args.gate_margin)
+    calibration = dataclasses.replace(calibration, gate=gate)
+    print(f"gate fitted {fitted.to_dict()}; zero-loss shift {chosen['shift']:+.2f}, "
+          f"margin {args.gate_margin:+.2f}: "
+          f"{gate.to_dict()}, 0.5 at cosine {gate.midpoint_at(0.0):.3f} (no word shared) .. "
+          f"{gate.midpoint_at(1.0):.3f} (every word); absent silenced "
+          f"{chosen['silenced']:.1%}; index-scale nDCG@10 " + ", ".join(
+              f"{s.name} {s.index_ndcg():.4f}" for s in present_sweeps))
     results: dict[str, Any] = {"model": settings.embedder_model,
                                "top_n": settings.top_n_chapters,
-                               "calibration": calibration.to_dict()["sources"]}
+                               "calibration": calibration.to_dict()["sources"],
+                               "gate": {"fitted": fitted.to_dict(), "shipped": gate.to_dict(),
+                                        "margin": args.gate_margin, "sweep": sweep}}
     for labelled, total in zip(sets, totals, strict=True):
         results[labelled.name] = measure(labelled, calibration, settings, total)
         r = results[labelled.name]
@@ -383,7 +519,7 @@ def main() -> None:
               f"{r['best_cosine_only']['relevant_dropped']:.1%} relevant at cos "
               f"{r['best_cosine_only']['threshold_cosine']:.3f}")
     for data in (*sets, *absent):
-        results.setdefault("gate", {})[data.name] = rates = gate_rates(calibration, data)
+        results["gate"][data.name] = rates = gate_rates(calibration, data)
         print(f"gate on {data.name}: {rates['emptied']:.1%} of the phrases emptied, "
               f"median gate {rates['median_gate']:.3f}")
     common = max(results[s.name]["best_cosine_only"]["threshold_cosine"] for s in sets)
@@ -422,7 +558,8 @@ def main() -> None:
         results["sample_corpus"] = absent_topics(calibration, settings)
         for phrase, r in results["sample_corpus"].items():
             print(f"{'absent ' if r['absent'] else 'present'} {phrase!r}: best cosine "
-                  f"{r['best_cosine']:.3f}, gate {r['gate']:.3f}, best score {r['best']:.3f}; "
+                  f"{r['best_cosine']:.3f}, share {r['share']}, gate {r['gate']:.3f}, "
+                  f"best score {r['best']:.3f}; "
                   f"returns nothing: {r['returns_nothing']}")
         found = results["sample_corpus"].values()
         print(f"absent topics returning nothing: "

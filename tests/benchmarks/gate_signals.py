@@ -29,10 +29,12 @@ Signals (one number per phrase; higher = more likely the corpus holds something 
 - ``csls_ref``: the same with ``r_q`` read against the reference phrases (corpus-independent);
 - ``hub_best``: minus ``r_d`` of the best candidate (a hub's nearest neighbours are everyone);
 - ``other_language``: whether the best candidate is in another language than the phrase;
-- lexical shares, the words being lowercase ``\\w+`` tokens (``Lexicon``): ``lexical_best``
+- lexical shares, the words being lowercase ``\\w+`` tokens (``Lexicon``, through
+  ``calibration.words``): ``lexical_best``
   (IDF-weighted share of the phrase's words in its best candidate), ``lexical_any`` (the
   largest such share of any fragment), ``lexical_plain`` (the largest plain share of the
-  phrase's words of ``PLAIN_MIN`` letters or more in one fragment), ``lexical_plain_top`` and
+  phrase's words of ``SHARE_MIN_LETTERS`` letters or more in one fragment),
+  ``lexical_plain_top`` and
   ``lexical_plain_candidates`` (the same among the best ``K`` candidates, among all of them:
   what the search can read from the texts it already has), ``lexical_idf_candidates`` (IDF
   read among the candidates);
@@ -58,7 +60,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,9 +76,12 @@ from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
     Calibration,
+    Gate,
     background,
     evidence,
+    share_of,
     shipped,
+    words,
 )
 from thalabus_graph.cli.calibrate_cmd import read_qrels
 from thalabus_graph.settings import Settings
@@ -85,9 +89,6 @@ from thalabus_graph.settings import Settings
 FloatArray = npt.NDArray[np.float64]
 DEFAULT_DATA = Path("../shared/data")
 DEFAULT_OUT = Path(".thalabus/benchmarks/gate_signals.json")
-WORD = re.compile(r"\w+")
-PLAIN_MIN = 4
-"""Shortest word the plain lexical share counts (shorter ones are mostly function words)."""
 K = 10
 """Neighbours read by the margin, CSLS and hubness signals."""
 SHIFTS = np.round(np.arange(-6.0, 6.01, 0.1), 2)
@@ -167,14 +168,18 @@ class Reference:
 
 
 class Lexicon:
-    """Lowercase word tokens of a corpus's texts, for the lexical signals (a stand-in for the
-    engine's full-text search: no stemming, no stop words; rare words weigh by their IDF)."""
+    """Word tokens of a corpus's texts (``calibration.words``, the engine's tokeniser), for the
+    lexical signals: no stemming, no stop words; the IDF signals read every word, rare ones
+    weighing by their IDF, the plain shares the words of ``SHARE_MIN_LETTERS`` letters or
+    more (``calibration.share_of``, what the shipped gate reads)."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.postings: dict[str, list[int]] = defaultdict(list)
+        self.long: list[frozenset[str]] = []
         for row, text in enumerate(texts):
-            for word in set(WORD.findall(text.lower())):
+            for word in words(text, 1):
                 self.postings[word].append(row)
+            self.long.append(words(text))
         self.arrays = {w: np.asarray(r) for w, r in self.postings.items()}
 
     def coverage(self, phrase: str, subset: npt.NDArray[np.int_], size: int,
@@ -182,31 +187,29 @@ class Lexicon:
         """The IDF-weighted share of the phrase's words found in its best candidate (``top``:
         candidate rows, best first), the largest such share of any fragment of ``subset``
         (rows of the full corpus, ``size`` rows in all; IDF read in the subset, a word it lacks
-        weighs the most), and the largest plain share of the phrase's words of ``PLAIN_MIN``
+        weighs the most), and the largest plain share of the phrase's words of ``SHARE_MIN_LETTERS``
         letters or more (no IDF) among: any fragment of ``subset``, the best ``K`` candidates,
         every candidate."""
-        words = sorted(set(WORD.findall(phrase.lower())))
-        if not words:
+        every = sorted(words(phrase, 1))
+        if not every:
             return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         inside = np.zeros(size, dtype=bool)
         inside[subset] = True
         n = int(subset.size)
-        hits, plain = np.zeros(size), np.zeros(size)
-        total, in_best, long_words = 0.0, 0.0, 0
-        for word in words:
+        hits = np.zeros(size)
+        total, in_best = 0.0, 0.0
+        for word in every:
             rows = self.arrays.get(word, np.zeros(0, dtype=int))
             rows = rows[inside[rows]]
             idf = math.log(1 + (n - rows.size + 0.5) / (rows.size + 0.5))
             total += idf
             hits[rows] += idf
             in_best += idf * bool(np.isin(top[0], rows))
-            if len(word) >= PLAIN_MIN:
-                long_words += 1
-                plain[rows] += 1
-        words_in = max(long_words, 1)
+        long = words(phrase)
         return (in_best / total, float(hits[subset].max()) / total,
-                float(plain[subset].max()) / words_in, float(plain[top[:K]].max()) / words_in,
-                float(plain[top].max()) / words_in, self._candidate_idf(words, top))
+                share_of(long, (self.long[j] for j in subset)),
+                share_of(long, (self.long[j] for j in top[:K])),
+                share_of(long, (self.long[j] for j in top)), self._candidate_idf(every, top))
 
     def _candidate_idf(self, words: Sequence[str], top: npt.NDArray[np.int_]) -> float:
         """The largest IDF-weighted share of the phrase's words in one candidate, the IDF read
@@ -564,6 +567,12 @@ def _line(row: dict[str, Any] | None, sets: list[PhraseSet]) -> str:
     return "; ".join(parts)
 
 
+def _shipped(gate: Gate, phrase: Phrase) -> float:
+    """The shipped gate of a phrase: its best cosine and, when the gate reads it, its lexical
+    share among its candidates (``lexical_plain_candidates``, what the search reads)."""
+    return gate.probability(float(phrase.cos[0]), phrase.lexical_plain_candidates)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -588,10 +597,10 @@ def main() -> None:
         map_probabilities(calibration, s)
     ones = {s.name: outcome(s, np.ones(len(s.phrases)), settings.min_score) for s in sets}
     gate = calibration.gate
-    shipped_gate = {s.name: outcome(s, np.asarray([gate.probability(float(p.cos[0]))
-                                                   for p in s.phrases]), settings.min_score)
+    shipped_gate = {s.name: outcome(s, np.asarray([_shipped(gate, p) for p in s.phrases]),
+                                    settings.min_score)
                     for s in sets}
-    shipped_hard = {s.name: outcome(s, np.asarray([float(gate.probability(float(p.cos[0])) >= 0.5)
+    shipped_hard = {s.name: outcome(s, np.asarray([float(_shipped(gate, p) >= 0.5)
                                                    for p in s.phrases]), settings.min_score)
                     for s in sets}
     baseline = {s.name: no_gate_ndcg(s) for s in sets[:2]}

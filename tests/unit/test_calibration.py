@@ -184,6 +184,12 @@ def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -
     (emb / "corpus.ids.json").write_text(json.dumps([f"d{i}" for i in range(300)]))
     (emb / "queries.ids.json").write_text(json.dumps([f"q{i}" for i in range(30)]))
     (tmp_path / "qrels.tsv").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": f"d{i}", "title": "", "text": f"passage number {i}"}) + "\n"
+        for i in range(300)))
+    (tmp_path / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": f"q{i}", "text": f"question about passage {i}"}) + "\n"
+        for i in range(30)))
     out = tmp_path / "mine.json"
     args = ["calibrate", "--corpus", str(tmp_path / "corpus.jsonl"),
             "--queries", str(tmp_path / "queries.jsonl"),
@@ -201,6 +207,11 @@ def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -
     refitted, known = load_for("ignored", str(e5)), shipped("multilingual-e5-small")
     assert refitted is not None and known is not None
     assert refitted.gate == known.gate and refitted.sources == written.sources
+    # the shipped e5 gate reads the lexical share, so its drop rates need the texts
+    assert known.gate is not None and known.gate.share_slope is not None
+    (tmp_path / "corpus.jsonl").unlink()
+    assert main([*args[:-3], str(tmp_path / "e5b.json"), "--model",
+                 "multilingual-e5-small"]) == 2
 
 
 def test_the_calibrate_command_refuses_unmatched_sets(tmp_path: Path,

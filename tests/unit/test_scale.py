@@ -3,9 +3,11 @@ calibrated value, raw and calibrated values in the contributions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from thalabus_graph.calibration import Calibration, SourceMap
+from thalabus_graph.calibration import Calibration, Gate, SourceMap
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scale
 from thalabus_graph.settings import Settings
@@ -93,3 +95,57 @@ def test_without_a_calibration_nothing_changes_after_fusion() -> None:
     assert semantic_scale(off, "chapters", 0.05) is None
     assert semantic_scale(off.replace(score_factor_chapters=0.5), "chapters", 0.8) == 0.4
     assert semantic_scale(Settings(calibration_file=""), "chapters", 0.05) == 0.05
+
+
+GATED = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-135.4, 159.1, 12.3))
+
+
+def hits_with_texts(best: float, texts: list[str | None]) -> list[Fragment]:
+    """A phrase's candidates: the best at cosine ``best``, the rest a background below it."""
+    rng = np.random.default_rng(2)
+    cos = sorted((best - 0.08 + 0.015 * rng.standard_normal(len(texts) - 1)).tolist(),
+                 reverse=True)
+    return [Fragment(f"d{i}-c1", f"d{i}", text, (1 + c) / 2, "chapters", ("semantic:chapters",))
+            for i, (c, text) in enumerate(zip([best, *cos], texts, strict=True))]
+
+
+def test_the_gate_reads_the_share_of_the_phrase_words_in_the_candidates_texts() -> None:
+    phrase = "direct elections first place"
+    others: list[str | None] = ["unrelated words here"] * 59
+    sharing = hits_with_texts(0.80, ["when the first direct elections took place", *others])
+    foreign = hits_with_texts(0.80, ["a passage about something else entirely", *others])
+    for hits, kept in ((sharing, True), (foreign, False)):
+        scale = PhraseScale(Settings(), GATED)
+        scale.remember(phrase, hits, {"chapters": 5000})
+        assert scale.backgrounds[phrase].share == (1.0 if kept else 0.0)
+        out = scale.apply(phrase, hits)
+        assert bool(out) is kept
+        if kept:  # the gate is one factor per phrase: the order of its hits is kept
+            order = [f.fragmentid for f in hits if f.fragmentid in {g.fragmentid for g in out}]
+            assert [f.fragmentid for f in out] == order
+
+
+def test_candidates_without_texts_give_no_share_and_the_gate_reads_it_as_no_shared_word(
+        ) -> None:
+    phrase = "direct elections first place"
+    blind = hits_with_texts(0.80, [None] * 60)
+    scale = PhraseScale(Settings(), GATED)
+    scale.remember(phrase, blind, {"chapters": 5000})
+    bg = scale.backgrounds[phrase]
+    assert bg.share is None and bg.best is not None
+    assert GATED.gate_of(bg) == GATED.gate_of(replace(bg, share=0.0)) < 0.1
+    assert scale.apply(phrase, blind) == []
+    # a clear hit still passes the gate without any text
+    strong = hits_with_texts(0.90, [None] * 60)
+    scale.remember("other", strong, {"chapters": 5000})
+    assert scale.apply("other", strong)[0].fragmentid == "d0-c1"
+
+
+def test_a_cosine_only_gate_does_not_read_the_texts() -> None:
+    cosine_only = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-111.5, 133.7))
+    scale = PhraseScale(Settings(), cosine_only)
+    hits = hits_with_texts(0.85, ["direct elections first place"] * 60)
+    scale.remember("direct elections first place", hits, {"chapters": 5000})
+    assert scale.backgrounds["direct elections first place"].share is None
+    assert "word" not in str(scale.explain()["gate"])
+    assert "with no word shared" in str(PhraseScale(Settings(), GATED).explain()["gate"])

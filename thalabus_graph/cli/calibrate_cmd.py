@@ -5,7 +5,9 @@ judgments), embeds them with the configured embedder (or reads precomputed vecto
 each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
 ``thalabus_graph.calibration`` and writes the calibration file that
 ``THALABUS_CALIBRATION_FILE`` points at. The phrase gate (what the model gives a topic the
-corpus lacks) is the model's own: the file keeps the shipped one's. Needs no Neo4j.
+corpus lacks) is the model's own: the file keeps the shipped one's, and when that gate reads the
+lexical share of a phrase's words among its candidates, the corpus and query texts are read so
+the drop rates it reports are measured with it. Needs no Neo4j.
 """
 
 from __future__ import annotations
@@ -96,8 +98,10 @@ def _normalised(vectors: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | None,
-                 settings: Settings) -> Labelled:
-    """One labelled set's candidates, as the search of one source would return them."""
+                 settings: Settings, *, shares: bool = False) -> Labelled:
+    """One labelled set's candidates, as the search of one source would return them; with
+    ``shares`` also every query's lexical share among its candidates' texts (what the phrase
+    gate reads beside the best cosine)."""
     judged = read_qrels(qrels)
     if embeddings is not None:
         doc_ids, doc_vectors = _vectors(embeddings, "corpus")
@@ -108,8 +112,7 @@ def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | No
         embedder = embedder_from_settings(settings)
         docs = read_jsonl(corpus)
         doc_ids = [str(d["_id"]) for d in docs]
-        doc_vectors = np.asarray(embedder.embed_passages(
-            [f"{d.get('title', '')} {d.get('text', '')}".strip() for d in docs]))
+        doc_vectors = np.asarray(embedder.embed_passages([_passage(d) for d in docs]))
         asked = [q for q in read_jsonl(queries) if str(q["_id"]) in judged]
         query_ids = [str(q["_id"]) for q in asked]
         query_vectors = np.asarray(embedder.embed_queries([str(q["text"]) for q in asked]))
@@ -118,8 +121,21 @@ def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | No
     if not keep:
         raise ConfigurationError(f"no query of {queries} has a relevant document in {qrels}")
     relevant = [{row_of[d] for d in judged[query_ids[i]] if d in row_of} for i in keep]
+    phrases: list[str] | None = None
+    texts: list[str] | None = None
+    if shares:
+        by_id = {str(d["_id"]): d for d in read_jsonl(corpus)}
+        asked_text = {str(q["_id"]): str(q["text"]) for q in read_jsonl(queries)}
+        texts = [_passage(by_id[d]) if d in by_id else "" for d in doc_ids]
+        phrases = [asked_text.get(query_ids[i], "") for i in keep]
     return candidates(corpus.parent.name or str(corpus), _normalised(query_vectors[keep]),
-                      _normalised(doc_vectors), relevant, settings.top_n_chapters)
+                      _normalised(doc_vectors), relevant, settings.top_n_chapters,
+                      phrases=phrases, texts=texts)
+
+
+def _passage(doc: dict[str, Any]) -> str:
+    """The text a corpus line is embedded and searched as: its title and text."""
+    return f"{doc.get('title', '')} {doc.get('text', '')}".strip()
 
 
 def drop_rates(labelled: Labelled, calibration_scores: np.ndarray[Any, Any],
@@ -139,16 +155,21 @@ def handle(args: argparse.Namespace) -> int:
         raise ConfigurationError("give --corpus, --queries, --qrels (and --embeddings) "
                                  "once per labelled set")
     settings = Settings.from_env()
-    sets = [labelled_set(c, q, r, e, settings)
-            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
-                                  strict=True)]
     model = args.model or settings.embedder_model
     known = shipped(model)
+    # the drop rates are measured with the gate the file keeps: with its lexical share when
+    # it reads one (the texts of the corpus and the queries are read for it)
+    reads_share = bool(known and known.gate and known.gate.share_slope is not None)
+    sets = [labelled_set(c, q, r, e, settings, shares=reads_share)
+            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
+                                  strict=True)]
     calibration = fit(model, {"default": sets}, gate=known.gate if known else None)
     measured: dict[str, Any] = {}
     for labelled in sets:
-        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size)
-                                 for c in labelled.cosines])
+        shares = (list(labelled.shares) if labelled.shares is not None
+                  else [None] * len(labelled.cosines))
+        scores = np.concatenate([calibration.scores(DEFAULT_SOURCE, list(c), labelled.size, share)
+                                 for c, share in zip(labelled.cosines, shares, strict=True)])
         measured[labelled.name] = {
             "min_score": drop_rates(labelled, scores, settings.min_score),
             "min_reranking_score_doc": drop_rates(labelled, scores,
