@@ -10,7 +10,12 @@ SciFact / XQuAD-R texts and perturbed e5 vectors, skewed categories), on a Neo4j
 for the same corpus, which is then reused). Then:
 
 1. **Alone**: every query shape of the scale benchmark (``scale.shapes``) runs
-   ``--queries`` times in this process with nothing else running: p50 / p95 / p99 per shape.
+   ``--queries`` times in this process with nothing else running: p50 / p95 / p99 per shape,
+   before the load and again after it. The ratio is taken against the second: the writers
+   change the graph the queries run on (their documents, in an ontology of their own and
+   with paragraphs, make a phrase scoped to the scale ontology filter by it and search the
+   paragraphs' index too), so the same shape alone on the graph the load left is the
+   like-for-like baseline.
 2. **Under load**, for ``--duration`` seconds, every worker a spawned process with its own
    driver: ``--query-procs`` (16) send queries of every shape; ``--ingest-procs`` (2) ingest
    and keep re-ingesting documents of their own (2 to 4 chapters and their paragraphs, the
@@ -149,8 +154,10 @@ def run_load(args: argparse.Namespace, uri: str, rounds: dict[str, list[str]],
 
 
 def summarise(args: argparse.Namespace, baseline: dict[str, dict[str, Any]],
-              results: list[dict[str, Any]], flaky: FlakyScores) -> dict[str, Any]:
-    """Throughput, latencies under load against alone, errors by kind."""
+              results: list[dict[str, Any]], flaky: FlakyScores,
+              before: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Throughput, latencies under load against alone (``baseline``: on the graph the load
+    left; ``before``: on the graph before it, shown beside), errors by kind."""
     merged: dict[str, list[float]] = {}
     errors: dict[str, int] = {}
     examples: dict[str, str] = {}
@@ -168,7 +175,9 @@ def summarise(args: argparse.Namespace, baseline: dict[str, dict[str, Any]],
         under = latency(merged.get(shape, []))
         ratio = (round(under["p95_ms"] / base["p95_ms"], 2)
                  if under["p95_ms"] and base["p95_ms"] else None)
-        shapes_out.append({"shape": shape, "alone": base, "under_load": under,
+        shapes_out.append({"shape": shape, "alone": base,
+                           "alone_before_load": (before or {}).get(shape),
+                           "under_load": under,
                            "p95_ratio": ratio,
                            "within_ratio": ratio is not None and ratio <= args.p95_ratio})
     queries = sum(len(merged.get(s, [])) for s in baseline)
@@ -225,12 +234,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             say(f"ingesting {args.chapters} chapters ...")
             load(graph, synth, Truth(shape_list, plans, lookup, real), wanted, say)
-        say(f"alone: {args.queries} timed rounds (+{WARMUP_ROUNDS} warm-up) of "
-            f"{len(rounds)} shapes")
-        baseline = alone(graph, rounds)
+        say(f"alone, before the load: {args.queries} timed rounds (+{WARMUP_ROUNDS} warm-up) "
+            f"of {len(rounds)} shapes")
+        before = alone(graph, rounds)
         start = time.perf_counter()
         results = run_load(args, uri, rounds, lookup, scores.url, run_id)
         wall = time.perf_counter() - start
+        say("alone again, on the graph the load left ...")
+        baseline = alone(graph, rounds)
         say("checking every dataset and document ...")
         made = [d for r in results if r["role"] == "rerank" for d in r.get("datasets", [])]
         versions: dict[str, int] = {}
@@ -241,7 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         datasets = check_datasets(graph, made)
         documents = check_documents(graph, versions, uncertain)
         agent = graph.db.driver.get_server_info().agent
-    figures = summarise(args, baseline, results, flaky)
+    figures = summarise(args, baseline, results, flaky, before)
     reported = sum(d["child"]["failures"] for d in made if "child" in d)
     rerank_errors = sum(1 for d in made if d.get("rerank_failed"))
     return {
@@ -268,13 +279,13 @@ def print_report(result: dict[str, Any]) -> None:
           f"{result['processes']}")
     print(f"offered per second: {result['offered_per_s']}")
     print(f"throughput per second: {result['throughput_per_s']}")
-    print(f"{'shape':<14}{'alone p50/p95/p99 ms':>26}{'under load p50/p95/p99 ms':>32}"
-          f"{'n':>7}{'p95 x':>8}")
+    print(f"{'shape':<14}{'before p95':>11}{'alone p50/p95/p99 ms':>26}"
+          f"{'under load p50/p95/p99 ms':>32}{'n':>7}{'p95 x':>8}")
     for s in result["shapes"]:
-        a, u = s["alone"], s["under_load"]
-        print(f"{s['shape']:<14}{a['p50_ms']:>9} {a['p95_ms']:>7} {a['p99_ms']:>8}"
-              f"{u['p50_ms']!s:>12} {u['p95_ms']!s:>9} {u['p99_ms']!s:>9}{u['n']:>7}"
-              f"{s['p95_ratio']!s:>8}")
+        a, u, b = s["alone"], s["under_load"], s.get("alone_before_load") or {}
+        print(f"{s['shape']:<14}{b.get('p95_ms')!s:>11}{a['p50_ms']:>9} {a['p95_ms']:>7} "
+              f"{a['p99_ms']:>8}{u['p50_ms']!s:>12} {u['p95_ms']!s:>9} {u['p99_ms']!s:>9}"
+              f"{u['n']:>7}{s['p95_ratio']!s:>8}")
     for op, lat in result["operations"].items():
         print(f"{op:<14} n={lat['n']} p50={lat['p50_ms']} p95={lat['p95_ms']} "
               f"p99={lat['p99_ms']} ms")
