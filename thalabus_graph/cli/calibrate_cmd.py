@@ -103,6 +103,9 @@ def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | No
     ``shares`` also every query's lexical share among its candidates' texts (what the phrase
     gate reads beside the best cosine)."""
     judged = read_qrels(qrels)
+    # the texts, read once: to embed them, or for the shares (or both)
+    docs = read_jsonl(corpus) if embeddings is None or shares else []
+    all_asked = read_jsonl(queries) if embeddings is None or shares else []
     if embeddings is not None:
         doc_ids, doc_vectors = _vectors(embeddings, "corpus")
         query_ids, query_vectors = _vectors(embeddings, "queries")
@@ -110,10 +113,9 @@ def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | No
         from thalabus_graph.embeddings import embedder_from_settings
 
         embedder = embedder_from_settings(settings)
-        docs = read_jsonl(corpus)
         doc_ids = [str(d["_id"]) for d in docs]
         doc_vectors = np.asarray(embedder.embed_passages([_passage(d) for d in docs]))
-        asked = [q for q in read_jsonl(queries) if str(q["_id"]) in judged]
+        asked = [q for q in all_asked if str(q["_id"]) in judged]
         query_ids = [str(q["_id"]) for q in asked]
         query_vectors = np.asarray(embedder.embed_queries([str(q["text"]) for q in asked]))
     row_of = {d: i for i, d in enumerate(doc_ids)}
@@ -124,8 +126,8 @@ def labelled_set(corpus: Path, queries: Path, qrels: Path, embeddings: Path | No
     phrases: list[str] | None = None
     texts: list[str] | None = None
     if shares:
-        by_id = {str(d["_id"]): d for d in read_jsonl(corpus)}
-        asked_text = {str(q["_id"]): str(q["text"]) for q in read_jsonl(queries)}
+        by_id = {str(d["_id"]): d for d in docs}
+        asked_text = {str(q["_id"]): str(q["text"]) for q in all_asked}
         texts = [_passage(by_id[d]) if d in by_id else "" for d in doc_ids]
         phrases = [asked_text.get(query_ids[i], "") for i in keep]
     return candidates(corpus.parent.name or str(corpus), _normalised(query_vectors[keep]),
