@@ -22,7 +22,7 @@ phrase, so a text-only hit stays below the phrase's semantic hits on the calibra
 
 Without a calibration (an embedding model with none shipped and no ``CALIBRATION_FILE``)
 scores stay on the index scale: factor, cap and ``MIN_SCORE`` apply to the semantic hits
-before fusion, as ``semantic_scale`` says.
+before fusion, as ``semantic_scaler`` says.
 """
 
 from __future__ import annotations
@@ -146,16 +146,11 @@ def _cap(settings: Settings, source: str) -> float:
     return float(getattr(settings, f"score_cap_{source}", 1.0))
 
 
-def semantic_scale(settings: Settings, source: str, raw: float) -> float | None:
-    """A vector hit's score before fusion: the index scale when calibrating (factor, cap and
-    ``MIN_SCORE`` come after fusion, in ``PhraseScale.apply``), else factor, cap and
-    ``MIN_SCORE`` now (None: the hit drops)."""
-    return semantic_scaler(settings, source)(raw)
-
-
 def semantic_scaler(settings: Settings, source: str) -> Callable[[float], float | None]:
-    """``semantic_scale`` for every hit of one source: the settings are read once, not per
-    hit (a search returns hundreds)."""
+    """A vector hit's score before fusion, as a function of its raw score, for every hit of
+    one source (the settings read once, not per hit: a search returns hundreds): the index
+    scale when calibrating (factor, cap and ``MIN_SCORE`` come after fusion, in
+    ``PhraseScale.apply``), else factor, cap and ``MIN_SCORE`` now (None: the hit drops)."""
     if calibration_of(settings) is not None:
         return float
     factor, cap, floor = _factor(settings, source), _cap(settings, source), settings.min_score

@@ -9,7 +9,7 @@ import numpy as np
 
 from thalabus_graph.calibration import Calibration, Gate, SourceMap
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scale
+from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scaler
 from thalabus_graph.settings import Settings
 
 CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)})
@@ -92,9 +92,9 @@ def test_without_a_calibration_nothing_changes_after_fusion() -> None:
     scale.remember("p", hits, {"chapters": 5000})
     assert scale.apply("p", hits) == hits
     off = Settings(calibration_file="none")
-    assert semantic_scale(off, "chapters", 0.05) is None
-    assert semantic_scale(off.replace(score_factor_chapters=0.5), "chapters", 0.8) == 0.4
-    assert semantic_scale(Settings(calibration_file=""), "chapters", 0.05) == 0.05
+    assert semantic_scaler(off, "chapters")(0.05) is None
+    assert semantic_scaler(off.replace(score_factor_chapters=0.5), "chapters")(0.8) == 0.4
+    assert semantic_scaler(Settings(calibration_file=""), "chapters")(0.05) == 0.05
 
 
 GATED = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-135.4, 159.1, 12.3))

@@ -112,6 +112,15 @@ def mapped_errors(what: str) -> Iterator[None]:
                                f"(U+{ord(bad):04X}), which is not valid Unicode text") from exc
 
 
+def _this_threads_read() -> ManagedTransaction | None:
+    """The open transaction of a ``Database.one_read`` on this thread (None: none; a
+    prefetch thread never shares it)."""
+    open_read = _OPEN_READ.get()
+    if open_read is not None and open_read[1] == threading.get_ident():
+        return open_read[0]
+    return None
+
+
 class Database:
     """Runs named statements against one database of one driver.
 
@@ -216,27 +225,26 @@ class Database:
         """The records of the read ``text`` as the driver fetches them (``fetch_size`` at a
         time): in this thread's open ``one_read`` transaction when there is one, so a query's
         stream is one more statement of its transaction, else in a session of its own."""
-        open_read = _OPEN_READ.get()
-        if open_read is not None and open_read[1] == threading.get_ident():
+        tx = _this_threads_read()
+        if tx is not None:
             _time_left("stream")
-            yield open_read[0].run(text, params)
+            yield tx.run(text, params)
             return
         with self.session(default_access_mode=READ_ACCESS, fetch_size=fetch_size) as session:
             yield session.run(text, params)
 
     def in_one_read(self) -> bool:
         """Whether this thread's reads run in the open transaction of a ``one_read``."""
-        open_read = _OPEN_READ.get()
-        return open_read is not None and open_read[1] == threading.get_ident()
+        return _this_threads_read() is not None
 
     def _read(self, work: Callable[[ManagedTransaction], T], *, what: str) -> T:
         """Run ``work`` in the open read transaction of ``one_read`` when this thread holds
         one, else in its own (``read_tx``)."""
-        open_read = _OPEN_READ.get()
-        if open_read is not None and open_read[1] == threading.get_ident():
+        tx = _this_threads_read()
+        if tx is not None:
             _time_left(what)  # the transaction's timeout bounds the server; this, the client
             with mapped_errors(what):
-                return work(open_read[0])
+                return work(tx)
         return self.read_tx(work, what=what)
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, what: str = "read") -> T:

@@ -138,10 +138,6 @@ class SearchExecutor:
         plan reads it to list the steps the run will take)."""
         return set(self.fusion.ranges), set(self.fusion.unrestricted), set(self.fusion.fitted)
 
-    def query_vector(self, phrase: str) -> list[float]:
-        """The phrase's query embedding (``QueryVectors``)."""
-        return self.query_vectors(phrase)
-
     @property
     def embed_ms(self) -> float:
         """Milliseconds this evaluation spent embedding its phrases."""
