@@ -95,3 +95,43 @@ def test_a_query_leaves_no_cycle_of_its_own(corpus: Database, query: str) -> Non
         gc.garbage.clear()
         gc.enable()
     assert left == []
+
+
+def test_a_pure_filter_streams_inside_the_querys_one_session(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A pure filter's stream is one more statement of the query's open read transaction:
+    the query opens one session, not a second one for its stream."""
+    graph = _graph(corpus)
+    expected = {f.documentid for f in graph.stream("TAG=odd")}  # its own session, outside
+    sessions: list[dict[str, Any]] = []
+    real = Database.session
+
+    def spy(self: Database, **config: Any) -> Any:
+        sessions.append(config)
+        return real(self, **config)
+
+    monkeypatch.setattr(Database, "session", spy)
+    result = graph.query("TAG=odd", return_documents=False)
+    assert len(sessions) == 1
+    assert {f.documentid for f in result.fragments} == expected and expected
+
+
+def test_a_phrase_without_a_text_search_detects_no_language(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Language detection serves a phrase's text searches only: a phrase that runs none
+    (hybrid off) never asks for its language."""
+    from thalabus_graph.search.languages import TextLanguages
+
+    asked: list[str] = []
+    real = TextLanguages.choose
+
+    def spy(self: TextLanguages, text: str) -> Any:
+        asked.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(TextLanguages, "choose", spy)
+    _graph(corpus, **SEMANTIC_ONLY).query('"kitchen floor"', return_documents=False)
+    _graph(corpus, **SEMANTIC_ONLY).query('"kitchen floor" AND TAG=odd')
+    assert asked == []
+    _graph(corpus).query('"kitchen floor"', return_documents=False)  # fused: detected
+    assert asked
