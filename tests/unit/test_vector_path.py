@@ -59,3 +59,22 @@ def test_exact_when_the_filtered_set_is_no_larger_than_the_over_fetch() -> None:
         assert choice.path == "exact", (documents, choice.reason)
     choice = ex.choose_vector_path(CHAPTERS, 200, 21_000)  # 21,000 > over-fetch 19,048
     assert choice.path == "index" and choice.k == 19_048, choice.reason
+
+
+PARAGRAPHS = next(src for src in VECTOR_SOURCES if src.source == "paragraphs")
+
+
+def test_a_sparse_source_is_not_walked_to_from_every_document() -> None:
+    """Exact search reaches fragments from their documents: for a source only a few documents
+    have, a scope of 50,000 documents would be walked whole to find 240 paragraphs, where
+    the index asked for all 240 returns them with the scope checked on each."""
+    chooser = _Chooser(50_000)
+    chooser.scope = Scope(counts={"documents": 50_040, "chapters": 50_120, "paragraphs": 240,
+                                  "summaries": 0, "keywords": 0})
+    choice = chooser.choose_vector_path(PARAGRAPHS, 600, 50_000)
+    assert (choice.path, choice.k) == ("index", 240), choice.reason
+    small = chooser.choose_vector_path(PARAGRAPHS, 600, 30)  # 30 documents: walk them
+    assert small.path == "exact", small.reason
+    assert "documents walked" in small.reason
+    chapters = chooser.choose_vector_path(CHAPTERS, 200, 3_000)  # one chapter a document
+    assert chapters.path == "exact" and "documents walked" not in chapters.reason
