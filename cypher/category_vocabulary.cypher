@@ -23,6 +23,13 @@
 // has one seed value), not the exact count, which walked every seed document's categories
 // (112 ms for the nested shape at 200,000 chapters): the search over-fetches from it and
 // asks again when the estimate was too high.
+// Scoped to an ontology, a pattern of values is counted exactly from the cheapest side
+// ($way): the ontology's documents when they are no more than the values' documents
+// ('inside'); for one value, when fewer documents lie outside the ontology than have the
+// value, its degree less its documents in the other ontologies, walked from those ('outside':
+// 3 ms instead of 99 for a value of 25,000 documents in an ontology of 50,000 of 50,160; exact
+// when every document is IN_ONTOLOGY one ontology: the relationship count, from the count
+// store, equals the document count); else the values' documents ('walk').
 // The branch of a filter without seeds checks its guard in an UNWIND before its label scan
 // (MATCH (d:Document) WHERE <guard> scanned every document, then filtered; WITH p WHERE
 // <guard> was planned after the scan too).
@@ -67,15 +74,45 @@ CALL (sizes) {
   WITH CASE WHEN sizes.scope < sizes.documents THEN $ontologyid END AS ontologyid,
        CASE WHEN sizes.scope < sizes.documents THEN $datasetids END AS datasetids
   UNWIND range(0, size($patterns) - 1) AS i
-  WITH i, $patterns[i] AS p, ontologyid, datasetids
-  CALL (p, ontologyid, datasetids) {
+  WITH i, $patterns[i] AS p, ontologyid, datasetids, sizes,
+       sizes.documents = COUNT { ()-[:IN_ONTOLOGY]->() } AS owned
+  CALL (p) {
+    OPTIONAL MATCH (c:Category)
+    WHERE p.filter IS NULL AND c.name = p.name AND c.value IN coalesce(p.values, [])
+    RETURN sum(CASE WHEN c IS NULL THEN 0 ELSE COUNT { (c)<-[:HAS_CATEGORY]-() } END) AS degree
+  }
+  WITH i, p, ontologyid, datasetids,
+       CASE WHEN p.filter IS NOT NULL OR ontologyid IS NULL OR datasetids IS NOT NULL
+              THEN 'walk'
+            WHEN sizes.scope <= degree THEN 'inside'
+            WHEN owned AND size(p.values) = 1 AND sizes.documents - sizes.scope < degree
+              THEN 'outside'
+            ELSE 'walk' END AS way
+  CALL (p, ontologyid, datasetids, way) {
     MATCH (c:Category)
     WHERE p.filter IS NULL AND ontologyid IS NULL AND datasetids IS NULL
       AND coalesce(size(p.values), 0) = 1 AND c.name = p.name AND c.value = p.values[0]
     RETURN COUNT { (c)<-[:HAS_CATEGORY]-() } AS n
     UNION ALL
+    UNWIND CASE WHEN way = 'inside' THEN [true] ELSE [] END AS guard
+    MATCH (:Ontology {ontologyid: ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
+    WHERE EXISTS { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
+                   WHERE c.name = p.name AND c.value IN p.values }
+    RETURN count(d) AS n
+    UNION ALL
+    UNWIND CASE WHEN way = 'outside' THEN [true] ELSE [] END AS guard
+    MATCH (c:Category {name: p.name, value: p.values[0]})
+    CALL (c, ontologyid) {
+      MATCH (other:Ontology)
+      WHERE other.ontologyid <> ontologyid
+      MATCH (other)<-[:IN_ONTOLOGY]-(d:Document)
+      WHERE EXISTS { (d)-[:HAS_CATEGORY]->(c) }
+      RETURN count(d) AS elsewhere
+    }
+    RETURN COUNT { (c)<-[:HAS_CATEGORY]-() } - elsewhere AS n
+    UNION ALL
     MATCH (c:Category)
-    WHERE p.filter IS NULL
+    WHERE p.filter IS NULL AND way = 'walk'
       AND NOT (ontologyid IS NULL AND datasetids IS NULL AND coalesce(size(p.values), 0) = 1)
       AND c.name = p.name AND c.value IN coalesce(p.values, [])
     MATCH (d:Document)-[:HAS_CATEGORY]->(c)
