@@ -259,26 +259,27 @@ IQ_OR_JANE = FilterPattern("", (), conjunctions=(
 
 
 @pytest.mark.parametrize(("ontology", "pattern", "expected"), [
-    (None, IQ_ONLY, IQ),
-    ("asylum", IQ_ONLY, IQ & ASYLUM),
-    ("asylum", NOT_IQ, ASYLUM - IQ),
-    ("stories", IQ_OR_JANE, (IQ | JANE) & STORIES),
+    (None, IQ_ONLY, len(IQ)),
+    ("asylum", IQ_ONLY, len(IQ & ASYLUM)),
+    ("asylum", NOT_IQ, len(ASYLUM - IQ)),
+    # a filter with seeds, within an ontology too: its seed values' degrees (an upper bound)
+    ("stories", IQ_OR_JANE, len(IQ) + len(JANE)),
 ])
 def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
         graph: ThalabusGraph, ontology: str | None, pattern: CategoryPattern,
-        expected: frozenset[str]) -> None:
+        expected: int) -> None:
     """A pattern the vocabulary read did not count (``SearchExecutor.category_count`` without
     a preloaded count) is counted by the same statement, with no names or pairs, and gets the
     count the vocabulary read gives it: one copy of the counting rules."""
     ex = SearchExecutor(graph.db, graph.settings, graph.embedder, ontologyid=ontology)
-    assert ex.category_count(pattern) == len(expected)
+    assert ex.category_count(pattern) == expected
     (step,) = ex.steps
     assert step.cypher == "category_vocabulary" and "read" not in step.detail
     preloaded = SearchExecutor(graph.db, graph.settings, graph.embedder, ontologyid=ontology)
     _, reads = check_query(Runner(graph.db), Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
                            patterns=[pattern])
     preloaded.preload(reads.sizes, reads.counts)
-    assert preloaded.category_count(pattern) == len(expected)
+    assert preloaded.category_count(pattern) == expected
     assert preloaded.steps[0].detail["read"].startswith("with the query's vocabulary")
 
 

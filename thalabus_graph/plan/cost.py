@@ -105,12 +105,13 @@ class Scope:
         return restriction & self.ids
 
     def bounds_filter(self, category: CategoryPattern) -> bool:
-        """Whether the count of ``category`` is an upper bound, not exact: an unscoped filter
-        with seeds is counted as the sum of its seed values' documents (degree lookups); every
-        match has a seed value, and a search over-fetching from a too-high estimate asks
-        again."""
+        """Whether the count of ``category`` is an upper bound, not exact: a filter with seeds
+        and no parent datasets is counted as the sum of its seed values' documents (degree
+        lookups, whatever the ontology; ``restricted_documents`` caps it at the scope's size);
+        every match has a seed value, and a search over-fetching from a too-high estimate
+        asks again."""
         return (isinstance(category, FilterPattern) and category.seeds() is not None
-                and self.ontology_pattern() is None and self.dataset_pattern() is None)
+                and self.dataset_pattern() is None)
 
     def restricted_documents(self, restriction: Restriction | None,
                              category: CategoryPattern | None = None) -> int:
