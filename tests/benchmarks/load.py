@@ -82,11 +82,11 @@ SETUP_TIMEOUT = 900.0
 """Seconds the workers get to start and connect before the run is abandoned."""
 QUERY_RATE = 3.0
 """Queries per second the query processes offer together by default: a sustained load a
-2-core machine serves with every shape's p95 within 3x of alone (the run's throughput shows
-it kept up), not a saturation test. At 8 a second (with 1 ingest batch and 0.5 reranks) the
-same machine keeps 10 of 11 shapes within 3x: the fastest (a 6 ms filter) waits for the CPU
-behind the others' work (docs/operations.md). ``0`` sends back to back, where every latency
-is queueing for the CPU."""
+2-core machine serves (the run's throughput shows it kept up), not a saturation test; on a
+server that has served such a load before, every shape's p95 stays within 3x of alone there.
+At 8 a second (with 1 ingest batch and 0.5 reranks) the fastest shape (a 6 ms filter) waits
+for the CPU behind the others' work (docs/operations.md). ``0`` sends back to back, where
+every latency is queueing for the CPU."""
 INGEST_RATE = 0.3
 """Ingest batches (4 documents) per second offered by default."""
 RERANK_RATE = 0.2
