@@ -239,6 +239,7 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
               else selectivity)
     k = max(math.ceil(top_n * s.vector_overfetch_factor / max(within, 1e-9)),
             s.vector_min_k)
+    asked = min(k, total)  # an index holding fewer than k returns them all
     # Exact search reaches its fragments from the restricted documents, so it walks every
     # one of them even where few have a fragment of this source: a source that only some
     # documents have (paragraphs, summaries, questions) would be walked to from every
@@ -254,15 +255,15 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
         return PathChoice("exact", top_n, selectivity, estimated,
                           f"{what} <= exact_search_max_candidates "
                           f"{s.exact_search_max_candidates}")
-    if min(k, total) > s.index_max_k:
+    if asked > s.index_max_k:
         return PathChoice("exact", top_n, selectivity, estimated,
                           f"over-fetch {k} would exceed index_max_k {s.index_max_k}")
-    if walked <= min(k, total):  # the index would visit at least k nodes, exact these
+    if walked <= asked:  # the index would visit at least that many nodes, exact these
         return PathChoice("exact", top_n, selectivity, estimated,
-                          f"{what} <= the over-fetch {min(k, total)} the index would be "
+                          f"{what} <= the over-fetch {asked} the index would be "
                           "asked for")
     if in_index:
-        return PathChoice("in-index", min(k, total), selectivity, estimated,
+        return PathChoice("in-index", asked, selectivity, estimated,
                           f"estimated {round(estimated)} fragments: ontology "
                           f"{scope.ontologyid!r} filtered inside {src.filtered_index} "
                           f"(SEARCH), over-fetch max(top_n x {s.vector_overfetch_factor} "
@@ -274,7 +275,7 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
                    + (scope.in_index.why_not if not scope.in_index.available
                       else "the scope also has parent datasets"
                       if scope.dataset_pattern() is not None else "the scope is an id set"))
-    return PathChoice("index", min(k, total), selectivity, estimated,
+    return PathChoice("index", asked, selectivity, estimated,
                       f"estimated {round(estimated)} fragments: vector index with "
                       f"over-fetch max(top_n x {s.vector_overfetch_factor} / selectivity, "
                       f"{s.vector_min_k}){why_not}")
