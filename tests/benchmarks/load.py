@@ -1,7 +1,7 @@
 """Load: sustained mixed load from separate processes, what it costs, and what was kept.
 
 Run ``python -m tests.benchmarks.load [--chapters 50000] [--duration 300] [--json OUT]
-[--uri URI] [--keep]`` (about 10 minutes with the defaults on a fresh server: building the
+[--uri URI] [--keep]`` (about 15 minutes with the defaults on a fresh server: building the
 50,000-chapter graph, the baseline, 5 minutes of load, the checks).
 
 The graph is the scale benchmark's synthetic corpus (``tests.benchmarks.scale_corpus``: real
