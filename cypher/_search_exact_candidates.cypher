@@ -17,12 +17,14 @@ CALL () {
   WHERE $documentids IS NULL
   MATCH (d:Document)-[:HAS_CATEGORY]->(c)
   RETURN d
+{{#datasetids}}
   UNION
   MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
   WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
     AND ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
   MATCH (d:Document {documentid: m.documentid})
   RETURN d
+{{/datasetids}}
   UNION
   MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
   WHERE $documentids IS NULL AND ($name IS NULL OR $negated) AND $seeds IS NULL
@@ -37,12 +39,14 @@ CALL () {
 }
 WITH d
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
   AND CASE WHEN $name IS NULL OR ($documentids IS NULL AND NOT $negated) THEN true
            ELSE EXISTS { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                          WHERE c.name = $name AND c.value IN coalesce($values, []) } <> $negated

@@ -19,12 +19,14 @@ WITH node, score
 WHERE ($documentids IS NULL OR node.documentid IN $documentids)
   AND ($ontologyid IS NULL OR EXISTS {
         MATCH (node)-[:IN_CHAPTER*0..1]->()-[:IN_DOCUMENT]->(:Document)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (node)-[:IN_CHAPTER*0..1]->()-[:IN_DOCUMENT]->(:Document)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: node.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
   AND CASE WHEN $name IS NULL THEN true
            ELSE EXISTS {
              MATCH (node)-[:IN_CHAPTER*0..1]->()-[:IN_DOCUMENT]->(:Document)-[:HAS_CATEGORY]->(c:Category)

@@ -56,6 +56,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
+{{#datasetids}}
   CALL (o) {
     MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
     WHERE ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
@@ -64,10 +65,14 @@ CALL () {
     WHERE $ontologyid IS NULL OR (o IS NOT NULL AND EXISTS { (d)-[:IN_ONTOLOGY]->(o) })
     RETURN count(d) AS in_datasets
   }
+{{/datasetids}}
   RETURN {documents: COUNT { (:Document) }, chapters: COUNT { (:Chapter) },
           paragraphs: COUNT { (:Paragraph) }, summaries: COUNT { (:Summary) },
           questions: COUNT { (:Question) }, keywords: COUNT { (:Keyword) },
-          scope: CASE WHEN $datasetids IS NOT NULL THEN in_datasets
+          scope: CASE
+{{#datasetids}}
+                      WHEN $datasetids IS NOT NULL THEN in_datasets
+{{/datasetids}}
                       WHEN $ontologyid IS NULL THEN COUNT { (:Document) }
                       WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END} AS sizes
 }
@@ -118,12 +123,14 @@ CALL (sizes) {
       AND c.name = p.name AND c.value IN coalesce(p.values, [])
     MATCH (d:Document)-[:HAS_CATEGORY]->(c)
     WHERE (ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: ontologyid}) })
+{{#datasetids}}
       AND (datasetids IS NULL OR EXISTS {
             MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
             WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) }
           OR EXISTS {
             MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
             WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
     RETURN count(DISTINCT d) AS n
     UNION ALL
     UNWIND CASE WHEN p.filter IS NOT NULL AND datasetids IS NULL
@@ -145,12 +152,14 @@ CALL (sizes) {
     }
     WITH p, d, ontologyid, datasetids
     WHERE (ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: ontologyid}) })
+{{#datasetids}}
       AND (datasetids IS NULL OR EXISTS {
             MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
             WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) }
           OR EXISTS {
             MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
             WHERE ds.datasetid IN datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
     WITH p, d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                          RETURN c.name + '\u001f' + c.value } AS keys
     WHERE any(conj IN coalesce(p.filter, []) WHERE all(lit IN conj WHERE

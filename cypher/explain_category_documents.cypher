@@ -9,10 +9,12 @@ MATCH (c:Category)
 WHERE c.name = pair[0] AND c.value = pair[1]
 MATCH (d:Document)-[:HAS_CATEGORY]->(c)
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
 RETURN pair[0] AS name, pair[1] AS value, collect(DISTINCT d.documentid) AS documentids

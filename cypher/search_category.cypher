@@ -7,10 +7,12 @@ MATCH (c:Category)
 WHERE c.name = $name AND c.value IN $values
 MATCH (d:Document)-[:HAS_CATEGORY]->(c)
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
 RETURN collect(DISTINCT d.documentid) AS documentids

@@ -29,12 +29,14 @@ CALL () {
 }
 WITH d
 WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (d)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: d.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
 WITH d, COLLECT { MATCH (d)-[:HAS_CATEGORY]->(c:Category)
                   RETURN c.name + '\u001f' + c.value } AS keys
 WHERE any(conj IN $filter WHERE all(lit IN conj WHERE

@@ -4,6 +4,7 @@
 // the scope must be checked as a pattern, and the selectivity it gives, cost one call; no
 // document id is returned.
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
+{{#datasetids}}
 CALL (o) {
   MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
   WHERE ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
@@ -12,12 +13,16 @@ CALL (o) {
   WHERE $ontologyid IS NULL OR (o IS NOT NULL AND EXISTS { (d)-[:IN_ONTOLOGY]->(o) })
   RETURN count(d) AS in_datasets
 }
+{{/datasetids}}
 RETURN COUNT { (:Document) } AS documents,
        COUNT { (:Chapter) } AS chapters,
        COUNT { (:Paragraph) } AS paragraphs,
        COUNT { (:Summary) } AS summaries,
        COUNT { (:Question) } AS questions,
        COUNT { (:Keyword) } AS keywords,
-       CASE WHEN $datasetids IS NOT NULL THEN in_datasets
+       CASE
+{{#datasetids}}
+            WHEN $datasetids IS NOT NULL THEN in_datasets
+{{/datasetids}}
             WHEN $ontologyid IS NULL THEN COUNT { (:Document) }
             WHEN o IS NULL THEN 0 ELSE COUNT { (o)<-[:IN_ONTOLOGY]-() } END AS scope

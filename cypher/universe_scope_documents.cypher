@@ -3,11 +3,13 @@
 // $datasetids (or null: no dataset scope), a visible member of one of those parent datasets
 // or have a fragment that is. The datasets' members are expanded once, in the server.
 CALL () {
+{{#datasetids}}
   MATCH (ds:Dataset)-[a:AGGREGATES]->(m)
   WHERE ds.datasetid IN coalesce($datasetids, []) AND NOT coalesce(a.hidden, false)
   MATCH (d:Document {documentid: m.documentid})
   RETURN d
   UNION
+{{/datasetids}}
   MATCH (:Ontology {ontologyid: $ontologyid})<-[:IN_ONTOLOGY]-(d:Document)
   WHERE $datasetids IS NULL
   RETURN d

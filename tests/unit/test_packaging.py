@@ -233,8 +233,8 @@ def test_every_part_is_included_and_every_include_resolves() -> None:
     assert "AND ($filter IS NULL OR EXISTS {" in text and "END AS details" in text
 
 
-def _loaded(name: str) -> str:
-    return cypher_library.load(name)
+def _loaded(name: str, params: dict[str, object] | None = None) -> str:
+    return cypher_library.load(name, params)
 
 
 def test_an_unknown_or_nested_part_is_a_clear_error(tmp_path: Path,
@@ -244,7 +244,7 @@ def test_an_unknown_or_nested_part_is_a_clear_error(tmp_path: Path,
     (tmp_path / "_outer.cypher").write_text("// a part\n{{> inner}}\n", encoding="utf-8")
     (tmp_path / "_inner.cypher").write_text("RETURN n\n", encoding="utf-8")
     monkeypatch.setenv("THALABUS_CYPHER_DIR", str(tmp_path))
-    cypher_library.load.cache_clear()
+    cypher_library.cache_clear()
     try:
         assert cypher_library.available() == ["s", "t"]
         assert cypher_library.parts() == ["inner", "outer"]
@@ -253,4 +253,48 @@ def test_an_unknown_or_nested_part_is_a_clear_error(tmp_path: Path,
         with pytest.raises(ConfigurationError, match="one level deep"):
             _loaded("t")
     finally:
-        cypher_library.load.cache_clear()
+        cypher_library.cache_clear()
+
+
+def test_a_section_is_kept_only_when_its_parameter_is_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "s.cypher").write_text(
+        "MATCH (n)\nWHERE n.a = 1\n{{#ids}}\n  AND n.id IN $ids\n{{/ids}}\n"
+        "{{> tail}}\n", encoding="utf-8")
+    (tmp_path / "_tail.cypher").write_text(
+        "{{#limit}}\nWITH n LIMIT $limit\n{{/limit}}\nRETURN n\n", encoding="utf-8")
+    (tmp_path / "open.cypher").write_text("MATCH (n)\n{{#ids}}\nRETURN n\n", encoding="utf-8")
+    (tmp_path / "nested.cypher").write_text(
+        "MATCH (n)\n{{#a}}\n{{#b}}\n{{/b}}\n{{/a}}\nRETURN n\n", encoding="utf-8")
+    (tmp_path / "stray.cypher").write_text("MATCH (n)\n{{/a}}\nRETURN n\n", encoding="utf-8")
+    monkeypatch.setenv("THALABUS_CYPHER_DIR", str(tmp_path))
+    cypher_library.cache_clear()
+    try:
+        assert cypher_library.sections("s") == {"ids", "limit"}
+        whole = _loaded("s")
+        assert "{{" not in whole and "n.id IN $ids" in whole and "LIMIT $limit" in whole
+        assert _loaded("s", {"ids": ["x"], "limit": 3}) == whole
+        bare = _loaded("s", {"ids": None})
+        assert bare == "MATCH (n)\nWHERE n.a = 1\nRETURN n"
+        assert _loaded("s", {"limit": 3}) == (
+            "MATCH (n)\nWHERE n.a = 1\nWITH n LIMIT $limit\nRETURN n")
+        for name, message in (("open", "not closed"), ("nested", "do not nest"),
+                              ("stray", "closed without opening")):
+            with pytest.raises(ConfigurationError, match=message):
+                _loaded(name, {})
+    finally:
+        cypher_library.cache_clear()
+
+
+def test_a_search_without_parent_datasets_never_names_the_dataset_label() -> None:
+    """Neo4j replans a statement when the counts of a label it names change a lot; datasets
+    appear by the dozen on a fresh graph, so a statement of a search without parent datasets
+    must not name them (each replan of a search statement costs 100 to 500 ms of CPU)."""
+    scoped = [name for name in cypher_library.available()
+              if ":Dataset" in _loaded(name) and "$datasetids" in _loaded(name)]
+    assert {"search_vector", "search_vector_exact", "search_fulltext", "category_vocabulary",
+            "search_filter_documents", "search_scope_sizes"} <= set(scoped)
+    for name in scoped:
+        assert "datasetids" in cypher_library.sections(name), name
+        assert ":Dataset" not in _loaded(name, {"datasetids": None}), name
+        assert ":Dataset" in _loaded(name, {"datasetids": ["d"]}), name

@@ -3,7 +3,10 @@
 A statement file holds one statement; ``load("search_vector")`` returns its text. A line
 ``{{> name}}`` in a statement is replaced by the part ``_name.cypher`` (a piece several statements
 share, such as the restriction every search checks; parts include nothing themselves and are
-not statements of their own). The files ship
+not statements of their own). Lines between ``{{#name}}`` and ``{{/name}}`` are a section, kept
+only when the statement runs with parameter ``$name`` given (not null): a statement mentions a
+label only when the call needs it, so Neo4j never plans (nor replans, as that label's counts
+change) a search without parent datasets around the ``Dataset`` nodes. The files ship
 inside the package as ``thalabus_graph._cypher`` (the repository's top-level ``cypher/``, mapped
 at build time), read with ``importlib.resources`` so a wheel works anywhere;
 ``THALABUS_CYPHER_DIR`` overrides the folder. Migrations are found the same way.
@@ -13,10 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 from thalabus_graph.errors import ConfigurationError
 
@@ -25,6 +30,8 @@ MIGRATIONS_PACKAGE = "thalabus_graph._migrations"
 PART_PREFIX = "_"
 INCLUDE = re.compile(r"^\s*\{\{>\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
 """A line including a part: ``{{> search_restriction}}`` reads ``_search_restriction.cypher``."""
+SECTION = re.compile(r"^\s*\{\{([#/])\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
+"""A line opening (``{{#datasetids}}``) or closing (``{{/datasetids}}``) a section."""
 
 
 def _package_folder(package: str) -> Traversable:
@@ -48,11 +55,54 @@ def migrations_dir() -> Traversable:
     return Path(override) if override else _package_folder(MIGRATIONS_PACKAGE)
 
 
-@cache
-def load(name: str) -> str:
+def load(name: str, params: Mapping[str, Any] | None = None) -> str:
     """The text of ``cypher/<name>.cypher`` without comment lines, its ``{{> part}}`` lines
-    replaced by the parts; cached after first read."""
-    lines = []
+    replaced by the parts and, for a call with ``params``, the sections of the parameters
+    that are missing or null left out (without ``params`` every section is kept: the
+    statement as a whole, to read or explain); cached after first read."""
+    if params is None:
+        return _text(name, frozenset())
+    return _text(name, frozenset(s for s in sections(name) if params.get(s) is None))
+
+
+@cache
+def sections(name: str) -> frozenset[str]:
+    """The parameters statement ``name`` has sections for."""
+    return frozenset(m.group(2) for m in map(SECTION.match, _expanded(name))
+                     if m is not None)
+
+
+@cache
+def _text(name: str, dropped: frozenset[str]) -> str:
+    """The statement with the sections of ``dropped`` left out, the others' markers removed."""
+    lines: list[str] = []
+    inside: str | None = None
+    for line in _expanded(name):
+        match = SECTION.match(line)
+        if match is None:
+            if inside is None or inside not in dropped:
+                lines.append(line)
+            continue
+        opens, section = match.group(1) == "#", match.group(2)
+        if opens == (inside is not None) or (not opens and section != inside):
+            raise ConfigurationError(
+                f"Cypher statement {name!r}: section {section!r} "
+                f"{'opened inside ' + repr(inside) if opens else 'closed without opening'}; "
+                "sections do not nest")
+        inside = section if opens else None
+    if inside is not None:
+        raise ConfigurationError(f"Cypher statement {name!r}: section {inside!r} is not closed")
+    text = "\n".join(lines).strip().rstrip(";").strip()
+    if not text:
+        raise ConfigurationError(f"Cypher statement {name!r} is empty")
+    return text
+
+
+@cache
+def _expanded(name: str) -> tuple[str, ...]:
+    """The statement's lines without comments, its ``{{> part}}`` lines replaced by the
+    parts."""
+    lines: list[str] = []
     for line in _lines(name):
         match = INCLUDE.match(line)
         if match is None:
@@ -63,10 +113,13 @@ def load(name: str) -> str:
             raise ConfigurationError(f"Cypher part {match.group(1)!r} includes another part; "
                                      "parts are included one level deep")
         lines += part
-    text = "\n".join(lines).strip().rstrip(";").strip()
-    if not text:
-        raise ConfigurationError(f"Cypher statement {name!r} is empty")
-    return text
+    return tuple(lines)
+
+
+def cache_clear() -> None:
+    """Forget every statement read, for a folder that changed (``THALABUS_CYPHER_DIR``)."""
+    for cached in (sections, _text, _expanded):
+        cached.cache_clear()
 
 
 def _lines(name: str) -> list[str]:

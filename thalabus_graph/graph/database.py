@@ -191,13 +191,13 @@ class Database:
         """``read`` for a statement returning plain values only (strings, numbers, lists and
         maps of them; no node): records skip the driver's recursive ``data()``, which costs
         milliseconds on long lists and maps (~10 ms on 200 rows with document details)."""
-        text = cypher_library.load(name)
+        text = cypher_library.load(name, params)
         return self._read(lambda tx: plain_records(tx.run(text, params)), what=name)
 
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""
         def work(tx: ManagedTransaction) -> tuple[list[Record], int]:
-            result = tx.run("PROFILE " + cypher_library.load(name), params)
+            result = tx.run("PROFILE " + cypher_library.load(name, params), params)
             rows = [record.data() for record in result]
             return rows, _db_hits(result.consume().profile)
 
@@ -269,7 +269,7 @@ class Database:
 
 def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
-    result = tx.run(cypher_library.load(name), params)
+    result = tx.run(cypher_library.load(name, params), params)
     return [record.data() for record in result]
 
 

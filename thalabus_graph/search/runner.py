@@ -91,7 +91,7 @@ class Runner:
         fetches them (in batches of its fetch size), so a result of any length is never held
         as a list; ``step`` gets the statement, rows and time (including the consumer's)."""
         step.cypher = name
-        text = cypher_library.load(name)
+        text = cypher_library.load(name, params)
         start = time.perf_counter()
         try:
             with mapped_errors(name), self.db.streamed(
