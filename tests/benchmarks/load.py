@@ -53,6 +53,7 @@ import numpy as np
 
 from tests.benchmarks.load_checks import check_datasets, check_documents
 from tests.benchmarks.load_workers import (
+    SLOW_MS,
     FlakyScores,
     LookupEmbedder,
     WorkerSpec,
@@ -121,8 +122,10 @@ def per_process(rate: float, procs: int) -> float:
 
 
 def run_load(args: argparse.Namespace, uri: str, rounds: dict[str, list[str]],
-             lookup: dict[str, Any], score_url: str, run_id: str) -> list[dict[str, Any]]:
-    """Start every worker, release them together, collect their results."""
+             lookup: dict[str, Any], score_url: str, run_id: str
+             ) -> tuple[list[dict[str, Any]], float]:
+    """Start every worker, release them together, collect their results; with the
+    wall-clock instant the load started."""
     ctx = multiprocessing.get_context("spawn")
     semantic = {s.name: rounds[s.name] for s in shapes() if s.kind == "semantic"}
     specs = (
@@ -150,17 +153,34 @@ def run_load(args: argparse.Namespace, uri: str, rounds: dict[str, list[str]],
         say("a worker failed before the start; collecting what the workers report")
     else:
         say(f"load running for {args.duration:.0f} s ...")
+    started = time.time()
     results = [out.get(timeout=SETUP_TIMEOUT + args.duration) for _ in procs]
     for p in procs:
         p.join(timeout=60)
-    return results
+    return results, started
+
+
+def slow_operations(results: list[dict[str, Any]], started: float) -> dict[str, Any]:
+    """The operations of ``SLOW_MS`` or more, each at the second of the load it was due, and
+    how many fell in each 10-second window: clustered, they are a moment of the load (a
+    replan, a flush); spread, a steady cost."""
+    slow = sorted((round(at - started, 1), op, ms) for r in results
+                  for at, op, ms in r.get("slow", []))
+    windows: dict[int, int] = {}
+    for at, _, _ in slow:
+        window = int(at // 10 * 10)
+        windows[window] = windows.get(window, 0) + 1
+    return {"threshold_ms": SLOW_MS, "count": len(slow), "per_10_s_window": windows,
+            "operations": [{"at_s": at, "op": op, "ms": ms} for at, op, ms in slow]}
 
 
 def summarise(args: argparse.Namespace, baseline: dict[str, dict[str, Any]],
               results: list[dict[str, Any]], flaky: FlakyScores,
-              before: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+              before: dict[str, dict[str, Any]] | None = None,
+              started: float = 0.0) -> dict[str, Any]:
     """Throughput, latencies under load against alone (``baseline``: on the graph the load
-    left; ``before``: on the graph before it, shown beside), errors by kind."""
+    left; ``before``: on the graph before it, shown beside), errors by kind, the slow
+    operations by when they were due (``started``: the load's wall-clock start)."""
     merged: dict[str, list[float]] = {}
     errors: dict[str, int] = {}
     examples: dict[str, str] = {}
@@ -194,6 +214,7 @@ def summarise(args: argparse.Namespace, baseline: dict[str, dict[str, Any]],
                        for op in ("ingest", "create_dataset", "rerank")},
         "errors": dict(sorted(errors.items())), "error_examples": examples,
         "score_server": {"requests": flaky.requests, "failed": flaky.failed},
+        "slow": slow_operations(results, started),
     }
 
 
@@ -241,7 +262,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"of {len(rounds)} shapes")
         before = alone(graph, rounds)
         start = time.perf_counter()
-        results = run_load(args, uri, rounds, lookup, scores.url, run_id)
+        results, started = run_load(args, uri, rounds, lookup, scores.url, run_id)
         wall = time.perf_counter() - start
         say("alone again, on the graph the load left ...")
         baseline = alone(graph, rounds)
@@ -255,7 +276,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         datasets = check_datasets(graph, made)
         documents = check_documents(graph, versions, uncertain)
         agent = graph.db.driver.get_server_info().agent
-    figures = summarise(args, baseline, results, flaky, before)
+    figures = summarise(args, baseline, results, flaky, before, started)
     reported = sum(d["child"]["failures"] for d in made if "child" in d)
     rerank_errors = sum(1 for d in made if d.get("rerank_failed"))
     return {
@@ -292,6 +313,9 @@ def print_report(result: dict[str, Any]) -> None:
     for op, lat in result["operations"].items():
         print(f"{op:<14} n={lat['n']} p50={lat['p50_ms']} p95={lat['p95_ms']} "
               f"p99={lat['p99_ms']} ms")
+    slow = result["slow"]
+    print(f"operations of {slow['threshold_ms']:.0f} ms or more: {slow['count']}; by 10-s "
+          f"window of the load: {slow['per_10_s_window'] or 'none'}")
     print(f"errors by kind: {result['errors'] or 'none'}")
     for kind, example in result["error_examples"].items():
         print(f"  {kind}: {example.splitlines()[-1][:200]}")

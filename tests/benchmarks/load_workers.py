@@ -55,11 +55,18 @@ def error_kind(exc: BaseException) -> str:
     return type(exc).__name__ + (f" {code.group(0)}" if code else "")
 
 
+SLOW_MS = 500.0
+"""An operation at least this slow is also listed with the wall-clock instant it was due, so
+the report shows whether the slow ones cluster (a moment of the load) or spread."""
+
+
 class Recorder:
     """Latencies per operation and errors per kind, with one example message per kind."""
 
     def __init__(self) -> None:
         self.millis: dict[str, list[float]] = {}
+        self.slow: list[tuple[float, str, float]] = []
+        """(wall-clock instant due, operation, ms) of each operation of ``SLOW_MS`` or more."""
         self.errors: dict[str, int] = {}
         self.examples: dict[str, str] = {}
 
@@ -76,13 +83,16 @@ class Recorder:
             self.examples.setdefault(kind, "".join(
                 traceback.format_exception_only(type(exc), exc)).strip()[:500])
             return None
-        self.millis.setdefault(op, []).append((time.perf_counter() - start) * 1000)
+        ms = (time.perf_counter() - start) * 1000
+        self.millis.setdefault(op, []).append(ms)
+        if ms >= SLOW_MS:
+            self.slow.append((time.time() - ms / 1000, op, round(ms, 1)))
         return out
 
     def result(self, **extra: Any) -> dict[str, Any]:
         """What the worker sends back."""
         return {"millis": self.millis, "errors": self.errors, "examples": self.examples,
-                **extra}
+                "slow": self.slow, **extra}
 
 
 class LookupEmbedder:
