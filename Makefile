@@ -1,13 +1,16 @@
 # thalabus-graph: `make demo`, `make test`, `make bench`. Each target sets up what it needs.
-# `make test-2026` runs the integration suite on the 2026.x line (JDK 21+), `make wheel-check`
-# builds the wheel and drives it from a fresh venv outside the checkout; `.ci/run` runs all three.
+# `make test` runs on the Neo4j a start gets by default (2026.x with a JDK 21+, else 5.26 LTS);
+# `make test-lts` and `make test-2026` run the integration suite on one line, `make wheel-check`
+# builds the wheel and drives it from a fresh venv outside the checkout; `.ci/run` runs
+# make test, make test-lts and make wheel-check.
 PYTHON ?= python3
 NEO4J_2026 ?= 2026.09.0
+NEO4J_LTS ?= 5.26.31
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-2026 wheel-check lint unit bench clean
+.PHONY: demo test test-lts test-2026 wheel-check lint unit bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +28,12 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(PY) -m pytest -q
 
-# The integration suite on the newest 2026.x release the launcher runs (the line Aura runs);
-# always on a launcher server of that version, whatever NEO4J_URI says.
+# The integration suite on one Neo4j line, always on a launcher server of that version,
+# whatever NEO4J_URI says: the 5.26 LTS (Java 17+) and the newest 2026.x release the launcher
+# runs (JDK 21+, the line Aura runs).
+test-lts: $(STAMP)
+	env -u NEO4J_URI THALABUS_NEO4J_VERSION=$(NEO4J_LTS) $(PY) -m pytest -q tests/integration
+
 test-2026: $(STAMP)
 	env -u NEO4J_URI THALABUS_NEO4J_VERSION=$(NEO4J_2026) $(PY) -m pytest -q tests/integration
 

@@ -4,7 +4,8 @@ Order: ``$NEO4J_URI`` if set (with ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J
 as for the CLI); else a testcontainers Neo4j (``neo4j:5.26``, auth off) when a Docker engine
 answers a ping and ``$THALABUS_NEO4J_VERSION`` is unset; else the project's local launcher
 (``thalabus-graph neo4j``) on a temporary data dir, version ``$THALABUS_NEO4J_VERSION`` or
-5.26.31, stopped at session end (``make test-2026`` sets the version to run the 2026.x line).
+the launcher's default for a new store (2026.x with a JDK 21+, else 5.26 LTS), stopped at
+session end (``make test-lts`` and ``make test-2026`` set the version to run one line).
 Tests that need Neo4j are marked ``@pytest.mark.integration``.
 
 The tests delete data and drop indexes, so they never touch a database they did not create:

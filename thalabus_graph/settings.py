@@ -282,8 +282,10 @@ class Settings:
     averaged and normalised again."""
 
     # --- neo4j ------------------------------------------------------------------------
-    neo4j_version: str = "5.26.31"
-    """Neo4j version the local launcher runs (5.26 LTS on Java 17; 2026.x needs Java 21+)."""
+    neo4j_version: str = ""
+    """Neo4j version the local launcher runs; empty: the version that last ran the data dir's
+    store, else for a new store 2026.09.0 when a JDK 21+ is found (faster vector search), else
+    5.26.31 LTS (Java 17)."""
     write_batch_size: int = 10000
     """Ingestion: documents + fragments per write transaction. A vector search visits every
     Lucene segment of its index, and each commit leaves new segments in the indexes it wrote;

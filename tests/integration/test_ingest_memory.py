@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.corpora import with_vectors
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.graph.launcher import DEFAULT_VERSION, LocalNeo4j
+from thalabus_graph.graph.launcher import LTS_VERSION, LocalNeo4j
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ DOCUMENTS = 1200
 @pytest.fixture(scope="module")
 def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The Bolt URI of a 5.26 server whose transactions together may use 24 MiB."""
-    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("txmem"),
+    local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path_factory.mktemp("txmem"),
                        transaction_memory="24m", exit_with_parent=True)
     uri = local.start()
     try:

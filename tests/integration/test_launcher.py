@@ -20,7 +20,7 @@ from neo4j import Driver, GraphDatabase
 from thalabus_graph.cli import main as cli_main
 from thalabus_graph.errors import LauncherError
 from thalabus_graph.graph.launcher import (
-    DEFAULT_VERSION,
+    LTS_VERSION,
     LocalNeo4j,
     find_java,
     process_alive,
@@ -72,7 +72,7 @@ def _check_vector_index(driver: Driver) -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
     """A 5.26 server for the read-only checks of this module."""
     local = LocalNeo4j(
-        version=DEFAULT_VERSION, data_dir=tmp_path_factory.mktemp("launcher"),
+        version=LTS_VERSION, data_dir=tmp_path_factory.mktemp("launcher"),
         exit_with_parent=True,
     )
     local.start()
@@ -85,7 +85,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
 def test_status_reports_running_server(server: LocalNeo4j) -> None:
     state = server.status()
     assert state.running and state.answering
-    assert state.version == DEFAULT_VERSION
+    assert state.version == LTS_VERSION
     assert state.uri == f"bolt://127.0.0.1:{state.port}"
     record = json.loads(server.pid_file.read_text())
     assert record["pid"] == state.pid and record["uri"] == state.uri
@@ -137,7 +137,7 @@ def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path)
 
 
 def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
-    twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
+    twin = LocalNeo4j(version=LTS_VERSION, data_dir=server.data_dir)
     with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://.*"
                        r"neo4j stop --data "):
         twin.start()
@@ -154,7 +154,7 @@ def test_cypher_and_vector_index(server: LocalNeo4j) -> None:
 
 
 def test_start_stop_leaves_nothing_behind(tmp_path: Path) -> None:
-    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "data", exit_with_parent=True)
+    local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path / "data", exit_with_parent=True)
     local.start()
     pid = local.status().pid
     assert pid is not None and process_alive(pid)
@@ -168,6 +168,10 @@ def test_start_stop_leaves_nothing_behind(tmp_path: Path) -> None:
     assert cli_main(["neo4j", "start", "--data", data]) == 0
     again = local.status()
     assert again.running and again.pid != pid
+    assert local.files.recorded_version() == LTS_VERSION
+    if not os.environ.get("THALABUS_NEO4J_VERSION"):
+        # A start naming no version keeps the store's own line, whatever the machine's newest.
+        assert again.version == LTS_VERSION
     assert cli_main(["neo4j", "stop", "--data", data]) == 0
     assert again.pid is not None and _process_gone(again.pid)
     assert not local.pid_file.exists()
@@ -182,7 +186,7 @@ def test_stale_pid_file_is_cleaned(tmp_path: Path) -> None:
 
 
 def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
-    local = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path, heap="not-a-size")
+    local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path, heap="not-a-size")
     with pytest.raises(LauncherError, match=r"exited with code \d+ while starting(.|\n)*heap"):
         local.start(timeout=60)
     assert not local.pid_file.exists()
@@ -192,7 +196,7 @@ def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
     """A test run killed mid-start must not leave a JVM behind on a shared machine."""
     script = (
         "from thalabus_graph.graph.launcher import LocalNeo4j\n"
-        f"LocalNeo4j(version={DEFAULT_VERSION!r}, data_dir={str(tmp_path)!r},"
+        f"LocalNeo4j(version={LTS_VERSION!r}, data_dir={str(tmp_path)!r},"
         " exit_with_parent=True).start()\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", script])
@@ -227,6 +231,10 @@ def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
         with GraphDatabase.driver(uri) as driver:
             assert driver.execute_query("RETURN 1 AS one", database_="neo4j").records[0]["one"]
             _check_vector_index(driver)
+        # Lucene says at its first vector index which similarity code it runs: SIMD through
+        # the Vector API the launcher adds on a JDK 21+, not the scalar fallback.
+        log = local.log_file.read_text(encoding="utf-8", errors="replace")
+        assert "vector incubator API enabled" in log, log[-2000:]
     finally:
         pid = local.status().pid
         assert local.stop()
@@ -247,7 +255,7 @@ def test_garbage_pid_file_neither_hides_the_server_nor_lets_a_start_clobber_its_
             assert state.running and state.pid == truth["pid"], garbage
             assert state.uri == truth["uri"] and state.answering
             assert server.pid_file.read_bytes() == garbage  # not deleted, not rewritten
-            twin = LocalNeo4j(version=DEFAULT_VERSION, data_dir=server.data_dir)
+            twin = LocalNeo4j(version=LTS_VERSION, data_dir=server.data_dir)
             with pytest.raises(LauncherError, match=rf"already running .*pid {truth['pid']}"):
                 twin.start()
             assert server.log_file.read_bytes().startswith(log_before)
@@ -258,7 +266,7 @@ def test_garbage_pid_file_neither_hides_the_server_nor_lets_a_start_clobber_its_
 
 
 def test_a_copied_or_garbage_pid_file_never_stops_the_wrong_server(tmp_path: Path) -> None:
-    first = LocalNeo4j(version=DEFAULT_VERSION, data_dir=tmp_path / "first",
+    first = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path / "first",
                        exit_with_parent=True)
     first.start()
     pid = first.status().pid

@@ -33,8 +33,10 @@ examples:
 
 The first start downloads Neo4j Community with Maven (needs java, javac, mvn; about 30 s)
 into ~/.cache/thalabus-graph/neo4j (or $THALABUS_NEO4J_HOME). The default data dir is
-$THALABUS_NEO4J_DATA, else ./.thalabus/neo4j-data; the default version is
-$THALABUS_NEO4J_VERSION, else 5.26.31. Versions 2025.01+ need a JDK 21+.
+$THALABUS_NEO4J_DATA, else ./.thalabus/neo4j-data. The default version is
+$THALABUS_NEO4J_VERSION, else the one that last ran the data dir's store, else 2026.09.0 when
+a JDK 21+ is found (its vector search is several times faster) and 5.26.31 LTS (Java 17) when
+not. A store started by 2026.x cannot go back to 5.26.
 
 Memory: the heap and page cache follow neo4j-admin's memory recommendation for this machine
 (an OS reserve and a heap from its table, the heap at most 4g), the page cache sized to the
@@ -71,7 +73,7 @@ def register(subparsers: Any) -> None:
                        help="Bolt port on 127.0.0.1 (default: a free one)")
     _add_data_option(start)
     start.add_argument("--neo4j-version", default=None, metavar="V",
-                       help="Neo4j version from Maven Central (default 5.26.31)")
+                       help="Neo4j version from Maven Central (default: see below)")
     start.add_argument("--heap", default=None, metavar="SIZE",
                        help="JVM maximum heap, e.g. 2g (default: $THALABUS_NEO4J_HEAP, else "
                        "sized from the machine's memory)")

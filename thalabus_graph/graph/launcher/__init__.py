@@ -22,7 +22,8 @@ holder (see ``process``).
 """
 
 from thalabus_graph.graph.launcher.install import (
-    DEFAULT_VERSION,
+    CURRENT_VERSION,
+    LTS_VERSION,
     Installation,
     default_cache_root,
     default_version,
@@ -51,10 +52,11 @@ from thalabus_graph.graph.launcher.status import ServerStatus
 
 __all__ = [
     "CONF_FILE",
-    "DEFAULT_VERSION",
+    "CURRENT_VERSION",
     "JVM_FLAGS",
     "LOCK_FILE",
     "LOG_FILE",
+    "LTS_VERSION",
     "PID_FILE",
     "DataDir",
     "Installation",

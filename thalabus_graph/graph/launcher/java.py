@@ -142,9 +142,25 @@ def find_java(version: str, java_home: Path | str | None = None) -> JavaInstalla
 
 
 
+VECTOR_API_MIN_JAVA = 21
+"""Oldest JDK whose incubating Vector API Lucene (9.11 in Neo4j 5.26, 10.x in 2026.x) uses."""
+
+
 def _version_flags(java: JavaInstallation) -> list[str]:
-    """Flags only some JDKs know: JDK 23+ warns about sun.misc.Unsafe unless told to allow it."""
-    return ["--sun-misc-unsafe-memory-access=allow"] if java.major >= 23 else []
+    """Flags only some JDKs know.
+
+    On JDK 21+, ``jdk.incubator.vector`` is added so that Lucene computes vector similarities
+    with SIMD instructions (as Neo4j's own ``neo4j.conf`` does); without the module Lucene
+    falls back to scalar loops, and a vector index search or an HNSW build costs more CPU
+    (docs/architecture.md, the launcher). JDK 23+ also warns about sun.misc.Unsafe unless told to
+    allow it.
+    """
+    flags: list[str] = []
+    if java.major >= VECTOR_API_MIN_JAVA:
+        flags.append("--add-modules=jdk.incubator.vector")
+    if java.major >= 23:
+        flags.append("--sun-misc-unsafe-memory-access=allow")
+    return flags
 
 
 def _quiet_cds_flags(java: JavaInstallation) -> list[str]:

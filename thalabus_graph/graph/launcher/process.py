@@ -36,7 +36,10 @@ LOG_FILE = "neo4j.log"
 CONF_FILE = "neo4j.conf"
 AUTH_FILE = "neo4j.auth.json"
 """The auth choice of the store: once a start enabled auth, every later start keeps it on."""
-OWN_FILES = (CONF_FILE, LOCK_FILE, PID_FILE, LOG_FILE, START_LOCK_FILE, AUTH_FILE)
+STORE_FILE = "neo4j.store.json"
+"""The Neo4j version that last started the store (the default of the next start)."""
+OWN_FILES = (CONF_FILE, LOCK_FILE, PID_FILE, LOG_FILE, START_LOCK_FILE, AUTH_FILE,
+             STORE_FILE)
 """Every file the launcher writes or trusts in a data dir: each must be its own (``files``)."""
 READY_MARKER = "THALABUS-NEO4J-READY"
 LAUNCHER_CLASS = "Launcher"
@@ -210,6 +213,19 @@ class DataDir:
     def record_auth(self) -> None:
         """Remember that the store has auth on; written before the server that sets it starts."""
         write_json_own(self.auth_file, {"auth": True, "user": "neo4j"})
+
+    def recorded_version(self) -> str | None:
+        """The Neo4j version that last started this store; None when none was recorded."""
+        version = (_read_json(self.path / STORE_FILE) or {}).get("version")
+        return version if isinstance(version, str) and version else None
+
+    def record_version(self, version: str) -> None:
+        """Remember the version that starts the store (a newer line upgrades it for good)."""
+        write_json_own(self.path / STORE_FILE, {"version": version})
+
+    def holds_store(self) -> bool:
+        """True when a server has made its databases here."""
+        return (self.path / "data" / "databases").is_dir()
 
     def serves_this_dir(self, pid: int) -> bool:
         """True when ``pid`` is a live launcher whose own arguments name this data dir."""

@@ -73,8 +73,9 @@ class LocalNeo4j:
         """Describe a server.
 
         Args:
-            version: Neo4j version on Maven Central (default ``$THALABUS_NEO4J_VERSION`` or
-                5.26.31).
+            version: Neo4j version on Maven Central (default: ``install.default_version``,
+                the version named by ``$THALABUS_NEO4J_VERSION``, else the one that last ran
+                the data dir's store, else 2026.x with a JDK 21+ and 5.26 LTS without).
             data_dir: where the store, logs and pid file live (default
                 ``$THALABUS_NEO4J_DATA`` or ``./.thalabus/neo4j-data``).
             port: Bolt port on 127.0.0.1; None picks a free one at start.
@@ -94,19 +95,19 @@ class LocalNeo4j:
             password: start with auth enabled and this password for the user ``neo4j``
                 (at least 8 characters; see ``generate_password``); None: auth off.
         """
-        self.version = version or default_version()
+        self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
+        self.files = DataDir(self.data_dir)
+        self.version = version or default_version(self.files)
         if not _VERSION_RE.match(self.version):
             raise ConfigurationError(f"not a Neo4j version: {self.version!r}")
         java_major_range(self.version)
         if port is not None and not 0 < port < 65536:
             raise ConfigurationError(f"port must be in 1..65535, not {port}")
-        self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
         self.port = port
         self.java_home = Path(java_home) if java_home is not None else None
         root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_root()
         self.cache_dir = root.absolute() / self.version
         self.installation = Installation(self.version, self.cache_dir, self.java_home)
-        self.files = DataDir(self.data_dir)
         self.heap = heap if heap is not None else setting(None, HEAP_ENV)
         self.page_cache = (page_cache if page_cache is not None
                            else setting(None, PAGE_CACHE_ENV))
@@ -206,6 +207,7 @@ class LocalNeo4j:
         self.auth_kept = self._password is None and self.files.auth_recorded()
         if self._password is not None:
             self.files.record_auth()
+        self.files.record_version(self.version)
         self._size_memory()
         write_own(conf, self._conf_text().encode("utf-8"))
         cds_flags = (self.installation.cds_flags(java, self._heap(), self._conf_text())
