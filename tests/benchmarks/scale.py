@@ -202,7 +202,7 @@ def server(args: argparse.Namespace, say: Callable[[str], None]) -> Iterator[str
     page_cache = args.page_cache or f"{max(512, math.ceil(args.chapters * 6 / 1024))}m"
     neo = LocalNeo4j(data_dir=Path(tmp), heap=heap, page_cache=page_cache,
                      transaction_memory="2g", version=getattr(args, "neo4j_version", None))
-    say(f"starting a local Neo4j on {tmp} (heap {heap}, page cache {page_cache}) ...")
+    say(f"starting a local Neo4j {neo.version} on {tmp} (heap {heap}, page cache {page_cache}) ...")
     uri = neo.start()
     try:
         yield uri

@@ -150,10 +150,10 @@ def _version_flags(java: JavaInstallation) -> list[str]:
     """Flags only some JDKs know.
 
     On JDK 21+, ``jdk.incubator.vector`` is added so that Lucene computes vector similarities
-    with SIMD instructions (as Neo4j's own ``neo4j.conf`` does); without the module Lucene
-    falls back to scalar loops, and a vector index search or an HNSW build costs more CPU
-    (docs/architecture.md, the launcher). JDK 23+ also warns about sun.misc.Unsafe unless told to
-    allow it.
+    with SIMD instructions (Neo4j's ``neo4j.conf`` ships this line commented out and its
+    vector-index manual recommends it); without the module Lucene falls back to scalar loops,
+    and a vector index search or an HNSW build costs more CPU (docs/architecture.md, the
+    launcher). JDK 23+ also warns about sun.misc.Unsafe unless told to allow it.
     """
     flags: list[str] = []
     if java.major >= VECTOR_API_MIN_JAVA:
