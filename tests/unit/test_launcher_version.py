@@ -9,8 +9,9 @@ import pytest
 from thalabus_graph.errors import LauncherError
 from thalabus_graph.graph.launcher import install
 from thalabus_graph.graph.launcher.install import CURRENT_VERSION, LTS_VERSION, default_version
-from thalabus_graph.graph.launcher.java import JavaInstallation
+from thalabus_graph.graph.launcher.java import JavaInstallation, calendar_line
 from thalabus_graph.graph.launcher.process import DataDir
+from thalabus_graph.graph.launcher.server import LocalNeo4j
 
 
 @pytest.fixture(autouse=True)
@@ -63,3 +64,23 @@ def test_an_unreadable_record_counts_as_none(tmp_path: Path,
     _jdks(monkeypatch, has_21=True)
     (tmp_path / "neo4j.store.json").write_text("{not json", encoding="utf-8")
     assert default_version(DataDir(tmp_path)) == CURRENT_VERSION
+
+
+@pytest.mark.parametrize(("version", "calendar"), [
+    ("5.26.31", False), ("5.26.0", False), ("2025.01.0", True), ("2026.09.0", True),
+    ("2026.09.0-rc1", True), ("x.1", False)])
+def test_the_calendar_line_is_2025_on(version: str, calendar: bool) -> None:
+    assert calendar_line(version) is calendar
+
+
+def test_a_5x_start_on_a_store_the_calendar_line_ran_is_refused_before_any_work(
+        tmp_path: Path) -> None:
+    """Neo4j 5 cannot open a store a 2026 server upgraded; the launcher says so and how to
+    start it, instead of downloading 5.26 and failing inside Neo4j."""
+    DataDir(tmp_path).record_version(CURRENT_VERSION)
+    local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path,
+                       cache_dir=tmp_path / "no-cache")
+    with pytest.raises(LauncherError, match=f"last run by Neo4j {CURRENT_VERSION}"):
+        local.start()
+    assert not (tmp_path / "no-cache").exists()  # nothing installed
+    assert DataDir(tmp_path).recorded_version() == CURRENT_VERSION

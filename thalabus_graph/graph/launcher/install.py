@@ -44,8 +44,8 @@ LTS_VERSION = "5.26.31"
 CURRENT_VERSION = "2026.09.0"
 """The newest Neo4j line the launcher is tested on (Java 21+): Lucene 10 with the Vector API,
 the ontology-filtered vector indexes. At 200,000 chapters on this line every query shape's
-p95 is 54-137 ms right after ingest, against 129-292 ms on 5.26 with Java 17 (docs/benchmarks.md,
-"200,000 chapters on the CLI's default server")."""
+p95 is at most 137 ms right after ingest, against up to 292 ms on 5.26 with Java 17
+(docs/benchmarks.md, "200,000 chapters on the CLI's default server")."""
 
 
 def default_cache_root() -> Path:

@@ -44,6 +44,17 @@ class JavaInstallation:
 
 
 
+CALENDAR_FIRST_MAJOR = 2025
+"""The first year of Neo4j's calendar-versioned line (after 5.26)."""
+
+
+def calendar_line(version: str) -> bool:
+    """Whether ``version`` is of the calendar-versioned line (2025.01 and later), whose stores
+    the 5.x line cannot open."""
+    head = version.split(".", 1)[0]
+    return head.isdigit() and int(head) >= CALENDAR_FIRST_MAJOR
+
+
 def java_major_range(version: str) -> tuple[int, int]:
     """Smallest Java major a Neo4j version needs, and the newest it is known to run on.
 
@@ -55,7 +66,7 @@ def java_major_range(version: str) -> tuple[int, int]:
         raise ConfigurationError(f"not a Neo4j version: {version!r}") from exc
     if major < 5:
         raise ConfigurationError(f"Neo4j {version} is too old; use 5.26.x or a 2025+ release")
-    if major < 2025:
+    if major < CALENDAR_FIRST_MAJOR:
         return 17, 21
     return 21, 25
 

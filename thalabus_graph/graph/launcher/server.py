@@ -19,6 +19,7 @@ from thalabus_graph.graph.launcher.java import (
     JVM_FLAGS,
     JavaInstallation,
     _version_flags,
+    calendar_line,
     find_java,
     java_major_range,
 )
@@ -196,6 +197,7 @@ class LocalNeo4j:
             timeout: seconds to wait for the server to answer, install and training aside.
         """
         self._refuse_if_running()
+        self._refuse_an_older_line()
         self.install()
         java = find_java(self.version, self.java_home)
         conf = self.files.conf_file
@@ -226,6 +228,16 @@ class LocalNeo4j:
                     if attempt == attempts:
                         raise
         raise AssertionError("unreachable")
+
+    def _refuse_an_older_line(self) -> None:
+        """Raise when the store was last run by the calendar line and this start is 5.x: Neo4j
+        5 cannot open such a store, and would fail with a store-format error."""
+        recorded = self.files.recorded_version()
+        if recorded is not None and calendar_line(recorded) and not calendar_line(self.version):
+            raise LauncherError(
+                f"the store in {self.data_dir} was last run by Neo4j {recorded}, which "
+                f"{self.version} cannot open; start it with --neo4j-version {recorded} (or "
+                "leave the version unset), or use another --data dir")
 
     def _refuse_if_running(self) -> None:
         """Raise when a server already runs on this data dir (its log is left untouched)."""
