@@ -220,7 +220,9 @@ class DataDir:
         return version if isinstance(version, str) and version else None
 
     def record_version(self, version: str) -> None:
-        """Remember the version that starts the store (a newer line upgrades it for good)."""
+        """Remember the version that starts the store; written before the server starts, as
+        a newer line upgrades the store for good on its way up (a start that then fails leaves
+        the record naming the line that may have upgraded it, never an older one)."""
         write_json_own(self.path / STORE_FILE, {"version": version})
 
     def holds_store(self) -> bool:
