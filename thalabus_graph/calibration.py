@@ -213,13 +213,16 @@ class Gate:
 class Background:
     """A query's background in one source: cosines ``~ Normal(mu, sigma)`` over ``size``
     fragments; ``best`` is the highest candidate cosine (None: not known), ``share`` the
-    phrase's lexical share among the candidates (``lexical_share``; None: not known)."""
+    phrase's lexical share among the candidates (``lexical_share``; None: not known);
+    ``foreign``: the phrase is in a language the graph's text lacks, so its words cannot be
+    found there and ``Calibration.foreign_gate`` judges it too."""
 
     mu: float
     sigma: float
     size: int
     best: float | None = None
     share: float | None = None
+    foreign: bool = False
 
 
 def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP,
@@ -283,6 +286,10 @@ class Calibration:
         measured: what was measured when it was fitted (drop rates at the thresholds), for
             people.
         gate: the phrase gate (None: every phrase is taken to have a relevant fragment).
+        foreign_gate: the gate of a phrase in a language the graph's text lacks, on its best
+            cosine alone (such a phrase shares no words with the graph, whatever it is
+            about); such a phrase gets the more lenient of the two gates. None: ``gate``
+            judges every phrase.
     """
 
     model: str
@@ -291,6 +298,7 @@ class Calibration:
     fitted_on: tuple[str, ...] = ()
     measured: Mapping[str, Any] = field(default_factory=dict)
     gate: Gate | None = None
+    foreign_gate: Gate | None = None
 
     def map_for(self, source: str) -> SourceMap:
         """The map of ``source``, or the ``default`` one."""
@@ -313,10 +321,21 @@ class Calibration:
 
     def gate_of(self, bg: Background) -> float:
         """The phrase gate of a background (1.0 without a gate or a known best hit; a share
-        not known reads as 0.0, ``Gate.probability``)."""
+        not known reads as 0.0, ``Gate.probability``); a ``foreign`` phrase gets the larger
+        of ``gate`` and ``foreign_gate``."""
         if self.gate is None or bg.best is None:
             return 1.0
-        return self.gate.probability(bg.best, bg.share)
+        own = self.gate.probability(bg.best, bg.share)
+        if bg.foreign and self.foreign_gate is not None:
+            return max(own, self.foreign_gate.probability(bg.best))
+        return own
+
+    def language_matters(self, bg: Background) -> bool:
+        """Whether the phrase's language can change its gate: a ``foreign_gate`` more lenient
+        than ``gate`` at this background. Only then is the phrase's language worth reading."""
+        if self.gate is None or self.foreign_gate is None or bg.best is None:
+            return False
+        return self.foreign_gate.probability(bg.best) > self.gate.probability(bg.best, bg.share)
 
     def scores(self, source: str, cosines: Sequence[float], size: int,
                share: float | None = None) -> list[float]:
@@ -332,6 +351,7 @@ class Calibration:
                 "sources": {name: {"intercept": m.intercept, "slope": m.slope}
                             for name, m in sorted(self.sources.items())},
                 **({"gate": self.gate.to_dict()} if self.gate else {}),
+                **({"foreign_gate": self.foreign_gate.to_dict()} if self.foreign_gate else {}),
                 "measured": dict(self.measured)}
 
     @classmethod
@@ -346,11 +366,8 @@ class Calibration:
                        for name, m in dict(data["sources"]).items()}
             skip = int(data.get("skip", DEFAULT_SKIP))
             model = str(data["model"])
-            raw_gate = data.get("gate")
-            share_slope = raw_gate.get("share_slope") if raw_gate is not None else None
-            gate = (Gate(float(raw_gate["intercept"]), float(raw_gate["slope"]),
-                         float(share_slope) if share_slope is not None else None)
-                    if raw_gate is not None else None)
+            gate = _gate_from(data.get("gate"))
+            foreign_gate = _gate_from(data.get("foreign_gate"))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigurationError(f"calibration file is malformed: {exc}") from exc
         bad = [n for n, m in sources.items()
@@ -358,14 +375,18 @@ class Calibration:
         if bad or not sources:
             raise ConfigurationError("a calibration map must have a finite positive slope "
                                      f"(check {', '.join(bad) or 'sources'})")
-        slopes = () if gate is None else (gate.slope, 1.0 if gate.share_slope is None
-                                          else gate.share_slope)
-        if gate is not None and not (all(x > 0 and math.isfinite(x) for x in slopes)
-                                     and math.isfinite(gate.intercept)):
-            raise ConfigurationError("a calibration gate must have a finite positive slope "
-                                     "(and share slope)")
+        for found in (gate, foreign_gate):
+            slopes = () if found is None else (found.slope, 1.0 if found.share_slope is None
+                                               else found.share_slope)
+            if found is not None and not (all(x > 0 and math.isfinite(x) for x in slopes)
+                                          and math.isfinite(found.intercept)):
+                raise ConfigurationError("a calibration gate must have a finite positive "
+                                         "slope (and share slope)")
+        if foreign_gate is not None and (gate is None or foreign_gate.share_slope is not None):
+            raise ConfigurationError("a foreign_gate reads the best cosine alone (no "
+                                     "share_slope) and needs a gate beside it")
         return cls(model, sources, skip, tuple(data.get("fitted_on", ())),
-                   dict(data.get("measured", {})), gate)
+                   dict(data.get("measured", {})), gate, foreign_gate)
 
     def save(self, path: Path) -> None:
         """Write the JSON form to ``path``."""
@@ -378,6 +399,15 @@ class Calibration:
             return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError) as exc:
             raise ConfigurationError(f"cannot read calibration file {path}: {exc}") from exc
+
+
+def _gate_from(raw: Mapping[str, Any] | None) -> Gate | None:
+    """A gate's JSON form read (None stays None; a missing key raises ``KeyError``)."""
+    if raw is None:
+        return None
+    share_slope = raw.get("share_slope")
+    return Gate(float(raw["intercept"]), float(raw["slope"]),
+                float(share_slope) if share_slope is not None else None)
 
 
 def shipped(model: str) -> Calibration | None:
@@ -532,13 +562,14 @@ def fit_gate(present: Sequence[FloatArray], absent: Sequence[FloatArray],
 
 
 def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAULT_SKIP,
-        measured: Mapping[str, Any] | None = None, gate: Gate | None = None) -> Calibration:
+        measured: Mapping[str, Any] | None = None, gate: Gate | None = None,
+        foreign_gate: Gate | None = None) -> Calibration:
     """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
-    sets; ``gate`` is the phrase gate to keep (``fit_gate``)."""
+    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``)."""
     sources = {family: fit_map([evidences(d, skip) for d in sets])
                for family, sets in data.items()}
     names = tuple(sorted({d.name for sets in data.values() for d in sets}))
-    return Calibration(model, sources, skip, names, dict(measured or {}), gate)
+    return Calibration(model, sources, skip, names, dict(measured or {}), gate, foreign_gate)
 
 
 def candidates(name: str, queries: FloatArray, corpus: FloatArray,

@@ -36,6 +36,9 @@ LANGUAGES: dict[str, str] = {
     "ro": "romanian", "ru": "russian", "sv": "swedish", "tr": "turkish",
 }
 """ISO 639-1 code -> the Neo4j analyzer its text is indexed with (each has its own indexes)."""
+EVERY: tuple[str, ...] = tuple(sorted(LANGUAGES))
+"""Every code with an analyzer: the candidates when a text may be in any of them (a document
+that states no language; a phrase whose language the graph may lack)."""
 
 _ALIASES = {"nb": "no", "nn": "no"}
 """Codes that share another code's analyzer (Bokmål and Nynorsk: norwegian)."""

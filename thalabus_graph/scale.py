@@ -27,6 +27,7 @@ before fusion, as ``semantic_scaler`` says.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,6 +36,7 @@ from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
     Background,
     Calibration,
+    Gate,
     lexical_share,
     load_for,
 )
@@ -61,12 +63,16 @@ class PhraseScale:
     Attributes:
         settings: factor, cap and ``MIN_SCORE`` per source.
         calibration: the model's calibration; None keeps the index scale.
+        held: whether a phrase is in a language the graph's text holds (None: not known),
+            asked only when the answer can change the phrase's gate
+            (``Calibration.language_matters``); None: never asked.
         backgrounds: phrase -> its background.
         remembered: the phrases whose unrestricted search was read.
     """
 
     settings: Settings
     calibration: Calibration | None
+    held: Callable[[str], bool | None] | None = None
     backgrounds: dict[str, Background] = field(default_factory=dict)
     remembered: set[str] = field(default_factory=set)
 
@@ -89,8 +95,12 @@ class PhraseScale:
         if semantic:
             share = (lexical_share(phrase, (f.text for f in semantic))
                      if gate is not None and gate.share_slope is not None else None)
-            self.backgrounds[phrase] = self.calibration.background(
-                [2.0 * f.score - 1.0 for f in semantic], size, share)
+            bg = self.calibration.background([2.0 * f.score - 1.0 for f in semantic], size,
+                                             share)
+            if (self.held is not None and self.calibration.language_matters(bg)
+                    and self.held(phrase) is False):
+                bg = dataclasses.replace(bg, foreign=True)
+            self.backgrounds[phrase] = bg
         self.remembered.add(phrase)
 
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
@@ -125,7 +135,8 @@ class PhraseScale:
                 "calibrated": "P(relevant) of the hit's tail evidence x the phrase gate x "
                               "factor, capped",
                 "gate": _gate_text(gate.midpoint_at(0.0), gate.midpoint_at(1.0),
-                                   gate.share_slope is not None) if gate else "none"}
+                                   gate.share_slope is not None) if gate else "none",
+                "foreign_gate": _foreign_text(self.calibration.foreign_gate)}
 
 
 def _gate_text(none_shared: float, all_shared: float, reads_share: bool) -> str:
@@ -136,6 +147,15 @@ def _gate_text(none_shared: float, all_shared: float, reads_share: bool) -> str:
     return ("P(the corpus holds anything on the phrase) from its best cosine and the share of "
             "its words found in one candidate, 0.5 at "
             f"{none_shared:.3f} with no word shared, {all_shared:.3f} with every word")
+
+
+def _foreign_text(gate: Gate | None) -> str:
+    """What explain says of the gate of a phrase in a language the graph lacks."""
+    if gate is None:
+        return "none: the gate judges every phrase"
+    return ("a phrase in a language the graph's text lacks (given, or detected among every "
+            "language with an analyzer) shares no words with it: it gets the larger of the "
+            f"gate and P(...) from its best cosine alone, 0.5 at {gate.midpoint:.3f}")
 
 
 def _factor(settings: Settings, source: str) -> float:

@@ -110,18 +110,17 @@ class Settings:
     score_cap_questions: float = 1.0
     """Cap on question semantic scores after the factor."""
     min_score: float = 0.10
-    """Semantic fragments below this drop, after factor and cap. The score is the index scale
-    (1 + cos) / 2 by default, or the embedding model's calibrated P(relevant) when
-    ``calibration_file`` selects one: calibrated, 0.10 drops 68.4% / 70.8% of the non-relevant
-    and 3.5% / 3.8% of the relevant candidates of SciFact train / xquad-r dev, and every
-    fragment of most phrases about a topic the corpus lacks (tests/benchmarks/calibration.py)."""
-    calibration_file: str = "none"
-    """Semantic-score calibration: ``none`` keeps the vector index's scale; empty = the one
-    shipped for ``embedder_model``; else a file written by ``thalabus-graph calibrate``. Off by
-    default: its phrase gate, which silences most phrases about absent topics, also empties
-    1.2% of xquad-r's questions (nDCG@10 after ``min_score`` 0.836 -> 0.830), and its cost on
-    filtered phrases (one unrestricted search each for the background) is not measured at
-    scale. See docs/architecture.md "Score calibration"."""
+    """Semantic fragments below this drop, after factor and cap. The score is the embedding
+    model's calibrated P(relevant) (``calibration_file``): 0.10 drops 67.7% / 68.0% of the
+    non-relevant and 3.1% / 1.5% of the relevant candidates of SciFact train / xquad-r dev,
+    and every fragment of most phrases about a topic the corpus lacks
+    (tests/benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the
+    index scale (1 + cos) / 2, where it removes nothing with multilingual-e5."""
+    calibration_file: str = ""
+    """Semantic-score calibration: empty = the one shipped for ``embedder_model``; a file
+    written by ``thalabus-graph calibrate``; ``none`` keeps the vector index's scale. The
+    index scale is (1 + cos) / 2, also when no calibration is shipped for the model. See
+    docs/architecture.md "Score calibration"."""
     short_query_max_words: int = 4
     """With ``hybrid_all_queries`` off, a SEMANTIC phrase of at most this many words still runs the
     text search (fused); with it on (the default) every phrase does."""

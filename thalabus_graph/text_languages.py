@@ -27,7 +27,7 @@ from thalabus_graph.graph.database import Database
 BACKFILL_BATCH = 500
 """Documents labelled per transaction by ``backfill``."""
 
-DETECTABLE = tuple(sorted(languages.LANGUAGES))
+DETECTABLE = languages.EVERY
 """The candidates of a document's detected language: every language with an analyzer."""
 
 

@@ -64,6 +64,7 @@ from thalabus_graph.calibration import (
     Calibration,
     Gate,
     Labelled,
+    best_hits,
     evidence,
     fit,
     fit_gate,
@@ -150,6 +151,80 @@ def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
                      [np.zeros(len(c), dtype=bool) for c in small], ABSENT_SAMPLE, shares[1])]
 
 
+def other_language_sets(folder: Path, split: str, settings: Settings,
+                        seed: int = 0) -> tuple[Labelled, list[int], list[Labelled]]:
+    """xquad-r's judged questions read against the pool without a passage in the question's
+    own language: what a phrase asked in a language the graph lacks looks like. Returns the
+    questions with their relevant passages (in the two other languages; their judged counts
+    beside), and, with their article removed too, against the rest and against
+    ``ABSENT_SAMPLE`` random passages of it: a topic the graph lacks, asked in a language it
+    lacks. Each with its lexical share among its candidates (what the gate reads)."""
+    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
+    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
+    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
+    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    by_id = {str(d["_id"]): d for d in map(json.loads, (folder / "corpus.jsonl").open())}
+    asked = {str(q["_id"]): q for q in map(json.loads, (folder / "queries.jsonl").open())}
+    found = [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
+             for i in ids]
+    language = np.array([str(by_id[i].get("language") or "en") for i in ids])
+    article = np.array([i.split("p", 1)[0] for i in ids])
+    row_of = {d: r for r, d in enumerate(ids)}
+    rng = np.random.default_rng(seed)
+    names = ("own language removed", "own language and article removed",
+             f"own language and article removed, {ABSENT_SAMPLE} passages")
+    lists: tuple[list[Any], ...] = ([], [], [])
+    labels: list[np.ndarray[Any, Any]] = []
+    shares: tuple[list[float], ...] = ([], [], [])
+    sizes = [0, 0, ABSENT_SAMPLE]
+    totals: list[int] = []
+    for row, qid in enumerate(query_ids):
+        if qid not in judged:
+            continue
+        own = str(asked[qid].get("language") or "en")
+        subject = {d.split("p", 1)[0] for d in judged[qid]}
+        kept = np.flatnonzero(language != own)
+        lacking = np.flatnonzero((language != own) & ~np.isin(article, list(subject)))
+        picked = np.sort(rng.choice(lacking, size=min(ABSENT_SAMPLE, lacking.size),
+                                    replace=False))
+        relevant = {row_of[d] for d in judged[qid] if d in row_of}
+        phrase = words(str(asked[qid]["text"]))
+        for i, subset in enumerate((kept, lacking, picked)):
+            sims = corpus[subset] @ vectors[row]
+            order = np.argsort(-sims, kind="stable")[: settings.top_n_chapters]
+            lists[i].append(sims[order])
+            shares[i].append(share_of(phrase, (found[j] for j in subset[order])))
+            if i < 2:
+                sizes[i] = int(subset.size)
+            if i == 0:
+                labels.append(np.fromiter((int(j) in relevant for j in subset[order]),
+                                          dtype=bool, count=order.size))
+                totals.append(len(relevant & set(kept.tolist())))
+    present = Labelled(f"xquad-r ({split}), {names[0]}", lists[0], labels, sizes[0], shares[0])
+    absent = [Labelled(f"xquad-r ({split}), {names[i]}", lists[i],
+                       [np.zeros(len(c), dtype=bool) for c in lists[i]], sizes[i], shares[i])
+              for i in (1, 2)]
+    return present, totals, absent
+
+
+def foreign_rates(calibration: Calibration, data: Labelled, totals: list[int] | None,
+                  min_score: float) -> dict[str, dict[str, float]]:
+    """A set of phrases in a language the graph lacks, through the calibration's gates: as if
+    the language were held (``gate`` alone, with the phrase's lexical share) and as the
+    search reads it (``foreign``: the larger of ``gate`` and ``foreign_gate``)."""
+    sweep = Sweep.of(data, calibration, totals)
+    out: dict[str, dict[str, float]] = {}
+    for name, foreign in (("held", False), ("foreign", True)):
+        gates = np.asarray([calibration.gate_of(dataclasses.replace(
+            calibration.background(list(c), data.size, share), foreign=foreign))
+            for c, share in zip(data.cosines, shares_of(data), strict=True)])
+        out[name] = sweep.outcome_of(gates, min_score)
+    return out
+
+
 @dataclasses.dataclass
 class Sweep:
     """One set's candidates on the calibrated scale before the gate, as matrices (one row
@@ -193,6 +268,10 @@ class Sweep:
         gates = np.ones(len(self.features)) if gate is None else np.asarray(
             [gate.probability(float(r[0]), float(r[1]) if len(r) > 1 else None)
              for r in self.features])
+        return self.outcome_of(gates, min_score)
+
+    def outcome_of(self, gates: np.ndarray[Any, Any], min_score: float) -> dict[str, float]:
+        """``outcome`` with each phrase's gate given."""
         scores = ((1 - RAW_WEIGHT) * self.probs * gates[:, None]
                   + RAW_WEIGHT * (1 + self.cos) / 2)
         kept = (scores >= min_score) & (self.cos > -1.0)
@@ -421,7 +500,10 @@ def engine_drop_rates(uri: str, folder: Path, split: str,
 def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any]:
     """Best calibrated score (and gate) of absent and present phrases on the sample corpus,
     read as the search reads a phrase: one background over every vector source's candidates
-    (chapters, paragraphs, summaries), their sizes added."""
+    (chapters, paragraphs, summaries), their sizes added; a phrase whose language (detected
+    among every language with an analyzer) no sample document is written in is ``foreign``
+    when that can change its gate (``Calibration.language_matters``)."""
+    from thalabus_graph import languages
     from thalabus_graph.demo import SAMPLE
     from thalabus_graph.embeddings import embedder_from_settings
 
@@ -439,6 +521,7 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
     phrases = [(p[1], False) for p in ABSENT] + [(p[1], True) for p in PRESENT]
     queries = np.asarray(embedder.embed_queries([p for p, _ in phrases]))
     reads_share = calibration.gate is not None and calibration.gate.share_slope is not None
+    held = {languages.language_of(d.get("language")) for d in docs}
     out: dict[str, Any] = {}
     for (phrase, present), q in zip(phrases, queries, strict=True):
         sims = vectors @ q
@@ -446,8 +529,13 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
         cos = sims[top].tolist()
         share = share_of(words(phrase), (found[j] for j in top)) if reads_share else None
         bg = calibration.background(cos, len(vectors), share)
-        best = max(calibration.scores(DEFAULT_SOURCE, cos, len(vectors), share))
+        language = None
+        if calibration.language_matters(bg):
+            language = languages.detect(phrase, languages.EVERY).language
+            bg = dataclasses.replace(bg, foreign=language not in held)
+        best = max(calibration.score(DEFAULT_SOURCE, c, bg) for c in cos)
         out[phrase] = {"absent": not present, "best_cosine": cos[0], "share": share,
+                       "language": language, "foreign": bg.foreign,
                        "best": best, "gate": calibration.gate_of(bg),
                        "returns_nothing": best < settings.min_score}
     return out
@@ -494,7 +582,10 @@ def main() -> None:
     gate, sweep = zero_loss_gate(fitted, present_sweeps, absent_sweeps, settings.min_score)
     chosen = next(r for r in sweep if r["shift"] == round(gate.intercept - fitted.intercept, 2))
     gate = gate.shifted(args.gate_margin)
-    calibration = dataclasses.replace(calibration, gate=gate)
+    foreign_present, foreign_totals, foreign_absent = other_language_sets(
+        args.data / "xquad-r", "dev", settings)
+    foreign_gate = fit_gate([best_hits(foreign_present)], [best_hits(a) for a in foreign_absent])
+    calibration = dataclasses.replace(calibration, gate=gate, foreign_gate=foreign_gate)
     print(f"gate fitted {fitted.to_dict()}; zero-loss shift {chosen['shift']:+.2f}, "
           f"margin {args.gate_margin:+.2f}: "
           f"{gate.to_dict()}, 0.5 at cosine {gate.midpoint_at(0.0):.3f} (no word shared) .. "
@@ -505,7 +596,17 @@ def main() -> None:
                                "top_n": settings.top_n_chapters,
                                "calibration": calibration.to_dict()["sources"],
                                "gate": {"fitted": fitted.to_dict(), "shipped": gate.to_dict(),
-                                        "margin": args.gate_margin, "sweep": sweep}}
+                                        "margin": args.gate_margin, "sweep": sweep},
+                               "foreign_gate": {"fitted": foreign_gate.to_dict()}}
+    print(f"foreign gate fitted (no shift) {foreign_gate.to_dict()}, 0.5 at cosine "
+          f"{foreign_gate.midpoint:.3f}")
+    for data, counts in ((foreign_present, foreign_totals), *((a, None) for a in foreign_absent)):
+        rates = foreign_rates(calibration, data, counts, settings.min_score)
+        results["foreign_gate"][data.name] = rates
+        print(f"{data.name}: emptied {rates['held']['emptied']:.1%} by the gate alone, "
+              f"{rates['foreign']['emptied']:.1%} as a phrase in a language the graph lacks"
+              + (f"; nDCG@10 {rates['held']['ndcg@10']:.4f} -> "
+                 f"{rates['foreign']['ndcg@10']:.4f}" if counts is not None else ""))
     for labelled, total in zip(sets, totals, strict=True):
         results[labelled.name] = measure(labelled, calibration, settings, total)
         r = results[labelled.name]
@@ -558,7 +659,8 @@ def main() -> None:
         results["sample_corpus"] = absent_topics(calibration, settings)
         for phrase, r in results["sample_corpus"].items():
             print(f"{'absent ' if r['absent'] else 'present'} {phrase!r}: best cosine "
-                  f"{r['best_cosine']:.3f}, share {r['share']}, gate {r['gate']:.3f}, "
+                  f"{r['best_cosine']:.3f}, share {r['share']}, gate {r['gate']:.3f}"
+                  f"{' (foreign: ' + str(r['language']) + ')' if r['foreign'] else ''}, "
                   f"best score {r['best']:.3f}; "
                   f"returns nothing: {r['returns_nothing']}")
         found = results["sample_corpus"].values()

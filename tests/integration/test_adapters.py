@@ -280,7 +280,9 @@ def test_a_failing_reranker_degrades_to_the_retrieved_order(
         graph: ThalabusGraph, failing_server: LoopbackServer, retrieve: Retrieve) -> None:
     found = retrieve(graph, ontology_id="asylum", k=K, reranker=reranker(failing_server),
                      candidates=CANDIDATES)
-    expected = expected_metadata(graph, engine_fragments(graph))
+    # the retrieved order of the pool the adapter asked for (its candidates): a calibrated
+    # score reads the phrase's background from that pool
+    expected = expected_metadata(graph, engine_fragments(graph, k=CANDIDATES)[:K])
     for item in expected:
         item["degraded_reason"] = "failed"
     assert [m for m, _ in found] == expected

@@ -248,7 +248,9 @@ def test_a_graph_migrated_before_the_questions_index_keeps_answering(
         runner: MigrationRunner, db: Database, db_settings: Settings, tmp_path: Path) -> None:
     migrate_before(runner, db_settings, tmp_path, QUESTIONS_VERSION)
     assert "questions" not in {row["name"] for row in runner.dao.indexes()}
-    old = engine(db)
+    # index scale: no chapter speaks of rent, so on the calibrated scale the phrase is about
+    # nothing this graph holds until its questions are searchable
+    old = engine(db, calibration_file="none")
     assert old.ingest([{**d, "questions": None} for d in corpus()],
                       progress=False).errors == []
     found = old.query(f'"{PHRASE}"', return_documents=False).fragments

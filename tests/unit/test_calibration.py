@@ -132,6 +132,25 @@ def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path)
         Calibration.from_dict({"format": "other"})
 
 
+def test_a_foreign_gate_round_trips_and_reads_the_cosine_alone(tmp_path: Path) -> None:
+    original = Calibration("m", {"default": SourceMap(1.0, 2.0)},
+                           gate=Gate(-135.0, 159.0, 12.3), foreign_gate=Gate(-115.8, 146.0))
+    path = tmp_path / "c.json"
+    original.save(path)
+    assert Calibration.load(path) == original
+    data = json.loads(path.read_text())
+    data["foreign_gate"]["share_slope"] = 1.0
+    with pytest.raises(ConfigurationError, match="best cosine alone"):
+        Calibration.from_dict(data)
+    del data["foreign_gate"]["share_slope"]
+    del data["gate"]
+    with pytest.raises(ConfigurationError, match="needs a gate beside it"):
+        Calibration.from_dict(data)
+    e5 = shipped("multilingual-e5-small")
+    assert e5 is not None and e5.foreign_gate is not None
+    assert 0.75 < e5.foreign_gate.midpoint < e5.gate.midpoint if e5.gate else False
+
+
 def synthetic(name: str, seed: int, queries: int = 40, size: int = 400) -> Labelled:
     """Queries whose 3 relevant documents stand out from a normal background."""
     rng = np.random.default_rng(seed)

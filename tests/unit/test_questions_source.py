@@ -25,7 +25,7 @@ def test_questions_are_a_vector_source_with_their_own_index_and_twin() -> None:
 
 def test_top_n_factor_and_cap_of_questions_are_their_own_settings() -> None:
     settings = Settings(top_n_questions=7, top_n_summaries=9, score_factor_questions=0.5,
-                        score_cap_questions=0.4, min_score=0.2)
+                        score_cap_questions=0.4, min_score=0.2, calibration_file="none")
     assert cost.top_n(settings, QUESTIONS) == 7
     hits = [("d-1-q1", "d-1", "Who may stay?", 0.9), ("d-2-q1", "d-2", "Why?", 0.6),
             ("d-3-q1", "d-3", "When?", 0.3)]

@@ -3,6 +3,7 @@ calibrated value, raw and calibrated values in the contributions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -32,7 +33,7 @@ def test_the_shipped_calibration_is_selected_by_the_model_setting() -> None:
     assert calibration_of(shipped) is not None
     assert calibration_of(shipped.replace(embedder_model="unknown-model")) is None
     assert calibration_of(Settings(calibration_file="none")) is None
-    assert calibration_of(Settings()) is None  # off by default: the index scale
+    assert calibration_of(Settings()) is not None  # on by default: the shipped one
 
 
 def test_min_score_acts_on_the_calibrated_value_and_the_order_is_kept() -> None:
@@ -149,3 +150,52 @@ def test_a_cosine_only_gate_does_not_read_the_texts() -> None:
     assert scale.backgrounds["direct elections first place"].share is None
     assert "word" not in str(scale.explain()["gate"])
     assert "with no word shared" in str(PhraseScale(Settings(), GATED).explain()["gate"])
+
+
+FOREIGN = replace(GATED, foreign_gate=Gate(-115.8, 146.0))
+"""GATED with a gate for phrases in a language the graph lacks (midpoint 0.793)."""
+
+
+def test_a_phrase_in_a_language_the_graph_lacks_gets_the_more_lenient_gate() -> None:
+    phrase = "disertore dal servizio militare"
+    hits = hits_with_texts(0.82, ["a deserter from the army", *["other words"] * 59])
+    asked: list[str] = []
+
+    def held(answer: bool | None) -> Callable[[str], bool | None]:
+        def ask(p: str) -> bool | None:
+            asked.append(p)
+            return answer
+        return ask
+
+    outcomes = {}
+    for answer in (True, False, None):
+        scale = PhraseScale(Settings(), FOREIGN, held(answer))
+        scale.remember(phrase, hits, {"chapters": 5000})
+        bg = scale.backgrounds[phrase]
+        assert bg.foreign is (answer is False)
+        outcomes[answer] = scale.apply(phrase, hits)
+    assert asked == [phrase] * 3
+    # held, or not known: the words decide and none is shared; not held: the cosine alone
+    assert outcomes[True] == outcomes[None] == []
+    assert [f.fragmentid for f in outcomes[False]][:1] == ["d0-c1"]
+    bg = scale.backgrounds[phrase]
+    assert bg.best is not None and FOREIGN.gate_of(replace(bg, foreign=True)) == max(
+        FOREIGN.gate_of(bg), Gate(-115.8, 146.0).probability(bg.best))
+
+
+def test_the_language_is_read_only_when_it_can_change_the_gate() -> None:
+    asked: list[str] = []
+
+    def held(p: str) -> bool | None:
+        asked.append(p)
+        return False
+
+    sharing = hits_with_texts(0.90, ["direct elections first place", *["x"] * 59])
+    scale = PhraseScale(Settings(), FOREIGN, held)
+    scale.remember("direct elections first place", sharing, {"chapters": 5000})
+    bg = scale.backgrounds["direct elections first place"]
+    assert not FOREIGN.language_matters(bg) and not bg.foreign and asked == []
+    # without a foreign gate the language never matters
+    assert not GATED.language_matters(replace(bg, best=0.80, share=0.0))
+    assert "0.793" in str(scale.explain()["foreign_gate"])
+    assert "none" in str(PhraseScale(Settings(), GATED).explain()["foreign_gate"])

@@ -5,7 +5,8 @@ judgments), embeds them with the configured embedder (or reads precomputed vecto
 each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
 ``thalabus_graph.calibration`` and writes the calibration file that
 ``THALABUS_CALIBRATION_FILE`` points at. The phrase gate (what the model gives a topic the
-corpus lacks) is the model's own: the file keeps the shipped one's, and when that gate reads the
+corpus lacks) is the model's own: the file keeps the shipped ones (the gate and the gate of a
+phrase in a language the graph lacks), and when the gate reads the
 lexical share of a phrase's words among its candidates, the corpus and query texts are read so
 the drop rates it reports are measured with it. Needs no Neo4j.
 """
@@ -165,7 +166,8 @@ def handle(args: argparse.Namespace) -> int:
     sets = [labelled_set(c, q, r, e, settings, shares=reads_share)
             for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
                                   strict=True)]
-    calibration = fit(model, {"default": sets}, gate=known.gate if known else None)
+    calibration = fit(model, {"default": sets}, gate=known.gate if known else None,
+                      foreign_gate=known.foreign_gate if known else None)
     measured: dict[str, Any] = {}
     for labelled in sets:
         shares = (list(labelled.shares) if labelled.shares is not None
@@ -185,6 +187,7 @@ def handle(args: argparse.Namespace) -> int:
             for setting, r in rates.items():
                 print(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
                       f"non-relevant candidates, {r['relevant_dropped']:.1%} of the relevant")
-        gate = "the shipped phrase gate" if calibration.gate else "no phrase gate"
+        gate = ("no phrase gate" if not calibration.gate else "the shipped phrase gates"
+                if calibration.foreign_gate else "the shipped phrase gate")
         print(f"wrote {args.out} (with {gate} of {model})")
     return 0

@@ -95,7 +95,7 @@ class SearchExecutor:
                                       details=document_details)
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
-        self.scale = PhraseScale(settings, calibration_of(settings))
+        self.scale = PhraseScale(settings, calibration_of(settings), self.text_language.held)
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,

@@ -127,12 +127,33 @@ class TextLanguages:
         self.state = state
         self.given = given
         self._chosen: dict[str, TextLanguage] = {}
+        self._held: dict[str, bool | None] = {}
 
     def choose(self, phrase: str) -> TextLanguage:
         """The phrase's text language and indexes."""
         if phrase not in self._chosen:
             self._chosen[phrase] = self._choose(phrase)
         return self._chosen[phrase]
+
+    def held(self, phrase: str) -> bool | None:
+        """Whether the phrase is in a language the graph's text holds (the calibration's
+        phrase gate reads its words only then): the caller's language, else the one lingua
+        detects among every language with an analyzer (none detected: not held). None when
+        the graph's languages are not known (no per-language index serves, or documents
+        await their labels)."""
+        if phrase not in self._held:
+            self._held[phrase] = self._is_held(phrase)
+        return self._held[phrase]
+
+    def _is_held(self, phrase: str) -> bool | None:
+        if self.state is None:
+            return None
+        graph = self.state.state()
+        if graph.why_not is not None or not graph.languages:
+            return None
+        code = (languages.language_of(self.given) if self.given
+                else languages.detect(phrase, languages.EVERY).language)
+        return code in graph.languages
 
     def _neutral(self, language: str | None, origin: Origin, reason: str,
                  confidence: float | None = None) -> TextLanguage:
