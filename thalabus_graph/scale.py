@@ -13,8 +13,10 @@ One background per phrase, fitted on the candidates of all its vector sources to
 sizes added; its best cosine and the phrase's lexical share among those candidates' texts,
 ``calibration.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
 something the graph lacks drops whole; candidates whose texts were not read give a share of
-None, which the gate reads as 0.0, no shared word), and one map: the phrase's scores go through one
-strictly increasing function, so
+None, which the gate reads as 0.0, no shared word; a phrase in a language the graph's text
+lacks, asked through ``held`` only when that can change its gate, gets the more lenient of the
+gate and the calibration's cosine-only ``foreign_gate``), and one map: the phrase's scores go
+through one strictly increasing function, so
 the fused order of sources and of text hits is exactly today's (with factors and caps at 1).
 A fused fragment's index-scale score is a slot value (a semantic score of its language group),
 or, for a fragment only the text search found, a value below every semantic score of the
