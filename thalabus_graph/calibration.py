@@ -61,7 +61,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -84,6 +84,9 @@ MIN_SIGMA = 1e-3
 """Smallest background spread (cosine units): a flat candidate list is not infinitely sure."""
 RAW_WEIGHT = 1e-3
 """Share of the index score in a calibrated score (keeps saturated hits in order)."""
+LANGUAGE_MATTERS = 0.01
+"""How much more lenient the foreign gate must be before a phrase's language is read: a gate
+that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
 SHARE_MIN_LETTERS = 4
 """Shortest word the lexical share counts (shorter ones are mostly function words)."""
 _NORMAL = NormalDist()
@@ -316,8 +319,17 @@ class Calibration:
     def score(self, source: str, cosine: float, bg: Background) -> float:
         """The calibrated score of a hit of ``source`` with this cosine against ``bg``, in
         [0, 1] and strictly increasing in ``cosine``."""
-        p = self.map_for(source).probability(evidence(cosine, bg)) * self.gate_of(bg)
-        return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
+        return self.scorer(source, bg)(cosine)
+
+    def scorer(self, source: str, bg: Background) -> Callable[[float], float]:
+        """``score`` of every hit of ``source`` against ``bg``: the map and the phrase's gate
+        read once (a phrase calibrates hundreds of hits)."""
+        mapped, gate = self.map_for(source), self.gate_of(bg)
+
+        def scored(cosine: float) -> float:
+            p = mapped.probability(evidence(cosine, bg)) * gate
+            return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
+        return scored
 
     def gate_of(self, bg: Background) -> float:
         """The phrase gate of a background (1.0 without a gate or a known best hit; a share
@@ -332,10 +344,13 @@ class Calibration:
 
     def language_matters(self, bg: Background) -> bool:
         """Whether the phrase's language can change its gate: a ``foreign_gate`` more lenient
-        than ``gate`` at this background. Only then is the phrase's language worth reading."""
+        than ``gate`` by ``LANGUAGE_MATTERS`` or more at this background. Only then is the
+        phrase's language worth reading (a difference below it moves no score across a
+        threshold that matters)."""
         if self.gate is None or self.foreign_gate is None or bg.best is None:
             return False
-        return self.foreign_gate.probability(bg.best) > self.gate.probability(bg.best, bg.share)
+        return (self.foreign_gate.probability(bg.best)
+                - self.gate.probability(bg.best, bg.share) >= LANGUAGE_MATTERS)
 
     def scores(self, source: str, cosines: Sequence[float], size: int,
                share: float | None = None) -> list[float]:

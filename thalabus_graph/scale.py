@@ -114,9 +114,12 @@ class PhraseScale:
         if self.calibration is None or bg is None:
             return sort_fragments(fragments)
         out: list[Fragment] = []
+        scored = self.calibration.scorer(DEFAULT_SOURCE, bg)
+        factors = {source: (_factor(self.settings, source), _cap(self.settings, source))
+                   for source in {f.source for f in fragments}}
         for f in fragments:
-            score = self.calibration.score(DEFAULT_SOURCE, 2.0 * f.score - 1.0, bg)
-            score = min(score * _factor(self.settings, f.source), _cap(self.settings, f.source))
+            factor, cap = factors[f.source]
+            score = min(scored(2.0 * f.score - 1.0) * factor, cap)
             if score >= self.settings.min_score:
                 note = f"calibrated:{f.source} {f.score:.4f} -> {score:.4f}"
                 out.append(Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
