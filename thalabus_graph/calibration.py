@@ -57,6 +57,7 @@ own labelled data. The search reads a phrase through one background and the ``de
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -347,17 +348,15 @@ class Calibration:
         than ``gate`` by ``LANGUAGE_MATTERS`` or more at this background. Only then is the
         phrase's language worth reading (a difference below it moves no score across a
         threshold that matters)."""
-        if self.gate is None or self.foreign_gate is None or bg.best is None:
-            return False
-        return (self.foreign_gate.probability(bg.best)
-                - self.gate.probability(bg.best, bg.share) >= LANGUAGE_MATTERS)
+        return (self.gate_of(dataclasses.replace(bg, foreign=True)) - self.gate_of(bg)
+                >= LANGUAGE_MATTERS)
 
     def scores(self, source: str, cosines: Sequence[float], size: int,
                share: float | None = None) -> list[float]:
         """Calibrated scores of one source's unrestricted candidates (any order), their
         background read from themselves and the phrase's lexical ``share``."""
-        bg = self.background(cosines, size, share)
-        return [self.score(source, c, bg) for c in cosines]
+        scored = self.scorer(source, self.background(cosines, size, share))
+        return [scored(c) for c in cosines]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``FORMAT``)."""
