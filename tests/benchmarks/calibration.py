@@ -107,23 +107,48 @@ def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
             "relevant_dropped": float((cos[rel] < threshold).mean())}
 
 
+@dataclasses.dataclass(frozen=True)
+class XquadPool:
+    """What the gate's xquad-r sets are built from: judgments, passage ids and rows
+    (``aNNpM-ll``: article ``aNN``), the precomputed vectors as stored, the passages and
+    queries as read, and each passage's words (``calibration.words``)."""
+
+    judged: dict[str, set[str]]
+    ids: list[str]
+    query_ids: list[str]
+    corpus: np.ndarray[Any, Any]
+    vectors: np.ndarray[Any, Any]
+    passages: dict[str, dict[str, Any]]
+    queries: dict[str, dict[str, Any]]
+    found: list[frozenset[str]]
+    article: np.ndarray[Any, Any]
+
+    @classmethod
+    def read(cls, folder: Path, split: str) -> XquadPool:
+        """Read the pool of ``folder`` with the judgments of ``split``."""
+        ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
+        by_id = {str(d["_id"]): d for d in map(json.loads, (folder / "corpus.jsonl").open())}
+        return cls(read_qrels(folder / "qrels" / f"{split}.tsv"), ids,
+                   json.loads((folder / "embeddings" / "queries.ids.json").read_text()),
+                   np.load(folder / "embeddings" / "corpus.npy").astype(np.float64),
+                   np.load(folder / "embeddings" / "queries.npy").astype(np.float64), by_id,
+                   {str(q["_id"]): q for q in map(json.loads,
+                                                  (folder / "queries.jsonl").open())},
+                   [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
+                    for i in ids],
+                   np.array([i.split("p", 1)[0] for i in ids]))
+
+
 def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
                            seed: int = 0) -> list[Labelled]:
     """xquad-r's judged questions with their article's passages removed (ids ``aNNpM-ll``:
     article ``aNN``), as unlabelled candidate lists with each question's lexical share among
     its candidates (``calibration.share_of``): against the rest of the pool, and against
     ``ABSENT_SAMPLE`` random passages of it."""
-    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
-    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
-    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
-    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
-    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
-    by_id = {str(d["_id"]): d for d in map(json.loads, (folder / "corpus.jsonl").open())}
-    asked = {str(q["_id"]): str(q["text"]) for q in map(json.loads,
-                                                        (folder / "queries.jsonl").open())}
-    found = [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
-             for i in ids]
-    article = np.array([i.split("p", 1)[0] for i in ids])
+    x = XquadPool.read(folder, split)
+    judged, query_ids, corpus, vectors, found, article = (
+        x.judged, x.query_ids, x.corpus, x.vectors, x.found, x.article)
+    asked = {q: str(x.queries[q]["text"]) for q in x.queries}
     rng = np.random.default_rng(seed)
     size = 0
     pool: list[np.ndarray[Any, Any]] = []
@@ -159,20 +184,13 @@ def other_language_sets(folder: Path, split: str, settings: Settings,
     beside), and, with their article removed too, against the rest and against
     ``ABSENT_SAMPLE`` random passages of it: a topic the graph lacks, asked in a language it
     lacks. Each with its lexical share among its candidates (what the gate reads)."""
-    judged = read_qrels(folder / "qrels" / f"{split}.tsv")
-    ids = json.loads((folder / "embeddings" / "corpus.ids.json").read_text())
-    query_ids = json.loads((folder / "embeddings" / "queries.ids.json").read_text())
-    corpus = np.load(folder / "embeddings" / "corpus.npy").astype(np.float64)
-    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
-    vectors = np.load(folder / "embeddings" / "queries.npy").astype(np.float64)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    by_id = {str(d["_id"]): d for d in map(json.loads, (folder / "corpus.jsonl").open())}
-    asked = {str(q["_id"]): q for q in map(json.loads, (folder / "queries.jsonl").open())}
-    found = [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
-             for i in ids]
-    language = np.array([str(by_id[i].get("language") or "en") for i in ids])
-    article = np.array([i.split("p", 1)[0] for i in ids])
-    row_of = {d: r for r, d in enumerate(ids)}
+    x = XquadPool.read(folder, split)
+    judged, query_ids, found, article, asked = (x.judged, x.query_ids, x.found, x.article,
+                                                x.queries)
+    corpus = x.corpus / np.linalg.norm(x.corpus, axis=1, keepdims=True)
+    vectors = x.vectors / np.linalg.norm(x.vectors, axis=1, keepdims=True)
+    language = np.array([str(x.passages[i].get("language") or "en") for i in x.ids])
+    row_of = {d: r for r, d in enumerate(x.ids)}
     rng = np.random.default_rng(seed)
     names = ("own language removed", "own language and article removed",
              f"own language and article removed, {ABSENT_SAMPLE} passages")
