@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from thalabus_graph.calibration import Calibration, Gate, SourceMap
+from thalabus_graph.calibration import LANGUAGE_MATTERS, Calibration, Gate, SourceMap
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scaler
 from thalabus_graph.settings import Settings
@@ -195,6 +195,12 @@ def test_the_language_is_read_only_when_it_can_change_the_gate() -> None:
     scale.remember("direct elections first place", sharing, {"chapters": 5000})
     bg = scale.backgrounds["direct elections first place"]
     assert not FOREIGN.language_matters(bg) and not bg.foreign and asked == []
+    # a foreign gate more lenient by less than LANGUAGE_MATTERS is not worth a detection
+    close = hits_with_texts(0.88, ["unrelated words", *["x"] * 59])
+    scale.remember("direct elections first place again", close, {"chapters": 5000})
+    near = scale.backgrounds["direct elections first place again"]
+    gain = FOREIGN.gate_of(replace(near, foreign=True)) - FOREIGN.gate_of(near)
+    assert 0.0 < gain < LANGUAGE_MATTERS and asked == [] and not near.foreign
     # without a foreign gate the language never matters
     assert not GATED.language_matters(replace(bg, best=0.80, share=0.0))
     assert "0.793" in str(scale.explain()["foreign_gate"])
