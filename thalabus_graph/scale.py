@@ -160,7 +160,8 @@ def _foreign_text(gate: Gate | None) -> str:
         return "none: the gate judges every phrase"
     return ("a phrase in a language the graph's text lacks (given, or detected among every "
             "language with an analyzer) shares no words with it: it gets the larger of the "
-            f"gate and P(...) from its best cosine alone, 0.5 at {gate.midpoint:.3f}")
+            "gate and P(the corpus holds anything on the phrase) from its best cosine alone, "
+            f"0.5 at {gate.midpoint:.3f}")
 
 
 def _factor(settings: Settings, source: str) -> float:
