@@ -2,7 +2,9 @@
 
 Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--generator G]
 [--json OUT] [--keep] [--uri URI [--server-data DIR] [--queries-only]] [--no-graphrag]
-[--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape).
+[--limit K] [--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape;
+``--limit 10`` asks the engine for the ten results graphrag is asked for, its pools sized to
+them, instead of the seed's pools).
 
 Server: without ``--uri``, the one a user gets: ``thalabus-graph neo4j start --data DIR`` with
 no size flags (``tests.benchmarks.scale_server``; ``--heap`` / ``--page-cache`` are passed on
@@ -274,7 +276,7 @@ class Runner:
     """Runs every shape's rounds, interleaved, through the engine and graphrag."""
 
     def __init__(self, graph: ThalabusGraph, truth: Truth, synth: Synthesizer,
-                 lookup: dict[str, npt.NDArray[np.float32]]) -> None:
+                 lookup: dict[str, npt.NDArray[np.float32]], limit: int | None = None) -> None:
         from neo4j_graphrag.retrievers import VectorRetriever
         from neo4j_graphrag.types import RetrieverResultItem
 
@@ -282,6 +284,7 @@ class Runner:
         self.truth = truth
         self.synth = synth
         self.lookup = lookup
+        self.limit = limit
         self.rounds = len(next(iter(truth.shapes.values())).rounds)
 
         def fmt(record: Any) -> RetrieverResultItem:
@@ -299,7 +302,7 @@ class Runner:
         reset_peak_rss()
         before = peak_rss_mib()
         start = time.perf_counter()
-        result = self.graph.query(st.rounds[j].text, ontology_id=ONTOLOGY)
+        result = self.graph.query(st.rounds[j].text, ontology_id=ONTOLOGY, limit=self.limit)
         ms = (time.perf_counter() - start) * 1000
         found = [chapter_index(d.documentid) for d in result.documents or []]
         peak = peak_rss_mib()
@@ -436,7 +439,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         reused = claim(graph.db, wanted, info.uri, reuse_only=args.queries_only)
         graph.migrate()
         meter_source, meter = cpu_meter(info, graph.db, run_statement)
-        runner = Runner(graph, truth, synth, lookup)
+        runner = Runner(graph, truth, synth, lookup, args.limit)
         if reused:
             say("the database holds this corpus: reusing it (ground truth regenerated)")
             fold_truth(synth, truth)
@@ -471,6 +474,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         "ontology": ONTOLOGY, "queries_per_shape": args.queries,
         "hybrid_fusion": args.hybrid or args.defaults, "defaults": args.defaults,
         "calibration_file": settings.calibration_file, "recall_at": RECALL_AT,
+        "engine_limit": args.limit,
         "corpus": {"sources": real.sources, "base_documents": len(real.vectors),
                    "generator": args.generator, "sigma": args.sigma, "mix": args.mix,
                    "seed": args.seed, "mean_top10_cosine_real": round(real_top10, 4),
@@ -515,6 +519,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--hybrid", action="store_true",
                         help="keep hybrid text fusion on (recall against cosine then understates)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help=f"the engine's query(limit=...): pools sized to that many results "
+                        f"(e.g. {RECALL_AT}, as many as graphrag's top_k; default: the seed's "
+                        f"pools)")
     parser.add_argument("--defaults", action="store_true",
                         help="the engine's default settings: fusion and calibrated scores "
                         "(recall against cosine then understates)")
