@@ -126,8 +126,9 @@ def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
     """The phrase's lexical share among its candidates' texts: ``share_of(words(phrase),
     [words(t) for t in texts])``, read without tokenising the texts (each phrase word is
     looked up as a whole word of the folded text, ``_holds``: a few substring searches per
-    text instead of a tokeniser pass over every word). None when no candidate text was read
-    (every text None): the share is then not known."""
+    text instead of a tokeniser pass over every word; a text whose words could not beat the
+    best share so far, even as substrings, is not read word by word). None when no candidate
+    text was read (every text None): the share is then not known."""
     wanted = sorted(words(phrase))
     best, read = 0, False
     for text in texts:
@@ -137,7 +138,9 @@ def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
         if best == len(wanted):
             break
         folded = _folded(text)
-        best = max(best, sum(_holds(folded, w) for w in wanted))
+        present = [w for w in wanted if w in folded]  # a whole token is a substring too
+        if len(present) > best:
+            best = max(best, sum(_holds(folded, w) for w in present))
     if not read:
         return None
     return best / len(wanted) if wanted else 0.0
