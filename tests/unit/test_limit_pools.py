@@ -58,14 +58,25 @@ def test_pools_never_exceed_the_configured_ones_and_grow_with_the_limit() -> Non
     assert previous == cost.pools(settings)  # a huge limit: the configured pools
 
 
-def test_the_unfiltered_k_is_sized_with_the_pool() -> None:
-    settings = Settings()
+@pytest.mark.parametrize("limit_min_k", [100, Settings().limit_min_k])
+def test_the_unfiltered_k_is_sized_with_the_pool(limit_min_k: int) -> None:
+    # 100: a small corpus's setting, below VECTOR_MIN_K; the default keeps the recall floor
+    settings = Settings(limit_min_k=limit_min_k)
     sized = cost.sized(settings, 10)
     for src in VECTOR_SOURCES:
         top_n = cost.top_n(sized, src)
         k = cost.unfiltered_k(sized, top_n)
-        assert top_n <= k < cost.unfiltered_k(settings, cost.top_n(settings, src))
-        assert k == max(math.ceil(top_n * settings.limit_k_factor), settings.limit_min_k)
+        full = cost.unfiltered_k(settings, cost.top_n(settings, src))
+        assert top_n <= k <= full  # never more than the seed's pools ask for
+        assert k == max(math.ceil(top_n * settings.limit_k_factor),
+                        min(limit_min_k, settings.vector_min_k))
+        if limit_min_k < settings.vector_min_k:
+            assert k < full
+
+
+def test_a_limited_query_keeps_the_seed_s_index_floor_by_default() -> None:
+    settings = Settings()
+    assert cost.sized(settings, 10).vector_min_k == settings.vector_min_k
 
 
 @pytest.mark.parametrize("bad", [0, -1, -10, 10**12, 1.5, True, "10"])
