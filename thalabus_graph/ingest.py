@@ -410,6 +410,15 @@ class Ingestor:
         documentids = sorted(d["documentid"] for d in docs)
 
         def work(tx: ManagedTransaction) -> _Written:
+            try:
+                return write(tx)
+            except Neo4jError as exc:
+                if _memory_refusal(exc):  # transient to the driver, but retrying cannot help
+                    raise _OutOfTransactionMemory(
+                        f"writing {len(batch)} documents: {exc.code}: {exc.message}") from exc
+                raise
+
+        def write(tx: ManagedTransaction) -> _Written:
             run(tx, "ingest_lock_documents", documentids=documentids)
             existing = {r["fragmentid"] for r in run(tx, "ingest_existing_fragments",
                                                      documentids=documentids)}
@@ -447,12 +456,27 @@ def _size(doc: SourceDocument) -> int:
     return 1 + sum(1 for _ in doc.fragments())
 
 
+class _OutOfTransactionMemory(GraphError):
+    """A write the server refused for its transaction memory, raised inside the transaction
+    function. The driver retries a transient error (this one is) for up to 30 s with
+    back-off, five attempts and ~35 s, though the same batch can never fit; an exception of
+    ours ends the transaction at once, and the batch is written in halves."""
+
+
+def _memory_refusal(exc: Neo4jError) -> bool:
+    """Whether Neo4j refused a statement for a transaction memory limit
+    (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``)."""
+    return "MemoryPoolOutOfMemoryError" in str(exc.code)
+
+
 def _out_of_transaction_memory(exc: BaseException) -> bool:
-    """True when the server refused a write for its transaction memory limit
-    (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``): the same
-    documents fit in smaller transactions."""
+    """True when the server refused a write for its transaction memory limit: the same
+    documents fit in smaller transactions (raised in the transaction function, or at its
+    commit, which the driver retried first)."""
+    if isinstance(exc, _OutOfTransactionMemory):
+        return True
     cause = exc.__cause__
-    return isinstance(cause, Neo4jError) and "MemoryPoolOutOfMemoryError" in str(cause.code)
+    return isinstance(cause, Neo4jError) and _memory_refusal(cause)
 
 
 def _document_fault(exc: BaseException) -> bool:
