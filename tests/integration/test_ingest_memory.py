@@ -40,7 +40,8 @@ def test_a_batch_the_transaction_memory_cannot_hold_is_written_in_halves(
     settings = Settings(write_batch_size=100_000)  # every document in one first batch
     with ThalabusGraph.connect(small_server, settings=settings) as graph:
         graph.migrate()
-        with caplog.at_level(logging.INFO):  # the ingest's lines and the driver's warnings
+        with caplog.at_level(logging.INFO, logger="thalabus_graph.ingest"), \
+                caplog.at_level(logging.INFO, logger="neo4j"):  # and the driver's warnings
             report = graph.ingest(documents(DOCUMENTS), embed=False, progress=False)
         assert not report.errors
         assert report.documents == DOCUMENTS
