@@ -110,10 +110,12 @@ class Queries:
 
     def executor(self, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
-                 document_details: bool = False, embedder: Embedder | None = None,
+                 document_details: bool = False, exact_details: bool = False,
+                 embedder: Embedder | None = None,
                  language: str | None = None, limit: int | None = None) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
+        ``exact_details``: its exact searches do, see ``SearchExecutor``;
         ``embedder``: instead of the configured one, which is then not loaded; ``language``:
         the query's language for its text searches, detected per phrase when None; ``limit``:
         the results wanted, which size its pools, ``plan.cost.sized``)."""
@@ -122,6 +124,7 @@ class Queries:
                               ontologyid=ontology_id,
                               datasetids=self.scope(subset_of_datasetids),
                               profile=profile, document_details=document_details,
+                              exact_details=exact_details,
                               in_index=self.in_index_filter(ontology_id), language=language,
                               text_languages=self._text_languages)
 
@@ -170,12 +173,13 @@ class Queries:
                    profile: bool = False, document_details: bool = False,
                    reads: QueryReads | None = None,
                    rerank_outcomes: BranchOutcomes | None = None,
-                   language: str | None = None, limit: int | None = None) -> Evaluator:
+                   language: str | None = None, limit: int | None = None,
+                   exact_details: bool = False) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
         vocabulary read returned (``reads``), its pools sized to ``limit``."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
-                           language=language, limit=limit)
+                           exact_details=exact_details, language=language, limit=limit)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self._reranker(), self.settings, rerank_outcomes)
@@ -211,11 +215,14 @@ class Queries:
             outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
                         if automatically_rerank else None)
             # with a limit the searches read no details: the few documents returned are
-            # read afterwards (in the same transaction), not every candidate's
+            # read afterwards (in the same transaction), not every candidate's; an exact
+            # search still does, as its hits are few (at most the pool the limit sized) and
+            # a filtered query then needs no round trip for its documents
             evaluator = self.evaluator(ontology_id, subset_of_datasetids,
                                         automatically_rerank=automatically_rerank,
                                         profile=profile,
                                         document_details=return_documents and limit is None,
+                                        exact_details=return_documents,
                                         reads=reads, rerank_outcomes=outcomes, language=language,
                                         limit=limit)
             fragments = evaluator.results(node)

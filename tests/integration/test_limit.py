@@ -117,13 +117,9 @@ def test_pools_holding_every_candidate_rank_as_the_full_pool(corpus: Database,
         (d.documentid, round(d.score, 9)) for d in full.documents[:10]]
 
 
-@pytest.mark.parametrize("query", ['"kitchen floor"', '"kitchen floor" AND TAG=odd'])
-def test_a_limited_query_reads_only_its_documents_details(
-        corpus: Database, query: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the searches of a limited query carry no details; the documents returned are read
-    # afterwards in one statement, with the same details the full query returns
-    graph = _graph(corpus)
-    full = graph.query(query)
+def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every ``read_plain`` from now on: (document_details, documents asked) or (statement,
+    whether its rows carry details) for a search statement."""
     asked: list[tuple[str, int]] = []
     real = Database.read_plain
 
@@ -135,12 +131,42 @@ def test_a_limited_query_reads_only_its_documents_details(
         return real(self, name, **params)
 
     monkeypatch.setattr(Database, "read_plain", spy)
-    limited = graph.query(query, limit=10)  # pools of 40: every candidate, as in full
+    return asked
+
+
+def test_a_limited_query_reads_only_its_documents_details(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the searches of a limited query carry no details; the documents returned are read
+    # afterwards in one statement, with the same details the full query returns
+    graph = _graph(corpus)
+    full = graph.query('"kitchen floor"')
+    asked = _spy_reads(monkeypatch)
+    limited = graph.query('"kitchen floor"', limit=10)  # pools of 40: every candidate
     assert full.documents is not None and limited.documents is not None
     assert [d.to_dict() for d in limited.documents] == [
         d.to_dict() for d in full.documents[:10]]
     assert asked[-1] == ("document_details", 10)
     assert all(n == 0 for name, n in asked[:-1]), asked
+
+
+def test_a_limited_exact_search_brings_its_documents_details(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an exact search's hits are few (the restricted documents' fragments, up to the pool):
+    # they carry their documents' details, and no statement reads the documents afterwards
+    graph = _graph(corpus)
+    query = '"kitchen floor" AND TAG=odd'
+    full = graph.query(query)
+    asked = _spy_reads(monkeypatch)
+    limited = graph.query(query, limit=10)
+    assert full.documents is not None and limited.documents is not None
+    assert [d.to_dict() for d in limited.documents] == [
+        d.to_dict() for d in full.documents[:10]]
+    assert ("search_vector_exact", 1) in asked
+    assert not [a for a in asked if a[0] == "document_details"], asked
+    # fragments only: no search reads details
+    asked.clear()
+    graph.query(query, limit=10, return_documents=False)
+    assert asked and all(n == 0 for _, n in asked), asked
 
 
 def test_explain_and_profile_show_the_sized_pools(corpus: Database) -> None:

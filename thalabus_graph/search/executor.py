@@ -67,6 +67,11 @@ class QueryVectors:
 class SearchExecutor:
     """Runs the searches of one query evaluation.
 
+    ``document_details``: every search also returns its hits' documents' details (the query
+    returns documents from its whole pool); ``exact_details``: the exact searches do (a query
+    returning a few documents: an exact search's hits are few, the restricted documents'
+    fragments up to its pool, and their details save the round trip that reads them after).
+
     Example:
         >>> ex = SearchExecutor(db, settings, embedder)              # doctest: +SKIP
         >>> plan = phrase_plan(ex, PhraseState.of(ex), parse('"asylum"'), None, None)
@@ -78,6 +83,7 @@ class SearchExecutor:
                  ids: Restriction | None = None, *, ontologyid: str | None = None,
                  datasetids: Sequence[str] | None = None,
                  profile: bool = False, document_details: bool = False,
+                 exact_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
                  text_languages: TextLanguageState | None = None) -> None:
         self.settings = settings
@@ -92,7 +98,8 @@ class SearchExecutor:
         # then wait for the cycle collector instead of going when the query returns)
         self.query_vectors = QueryVectors(embedder)
         self.vectors = VectorSearches(self.runner, self.reads, settings, self.query_vectors,
-                                      details=document_details)
+                                      details=document_details,
+                                      exact_details=document_details or exact_details)
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
         self.scale = PhraseScale(settings, calibration_of(settings), self.text_language.held)

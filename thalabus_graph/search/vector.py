@@ -39,12 +39,14 @@ class VectorSearches:
     retries and the fallback from a failed ontology-filtered index."""
 
     def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
-                 vector: Callable[[str], list[float]], *, details: bool) -> None:
+                 vector: Callable[[str], list[float]], *, details: bool,
+                 exact_details: bool = False) -> None:
         self.runner = runner
         self.reads = reads
         self.settings = settings
         self.vector = vector
         self.details = details
+        self.exact_details = exact_details or details
 
     def run(self, search: VectorSearch) -> list[Fragment]:
         """The fragments of one chosen search (its factor, cap and floor applied)."""
@@ -82,7 +84,8 @@ class VectorSearches:
                     return self._index(step, src, vector, top_n, choice.k, patterns,
                                        in_index=False)
         if search.path in ("exact", "in-index"):
-            return self._exact(step, src, vector, top_n, patterns)
+            return self._exact(step, src, vector, top_n,
+                               {**patterns, "details": self.exact_details})
         return self._index(step, src, vector, top_n, search.k, patterns, in_index=False)
 
     def _index(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
