@@ -16,7 +16,8 @@
     ├── DatasetError                    unknown dataset / goal, or a failed dataset write
     │   └── DatasetInputError           also a ConfigurationError: unknown id or bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
-    │   └── QueryTimeout                a query outran its time budget (query_timeout_seconds)
+    │   ├── QueryTimeout                a query outran its time budget (query_timeout_seconds)
+    │   └── OutOfTransactionMemory      a write larger than the server's transaction memory
     ├── LauncherError                   the local Neo4j launcher could not do what was asked
     │   └── PortTaken                   another process bound the chosen port first
     ├── MigrationError                  a migration failed or history disagrees with files
@@ -34,7 +35,9 @@
 ``TypeError`` that the query constructors raised before they had their own classes, so older
 ``except ValueError`` / ``except TypeError`` handlers still catch them. ``UnembeddedDocuments``
 and ``PortTaken`` are caught inside the package (ingest reports the documents, the launcher
-retries with another port); they are listed so that every exception class lives here.
+retries with another port), as is ``OutOfTransactionMemory`` unless one document alone is too
+large (ingest writes a refused batch in halves); they are listed so that every exception class
+lives here.
 
 Foreign exceptions (neo4j, httpx) are mapped with ``raise ... from`` where they cross into
 our code, so callers never need to import driver exception types.
@@ -172,6 +175,14 @@ class GraphError(ThalabusError):
 class QueryTimeout(GraphError):
     """A query ran past its time budget (``Settings.query_timeout_seconds``): Neo4j ended a
     read at its transaction timeout, or the deadline had passed before the next read."""
+
+
+class OutOfTransactionMemory(GraphError):
+    """Neo4j refused a write for its transaction memory limit
+    (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``), raised inside
+    the transaction function. The driver retries a transient error (this one is) for up to
+    30 s with back-off, five attempts and ~35 s, though the same write can never fit; an
+    exception of ours ends the transaction at once, and ingest writes the batch in halves."""
 
 
 class LauncherError(ThalabusError):

@@ -41,7 +41,12 @@ from thalabus_graph.documents import (
     iter_documents,
 )
 from thalabus_graph.embeddings import Embedder, WindowedEmbedder, text_hash
-from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
+from thalabus_graph.errors import (
+    GraphError,
+    IngestError,
+    OutOfTransactionMemory,
+    UnembeddedDocuments,
+)
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.progress import Progress
@@ -414,7 +419,7 @@ class Ingestor:
                 return write(tx)
             except Neo4jError as exc:
                 if _memory_refusal(exc):  # transient to the driver, but retrying cannot help
-                    raise _OutOfTransactionMemory(
+                    raise OutOfTransactionMemory(
                         f"writing {len(batch)} documents: {exc.code}: {exc.message}") from exc
                 raise
 
@@ -456,13 +461,6 @@ def _size(doc: SourceDocument) -> int:
     return 1 + sum(1 for _ in doc.fragments())
 
 
-class _OutOfTransactionMemory(GraphError):
-    """A write the server refused for its transaction memory, raised inside the transaction
-    function. The driver retries a transient error (this one is) for up to 30 s with
-    back-off, five attempts and ~35 s, though the same batch can never fit; an exception of
-    ours ends the transaction at once, and the batch is written in halves."""
-
-
 def _memory_refusal(exc: Neo4jError) -> bool:
     """Whether Neo4j refused a statement for a transaction memory limit
     (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``)."""
@@ -473,7 +471,7 @@ def _out_of_transaction_memory(exc: BaseException) -> bool:
     """True when the server refused a write for its transaction memory limit: the same
     documents fit in smaller transactions (raised in the transaction function, or at its
     commit, which the driver retried first)."""
-    if isinstance(exc, _OutOfTransactionMemory):
+    if isinstance(exc, OutOfTransactionMemory):
         return True
     cause = exc.__cause__
     return isinstance(cause, Neo4jError) and _memory_refusal(cause)
