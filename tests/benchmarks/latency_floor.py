@@ -30,8 +30,6 @@ bring the engine to graphrag's time at those pools.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 import time
@@ -51,6 +49,7 @@ from tests.benchmarks.vs_graphrag import (
     _loaded,
     _p95,
     _record_formatter,
+    corpus_options,
     graphrag_search,
 )
 from thalabus_graph import Settings, ThalabusGraph
@@ -244,17 +243,9 @@ def table(result: Mapping[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run, print the table, write the JSON."""
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    options.add_argument("--data", type=Path, required=True, help="BEIR directory")
-    options.add_argument("--split", required=True, help="qrels/NAME.tsv (its queries are run)")
-    options.add_argument("--limit-queries", type=int, default=None)
+    options = corpus_options(__doc__, DEFAULT_OUT)
     options.add_argument("--limit", type=int, default=10, help="the engine's limit, graphrag's "
                          "top_k for the like-for-like pair")
-    options.add_argument("--reuse", action="store_true",
-                         help="keep the loaded corpus when the graph holds exactly it")
-    options.add_argument("--json", type=Path, default=DEFAULT_OUT)
-    options.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
-                         help="Neo4j to use; its database is wiped (default: $NEO4J_URI)")
     args = options.parse_args(argv)
     corpus = load_corpus(args.data, args.split, limit_queries=args.limit_queries)
     result = benchmark(args.uri, corpus, limit=args.limit, reuse=args.reuse,

@@ -277,20 +277,27 @@ def settings_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return {pair.partition("=")[0]: getattr(parsed, pair.partition("=")[0]) for pair in pairs}
 
 
+def corpus_options(doc: str | None, json_path: Path) -> argparse.ArgumentParser:
+    """The options of a benchmark that loads a BEIR split's corpus into a Neo4j it may wipe:
+    ``--data``, ``--split``, ``--limit-queries``, ``--reuse``, ``--json`` and ``--uri``."""
+    options = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    options.add_argument("--data", type=Path, required=True, help="BEIR directory")
+    options.add_argument("--split", required=True, help="qrels/NAME.tsv (its queries are run)")
+    options.add_argument("--limit-queries", type=int, default=None)
+    options.add_argument("--reuse", action="store_true",
+                         help="keep the loaded corpus when the graph holds exactly it")
+    options.add_argument("--json", type=Path, default=json_path)
+    options.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
+                         help="Neo4j to use; its database is wiped (default: $NEO4J_URI)")
+    return options
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run, print the table, write the JSON."""
-    options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    options.add_argument("--data", type=Path, required=True, help="BEIR directory")
-    options.add_argument("--split", required=True, help="qrels/NAME.tsv to evaluate")
-    options.add_argument("--limit-queries", type=int, default=None)
+    options = corpus_options(__doc__, DEFAULT_OUT)
     options.add_argument("--top-k", type=int, default=10, help="graphrag's top_k")
     options.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                          help="engine settings to change (e.g. top_n_chapters=100)")
-    options.add_argument("--reuse", action="store_true",
-                         help="keep the loaded corpus when the graph holds exactly it")
-    options.add_argument("--json", type=Path, default=DEFAULT_OUT)
-    options.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
-                         help="Neo4j to use; its database is wiped (default: $NEO4J_URI)")
     args = options.parse_args(argv)
     overrides = settings_overrides(args.set)
     corpus = load_corpus(args.data, args.split, limit_queries=args.limit_queries)
