@@ -26,7 +26,9 @@
 // statement; the search then runs search_vector_exact_guarded, which skips such vectors as
 // the vector index does. The check costs two passes over every candidate's vector, so the
 // common case does without it.
-{{> search_exact_candidates}}
+{{> search_exact_documents}}
+WITH d, $label AS label
+{{> search_exact_fragments}}
 WITH node
 WHERE node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score

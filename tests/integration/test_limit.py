@@ -119,13 +119,17 @@ def test_pools_holding_every_candidate_rank_as_the_full_pool(corpus: Database,
 
 def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     """Every ``read_plain`` from now on: (document_details, documents asked) or (statement,
-    whether its rows carry details) for a search statement."""
+    whether its rows carry details) for a search statement; a batched call is two entries,
+    its exact searches' and its other searches'."""
     asked: list[tuple[str, int]] = []
     real = Database.read_plain
 
     def spy(self: Database, name: str, /, **params: Any) -> Any:
         if name == "document_details":
             asked.append((name, len(params["documentids"])))
+        elif name == "search_phrase_filtered":  # a phrase's searches in one call
+            asked.append(("exact searches", int(bool(params["exact_details"]))))
+            asked.append((name, int(bool(params["details"]))))
         elif "details" in params:
             asked.append((name, int(bool(params["details"]))))
         return real(self, name, **params)
@@ -161,7 +165,7 @@ def test_a_limited_exact_search_brings_its_documents_details(
     assert full.documents is not None and limited.documents is not None
     assert [d.to_dict() for d in limited.documents] == [
         d.to_dict() for d in full.documents[:10]]
-    assert ("search_vector_exact", 1) in asked
+    assert ("exact searches", 1) in asked and ("search_phrase_filtered", 0) in asked
     assert not [a for a in asked if a[0] == "document_details"], asked
     # fragments only: no search reads details
     asked.clear()

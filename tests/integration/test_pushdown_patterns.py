@@ -222,7 +222,8 @@ def test_the_dataset_scope_is_a_pattern_not_a_list(
     # standing for the scope: every search statement gets the datasets as $datasetids.
     assert not [name for name, _ in seen if name.startswith("universe_")]
     searches = [(name, params) for name, params in seen
-                if name in ("search_vector", "search_vector_exact", "search_fulltext")]
+                if name in ("search_vector", "search_vector_exact", "search_fulltext",
+                            "search_phrase_filtered")]
     assert searches
     assert all(params["datasetids"] == [jane_dataset] for _, params in searches)
     assert all(params["documentids"] is None for _, params in searches)
@@ -314,6 +315,7 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
     assert not {"search_scope_sizes", "search_counts", "document_details"} & set(seen), seen
     assert {name for name in seen if name != "category_vocabulary"} <= {
         "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
+        "search_phrase_filtered",
         "document_languages"}, seen
 
 

@@ -150,7 +150,8 @@ def test_explain_and_profile_show_the_questions_step(graph: ThalabusGraph) -> No
                                      return_documents=False).plan["tree"])
     assert [(s["path"], s["cypher"]) for s in planned] == [
         (s["path"], s["cypher"]) for s in ran]
-    assert (ran[-1]["path"], ran[-1]["cypher"]) == ("exact", "search_vector_exact")
+    # with the phrase's other searches in one call
+    assert (ran[-1]["path"], ran[-1]["cypher"]) == ("exact", "search_phrase_filtered")
     assert ran[-1]["rows"] == 2  # the housing document's two questions
 
     narrow = engine(graph.db, top_n_questions=1)

@@ -13,6 +13,7 @@ from tests.support.embedders import FixedEmbedder
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
+from thalabus_graph.search import executor
 
 pytestmark = pytest.mark.integration
 
@@ -61,6 +62,18 @@ def _steps(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
     assert plan is not None
     steps: list[dict[str, Any]] = plan["tree"]["steps"]
     return steps
+
+
+def _tree_steps(plan: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Every step of a profiled plan's tree, node by node (depth first)."""
+    assert plan is not None
+    out: list[dict[str, Any]] = []
+    stack = [plan["tree"]]
+    while stack:
+        node = stack.pop()
+        out += node["steps"]
+        stack.extend(reversed(node.get("children", [])))
+    return out
 
 
 def test_semantic_phrase_is_one_round_trip_with_index_scale_scores(
@@ -119,16 +132,40 @@ def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(
     graph, reads = _graph(db, _unit(np.random.default_rng(9)), monkeypatch,
                           hybrid_all_queries=True)
     fragments, _ = graph.evaluate('"kitchen" AND TAG=odd')
-    # the category; the phrase's unrestricted searches (semantic range, best text scores,
-    # node counts) in one call; exact cosine over the two documents' chapters; the chapters
-    # full-text search restricted to them (paragraphs, summaries, keywords: empty, not
-    # searched). A count query and one call per source for the normalisation made it ten.
-    assert len(reads) == 4
+    # the category and its count; then one call: the phrase's unrestricted searches
+    # (semantic range, best text scores, node counts), exact cosine over the two documents'
+    # chapters and the chapters full-text search restricted to them (paragraphs, summaries,
+    # keywords: empty, not searched)
+    assert reads == ["category_vocabulary", "search_phrase_filtered"]
     reference, _ = graph.evaluate('"kitchen" AND TAG=odd', reference=True)
     assert [f.fragmentid for f in fragments] == [f.fragmentid for f in reference]
     for a, b in zip(fragments, reference, strict=True):
         assert a.score == pytest.approx(b.score, abs=1e-6)
     assert {f.documentid for f in fragments} == {"rt-1", "rt-3"}
+
+
+@pytest.mark.parametrize("query", ['"kitchen" AND TAG=odd', '"kitchen" AND NOT TAG=odd'])
+def test_a_filtered_phrase_runs_its_searches_in_one_call_as_one_by_one(
+        corpus: Any, monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    db, _ = corpus
+    graph, reads = _graph(db, _unit(np.random.default_rng(11)), monkeypatch,
+                          hybrid_all_queries=True)
+    batched = graph.query(query, profile=True)
+    assert reads == ["category_vocabulary", "search_phrase_filtered"]
+    steps = [s for s in _tree_steps(batched.plan) if s["kind"] in ("semantic", "text")
+             and s.get("cypher")]
+    assert steps and {s["cypher"] for s in steps} == {"search_phrase_filtered"}
+    assert sum(s["ms"] > 0 for s in steps) == 1  # the call's time, on its first step
+    # the same searches run one statement each give the same answer
+    monkeypatch.setattr(executor, "batched", lambda plan: ())
+    reads.clear()
+    alone = graph.query(query, profile=True)
+    assert len(reads) > 2 and "search_phrase_filtered" not in reads
+    assert [f.to_dict() for f in batched.fragments] == [f.to_dict() for f in alone.fragments]
+    assert batched.documents is not None and alone.documents is not None
+    assert [d.to_dict() for d in batched.documents] == [d.to_dict() for d in alone.documents]
+    assert [(s["kind"], s.get("path"), s.get("rows")) for s in _tree_steps(batched.plan)] == [
+        (s["kind"], s.get("path"), s.get("rows")) for s in _tree_steps(alone.plan)]
 
 
 def test_documents_come_with_the_search_round_trip(

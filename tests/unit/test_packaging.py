@@ -28,7 +28,7 @@ SCANNED = [ROOT / "thalabus_graph", ROOT / "tests"]
 METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "_read": 1,
            "_schema": 0}
 DB_RECEIVERS = ("db", "database", "clean_db")
-RUNNER_METHODS = {"read": 1, "quiet": 0, "prefetch": 0, "stream": 1}
+RUNNER_METHODS = {"read": 1, "quiet": 0, "prefetch": 0, "stream": 1, "run_batch": 0}
 """The plan's runner (``search.runner.Runner``): method -> position of the statement name."""
 
 

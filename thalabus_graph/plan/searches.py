@@ -35,6 +35,7 @@ from thalabus_graph.plan.steps import (
     in_index_params,
 )
 from thalabus_graph.query import Node, Semantic, Text
+from thalabus_graph.search.batch import BATCH, batched
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.settings import Settings
 
@@ -248,17 +249,23 @@ def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
     """The plan's searches as explain shows them (statements, paths, ``k``, parameters with
     vectors and id lists elided)."""
     out: list[PlannedStep] = []
-    for search in plan.searches:
+    shared = batched(plan)
+    for i, search in enumerate(plan.searches):
         if isinstance(search, PhraseCall):
-            out += _phrase_call(ex, search.phrase, search.query)
+            steps = _phrase_call(ex, search.phrase, search.query)
         elif isinstance(search, VectorSearch):
-            out.append(_vector(ex, search))
+            steps = [_vector(ex, search)]
         elif isinstance(search, TextSearch):
-            out.append({"kind": "text", **search.detail,
-                        **({} if search.k is None else {"cypher": "search_fulltext"})})
+            steps = [{"kind": "text", **search.detail,
+                      **({} if search.k is None else {"cypher": "search_fulltext"})}]
         else:
-            out.append({"kind": "fusion", "rule": search.rule,
-                        "text_weight": ex.settings.fusion_text_weight})
+            steps = [{"kind": "fusion", "rule": search.rule,
+                      "text_weight": ex.settings.fusion_text_weight}]
+        if i in shared:  # one search_phrase_filtered call runs them (search.batch)
+            for step in steps:
+                step.update(cypher=BATCH, round_trip=f"{BATCH}: one call for the phrase's "
+                            "searches")
+        out += steps
     return out
 
 

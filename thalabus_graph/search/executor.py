@@ -35,6 +35,7 @@ from thalabus_graph.plan.steps import (
     VectorSearch,
 )
 from thalabus_graph.scale import PhraseScale, calibration_of
+from thalabus_graph.search.batch import PhraseBatch, batched
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
@@ -107,6 +108,9 @@ class SearchExecutor:
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,
                                       text_language=self.text_language.choose)
+        self.batch = PhraseBatch(self.runner, self.reads, settings, self.query_vectors,
+                                 self.phrases, details=document_details,
+                                 exact_details=document_details or exact_details)
         self.lookups = Lookups(self.runner, self.reads)
 
     # --- what the plan reads ---------------------------------------------------------------
@@ -161,7 +165,17 @@ class SearchExecutor:
     def run(self, plan: PhrasePlan) -> list[Fragment]:
         """The fragments of a phrase node, its searches run as ``plan.searches.phrase_plan``
         chose them (in order, nothing decided here): a TEXT term's text searches, or a
-        phrase's semantic searches fused with its text searches."""
+        phrase's semantic searches fused with its text searches. The searches ``batched``
+        picks run in one call first, each taking its rows from it."""
+        positions = batched(plan)
+        if positions:
+            self.batch.run(plan, positions)
+        try:
+            return self._run(plan)
+        finally:
+            self.runner.end_batch()
+
+    def _run(self, plan: PhrasePlan) -> list[Fragment]:
         found: dict[Role, Fragments] = {"results": ([], []), "fit": ([], []),
                                         "range": ([], [])}
         fusion: Fusion | None = None

@@ -21,7 +21,7 @@ from thalabus_graph.plan.steps import (
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.hits import Hit, semantic_fragments, stored_language, text_fragments
 from thalabus_graph.search.languages import TextLanguage
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.runner import PHRASE_KEY, Runner
 from thalabus_graph.search.scope import ScopeReads
 from thalabus_graph.settings import Settings
 
@@ -88,10 +88,13 @@ class PhraseSearches:
                             else {})})
         steps = list(covered.values())
         probing = self.probing()
-        ahead = self.runner.prefetched.pop((phrase, with_text), None)  # started concurrently
-        params = {} if ahead is not None else self.params(phrase, with_text=with_text)
-        rows = self.runner.read(steps[0], "search_phrase", plain=True, ahead=ahead, **params)
-        self.runner.share_call(steps, "search_phrase")
+        rows = self.runner.take(steps[0], PHRASE_KEY)  # a batched call read them (search.batch)
+        if rows is None:
+            ahead = self.runner.prefetched.pop((phrase, with_text), None)  # started concurrently
+            params = {} if ahead is not None else self.params(phrase, with_text=with_text)
+            rows = self.runner.read(steps[0], "search_phrase", plain=True, ahead=ahead,
+                                    **params)
+        self.runner.share_call(steps, steps[0].cypher)
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
         for row in rows:

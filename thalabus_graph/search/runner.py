@@ -15,6 +15,7 @@ import functools
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from thalabus_graph.graph import cypher_library
@@ -34,6 +35,28 @@ node): their records skip the driver's recursive ``data()`` (~10 ms on 200 rows 
 details)."""
 
 
+BatchKey = tuple[str, str]
+"""One search of a batched call: its row kind and source (``search_phrase_filtered``)."""
+
+
+@dataclass
+class Batch:
+    """The rows of one call that ran several searches (``Runner.run_batch``), by search, each
+    taken once by the search it ran for; the call's time and db hits go to the first
+    step that takes its rows."""
+
+    name: str
+    rows: dict[BatchKey, list[Record]]
+    ms: float
+    db_hits: int
+    booked: bool = False
+
+
+PHRASE_KEY: BatchKey = ("phrase", "")
+"""The batched call's unrestricted statistics (``search_phrase``'s rows)."""
+PHRASE_KINDS = frozenset({"size", "semantic", "text"})
+
+
 class Runner:
     """Runs named statements for steps, timed, profiled when asked.
 
@@ -42,6 +65,7 @@ class Runner:
         details: documents' details read along with search hits (documentid -> row), so the
             caller returning documents reads only the missing ones.
         prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
+        batch: the rows of the batched call the searches of the phrase being run take.
     """
 
     def __init__(self, db: Database, *, profile: bool = False) -> None:
@@ -50,6 +74,7 @@ class Runner:
         self.steps: list[Step] = []
         self.details: dict[str, list[Any]] = {}
         self.prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
+        self.batch: Batch | None = None
 
     def step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         """A new step, booked in ``steps``."""
@@ -85,6 +110,53 @@ class Runner:
         if name in DETAILED:
             self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
+
+    def run_batch(self, name: str, rows_of: dict[BatchKey, list[Record]], /,
+                  **params: Any) -> None:
+        """Run the read ``name``, one call serving several searches, and keep its rows for
+        them (``take``). ``rows_of`` names the searches (empty lists); each row of the call
+        is appended to its search's list by its ``kind`` and ``source``, the unrestricted
+        statistics' rows (kinds size, semantic, text) to the ``PHRASE_KEY`` list."""
+        start = time.perf_counter()
+        hits = 0
+        if self.profile:
+            rows, hits = self.db.read_profiled(name, **params)
+        else:
+            rows = self.db.read_plain(name, **params)
+        for row in rows:
+            key = (PHRASE_KEY if row["kind"] in PHRASE_KINDS
+                   else (str(row["kind"]), str(row["source"])))
+            rows_of.setdefault(key, []).append(row)
+        self.batch = Batch(name, rows_of, (time.perf_counter() - start) * 1000, hits)
+
+    def take(self, step: Step, key: BatchKey) -> list[Record] | None:
+        """The rows the batched call returned for the search of ``step`` (None when no
+        batched call ran it), booked on ``step`` as its statement's rows would be."""
+        batch = self.batch
+        if batch is None or key not in batch.rows:
+            return None
+        rows = batch.rows.pop(key)
+        if not batch.booked:
+            step.ms += batch.ms
+            step.db_hits += batch.db_hits
+            batch.booked = True
+        step.cypher = batch.name
+        step.detail["round_trip"] = (f"{batch.name}: one call for the phrase's searches "
+                                     "(ms and db_hits on the first)")
+        if key == PHRASE_KEY:
+            return rows
+        out: list[Record] = []
+        for row in rows:
+            self.details.update((entry[0], entry) for entry in row["details"])
+            out += [{"fragmentid": f, "documentid": d, "text": t, "score": s, "details": None}
+                    for f, d, t, s in zip(row["fragmentids"], row["documentids"],
+                                          row["texts"], row["scores"], strict=True)]
+        step.rows += len(out)
+        return out
+
+    def end_batch(self) -> None:
+        """Forget the batched call's rows (the phrase it ran for is done)."""
+        self.batch = None
 
     def stream(self, step: Step, name: str, /, **params: Any) -> Iterator[tuple[Any, ...]]:
         """Run the read ``name`` and yield its records' values one by one as the driver

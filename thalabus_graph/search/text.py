@@ -36,8 +36,13 @@ class TextSearches:
         if search.k is None:
             return []
         exact = search.term if search.case_sensitive else None
-        rows = self._fulltext(step, search.index, search.query, search.restriction, exact,
-                              search.category, search.k)
+        batched = (self.runner.take(step, ("filtered_text", search.source))  # search.batch
+                   if search.role == "results" else None)
+        if batched is not None:
+            rows = _ordered(batched, exact)
+        else:
+            rows = self._fulltext(step, search.index, search.query, search.restriction, exact,
+                                  search.category, search.k)
         if search.own_best:
             best = rows[0]["score"] if rows else 0.0
         else:
@@ -56,10 +61,7 @@ class TextSearches:
             rows = self.runner.quiet("search_fulltext", **params)
         else:
             rows = self.runner.read(step, "search_fulltext", **params)
-        rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
-        if exact is not None:
-            rows = [r for r in rows if exact in (r["text"] or "")]
-        return rows
+        return _ordered(rows, exact)
 
     def _best(self, index: str, query: str, exact: str | None) -> float:
         """The best score of the unrestricted (scoped) search: the normalisation divisor."""
@@ -71,3 +73,11 @@ class TextSearches:
             rows = self._fulltext(None, index, query, ids, exact, None, k)
             self.best[key] = float(rows[0]["score"]) if rows else 0.0
         return self.best[key]
+
+
+def _ordered(rows: list[Record], exact: str | None) -> list[Record]:
+    """Full-text rows best first, kept only where the text contains ``exact`` (if given)."""
+    rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
+    if exact is not None:
+        rows = [r for r in rows if exact in (r["text"] or "")]
+    return rows

@@ -58,6 +58,10 @@ class VectorSearches:
         src, top_n = search.source, search.top_n
         if search.path in ("skipped", "none"):
             return []
+        batched = (self.runner.take(step, (search.path, src.source))  # search.batch
+                   if search.filtered and search.role == "results" else None)
+        if batched is not None and search.path == "exact":
+            return batched
         vector = self.vector(search.phrase)
         patterns = restriction_params(self.reads.sized(), search.restriction,
                                       search.category, details=self.details)
@@ -86,16 +90,21 @@ class VectorSearches:
         if search.path in ("exact", "in-index"):
             return self._exact(step, src, vector, top_n,
                                {**patterns, "details": self.exact_details})
-        return self._index(step, src, vector, top_n, search.k, patterns, in_index=False)
+        return self._index(step, src, vector, top_n, search.k, patterns, in_index=False,
+                           first=batched)
 
     def _index(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
-               k: int, patterns: dict[str, Any], *, in_index: bool) -> list[Record]:
+               k: int, patterns: dict[str, Any], *, in_index: bool,
+               first: list[Record] | None = None) -> list[Record]:
         """An over-fetched index search (the ontology-filtered index with ``in_index``),
         asked again with twice the k while the restrictions leave fewer than ``top_n`` hits,
-        exact search when that would pass ``index_max_k``."""
+        exact search when that would pass ``index_max_k``. ``first``: the rows of the first
+        call, when a batched call made it."""
         total = self.reads.ready().node_counts().get(src.source, 0)
         while True:
-            if in_index:
+            if first is not None:
+                rows, first = first, None
+            elif in_index:
                 rows = self.runner.read(step, "search_vector_in_index",
                                         index=src.filtered_index, k=min(k, total),
                                         top_n=top_n, vector=vector,

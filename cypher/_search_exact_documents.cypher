@@ -1,6 +1,7 @@
-// Part: the fragments an exact cosine search compares (included by search_vector_exact and
-// search_vector_exact_guarded): the documents of the restrictions, then their fragments of
-// $label. The rules and parameters are search_vector_exact's.
+// Part: the documents an exact cosine search compares the fragments of (included by
+// search_vector_exact, search_vector_exact_guarded and search_phrase_filtered, then
+// _search_exact_fragments): the documents `d` of the restrictions, each checked against every
+// restriction. The rules and parameters are search_vector_exact's.
 CALL () {
   UNWIND coalesce($documentids, []) AS documentid
   MATCH (d:Document {documentid: documentid})
@@ -57,13 +58,3 @@ WHERE ($ontologyid IS NULL OR EXISTS { (d)-[:IN_ONTOLOGY]->(:Ontology {ontologyi
                        RETURN c.name + '\u001f' + c.value } AS keys
         WHERE any(conj IN $filter WHERE all(lit IN conj WHERE
                 any(key IN lit.keys WHERE key IN keys) <> lit.negated)) })
-CALL (d) {
-  UNWIND CASE WHEN $label = 'Paragraph' THEN [] ELSE [true] END AS own
-  MATCH (d)<-[:IN_DOCUMENT]-(node)
-  WHERE $label IN labels(node)
-  RETURN node
-  UNION ALL
-  UNWIND CASE WHEN $label = 'Paragraph' THEN [true] ELSE [] END AS through_chapter
-  MATCH (d)<-[:IN_DOCUMENT]-(:Chapter)<-[:IN_CHAPTER]-(node:Paragraph)
-  RETURN node
-}

@@ -1,0 +1,136 @@
+"""A restricted phrase's searches in one round trip (``search_phrase_filtered``).
+
+A filtered phrase makes a search per source and per text index, each on the path and with the
+``k`` the plan chose (``plan.searches.phrase_plan``), and, fused, first reads its unrestricted
+statistics. Run one by one that is up to seven round trips after the query's vocabulary read;
+``batched`` picks the searches one call can run (the restricted ones sharing the phrase's
+restriction, on the exact or index path, the full-text ones, the unrestricted statistics),
+and ``PhraseBatch`` runs them in one statement. Each search still books its own step and
+takes its rows from the call (``Runner.take``), so the paths, ``k`` and rows are the same as
+run one by one; only an over-fetch that fell short asks again on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from thalabus_graph.errors import GraphError
+from thalabus_graph.graph.database import Record
+from thalabus_graph.plan.steps import (
+    CategoryPattern,
+    PhraseCall,
+    PhrasePlan,
+    Restriction,
+    TextSearch,
+    VectorSearch,
+)
+from thalabus_graph.search.phrase import PhraseSearches
+from thalabus_graph.search.runner import PHRASE_KEY, BatchKey, Runner
+from thalabus_graph.search.scope import ScopeReads, restriction_params
+from thalabus_graph.search.vector import recovered_by_retry
+from thalabus_graph.settings import Settings
+
+BATCH = "search_phrase_filtered"
+"""The statement that runs a phrase's batched searches (what explain and profile name)."""
+EXACT, INDEX, TEXT = "exact", "index", "filtered_text"
+"""The row kinds of the batched searches (``search_phrase_filtered``)."""
+
+
+def batched(plan: PhrasePlan) -> tuple[int, ...]:
+    """The positions in ``plan.searches`` one ``search_phrase_filtered`` call runs: the
+    unrestricted statistics read before a restricted search (a ``PhraseCall`` whose fragments
+    are not the results), the result searches on the exact or index path restricted like the
+    first of them, and the full-text searches restricted that way. Empty when fewer than two
+    would share the call (one search is its own statement). A pure function of the plan, so
+    explain and the run agree."""
+    positions: list[int] = []
+    shared: tuple[Restriction | None, CategoryPattern | None] | None = None
+    for i, search in enumerate(plan.searches):
+        if isinstance(search, PhraseCall):
+            if search.statistics and not search.results:
+                positions.append(i)
+            continue
+        if isinstance(search, VectorSearch):
+            if not (search.filtered and search.role == "results"
+                    and search.path in (EXACT, INDEX)):
+                continue
+        elif not isinstance(search, TextSearch) or search.k is None or search.role != "results":
+            continue
+        restricted = (search.restriction, search.category)
+        if shared is None:
+            shared = restricted
+        if restricted == shared:
+            positions.append(i)
+    return tuple(positions) if len(positions) > 1 else ()
+
+
+def batch_key(search: VectorSearch | TextSearch) -> BatchKey:
+    """The key of a batched search's rows (``Runner.take``)."""
+    if isinstance(search, TextSearch):
+        return (TEXT, search.source)
+    return (search.path, search.source.source)
+
+
+class PhraseBatch:
+    """Runs the batched searches of a phrase's plan in one call, keeping the rows for the
+    searches to take."""
+
+    def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
+                 vector: Callable[[str], list[float]], phrases: PhraseSearches, *,
+                 details: bool, exact_details: bool) -> None:
+        self.runner = runner
+        self.reads = reads
+        self.settings = settings
+        self.vector = vector
+        self.phrases = phrases
+        self.details = details
+        self.exact_details = exact_details
+
+    def run(self, plan: PhrasePlan, positions: tuple[int, ...]) -> None:
+        """Run the searches at ``positions`` (``batched``) in one call. When a stored
+        vector the cosine cannot compare fails it outside a query's one transaction, nothing
+        is kept and the searches run one by one (each recovers as it does alone)."""
+        statistics: dict[str, Any] = {"vector_searches": [], "text_searches": []}
+        exact: list[dict[str, Any]] = []
+        index: list[dict[str, Any]] = []
+        texts: list[dict[str, Any]] = []
+        rows_of: dict[BatchKey, list[Record]] = {}
+        shared: VectorSearch | TextSearch | None = None
+        counts = self.reads.ready().node_counts()
+        for i in positions:
+            search = plan.searches[i]
+            if isinstance(search, PhraseCall):
+                params = self.phrases.params(search.phrase, with_text=search.with_text)
+                # the statistics are unrestricted: their ontology is null, as the
+                # restriction's is (a phrase primes its statistics only without a scope)
+                assert params["ontologyid"] is None
+                statistics = {key: params[key] for key in statistics}
+                rows_of[PHRASE_KEY] = []
+                continue
+            assert isinstance(search, VectorSearch | TextSearch)
+            shared = search
+            rows_of[batch_key(search)] = []
+            if isinstance(search, TextSearch):
+                texts.append({"source": search.source, "index": search.index,
+                              "query": search.query, "k": search.k})
+            elif search.path == EXACT:
+                exact.append({"source": search.source.source, "label": search.source.label,
+                              "k": search.top_n})
+            else:
+                index.append({"source": search.source.source, "index": search.source.index,
+                              "k": min(search.k, counts.get(search.source.source, 0)),
+                              "top_n": search.top_n})
+        assert shared is not None, "a batch has a restricted search"
+        vectors = exact or index or statistics["vector_searches"]
+        params = {**restriction_params(self.reads.sized(), shared.restriction,
+                                       shared.category, details=self.details),
+                  **statistics, "exact_searches": exact, "index_searches": index,
+                  "filtered_texts": texts, "exact_details": self.exact_details,
+                  "rescore": self.settings.vector_quantization,
+                  "vector": self.vector(plan.text) if vectors else None}
+        try:
+            self.runner.run_batch("search_phrase_filtered", rows_of, **params)
+        except GraphError as exc:
+            if self.runner.db.in_one_read() or not recovered_by_retry(exc):
+                raise
