@@ -1,16 +1,19 @@
-"""A filtered phrase's searches in one call against one statement each, on a graph already
-loaded by ``tests.benchmarks.scale --keep`` (its ``SKEW`` categories), with the engine's
-default settings (the fused phrase: unrestricted statistics, a vector search per source, the
+"""A filtered phrase as the engine runs it against two older ways, on a graph already loaded
+by ``tests.benchmarks.scale --keep`` (its ``SKEW`` categories), with the engine's default
+settings (the fused phrase: unrestricted statistics, a vector search per source, the
 restricted full-text searches).
 
     python -m tests.benchmarks.phrase_batch --uri bolt://127.0.0.1:PORT --json out.json
 
-Each real query runs as ``"q" AND SKEW=<value>`` for every selectivity, once with the
-searches batched (``search_phrase_filtered``) and once one statement each, in alternating
-order (ABBA), so the ratios compare the same queries on the same server at the same moment.
-It prints and writes the read transactions (round trips) of each way, p50 / p95 and the
-median of the per-query ratios. It reads the graph only (it never writes), and says which
-server and settings it ran against.
+The ways: ``engine`` (the searches batched in one ``search_phrase_filtered`` call, a
+selective restriction's text hits looked up among its fragments), ``one_by_one`` (a statement
+per search) and ``text_patterns`` (batched, but every text hit's restriction patterns
+checked, ``choose_text_path`` always ``index``). Each real query runs as
+``"q" AND SKEW=<value>`` for every selectivity, once each way, in rotating order, so the
+ratios compare the same queries on the same server at the same moment. It prints and writes
+the read transactions (round trips) of each way, p50 / p95 and the median of the per-query
+ratios against ``engine``. It reads the graph only (it never writes), and says which server
+and settings it ran against.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 from tests.benchmarks.scale_corpus import DIMENSIONS, ONTOLOGY, load_real_sets
 from tests.benchmarks.scale_queries import LookupEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.plan.steps import PhrasePlan
+from thalabus_graph.plan import cost
 from thalabus_graph.search import batch, executor
 
 SHAPES = {"0.01%": "t00000", "0.1%": "v0_1", "1%": "v1", "10%": "v10"}
@@ -38,16 +41,21 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _ways() -> dict[str, Callable[[PhrasePlan], tuple[int, ...]]]:
-    def alone(plan: PhrasePlan) -> tuple[int, ...]:
-        return ()
-    return {"batched": batch.batched, "one_by_one": alone}
+def _way(name: str) -> None:
+    """Switch the engine to one way (``engine`` restores it)."""
+    executor.batched = (  # type: ignore[assignment]
+        (lambda plan: ()) if name == "one_by_one" else batch.batched)
+    cost.choose_text_path = (  # type: ignore[assignment]
+        (lambda *args: ("index", "patterns")) if name == "text_patterns" else CHOOSE_TEXT)
+
+
+CHOOSE_TEXT = cost.choose_text_path
+WAYS = ("engine", "one_by_one", "text_patterns")
 
 
 def measure(graph: ThalabusGraph, queries: list[str], limit: int | None,
             say: Callable[[str], None]) -> dict[str, Any]:
     """Per selectivity: round trips, p50 / p95 ms of each way and the per-query ratios."""
-    ways = _ways()
     reads: list[str] = []
     real_read = graph.db._read
 
@@ -59,32 +67,30 @@ def measure(graph: ThalabusGraph, queries: list[str], limit: int | None,
     out: dict[str, Any] = {}
     try:
         for label, value in SHAPES.items():
-            ms: dict[str, list[float]] = {way: [] for way in ways}
+            ms: dict[str, list[float]] = {way: [] for way in WAYS}
             trips: dict[str, list[str]] = {}
             for i, q in enumerate(queries):
                 text = f'"{q}" AND SKEW={value}'
-                order = list(ways) if i % 2 == 0 else list(reversed(ways))
-                for way in order:
-                    executor.batched = ways[way]  # type: ignore[assignment]
+                shift = i % len(WAYS)
+                for way in WAYS[shift:] + WAYS[:shift]:
+                    _way(way)
                     reads.clear()
                     start = time.perf_counter()
                     graph.query(text, ontology_id=ONTOLOGY, limit=limit)
                     ms[way].append((time.perf_counter() - start) * 1000)
                     trips.setdefault(way, list(reads))
-            ratios = [a / b for a, b in zip(ms["batched"], ms["one_by_one"], strict=True)]
-            row = {"round_trips": {w: len(t) for w, t in trips.items()},
-                   "statements": trips,
-                   **{w: {"p50": statistics.median(v), "p95": _percentile(v, 0.95)}
-                      for w, v in ms.items()},
-                   "median_ratio": statistics.median(ratios)}
+            row: dict[str, Any] = {
+                way: {"round_trips": len(trips[way]), "statements": trips[way],
+                      "p50": statistics.median(ms[way]), "p95": _percentile(ms[way], 0.95),
+                      "vs_engine": statistics.median(
+                          [a / b for a, b in zip(ms[way], ms["engine"], strict=True)])}
+                for way in WAYS}
             out[label] = row
-            say(f"{label:>6}: round trips {row['round_trips']['batched']} / "
-                f"{row['round_trips']['one_by_one']}, p50 {row['batched']['p50']:.1f} / "
-                f"{row['one_by_one']['p50']:.1f} ms, p95 {row['batched']['p95']:.1f} / "
-                f"{row['one_by_one']['p95']:.1f} ms, batched / one by one "
-                f"{row['median_ratio']:.2f}x (median per query)")
+            say(f"{label:>6}: " + "; ".join(
+                f"{way} {r['round_trips']} round trips, p50 {r['p50']:.1f} ms, "
+                f"p95 {r['p95']:.1f} ms, {r['vs_engine']:.2f}x" for way, r in row.items()))
     finally:
-        executor.batched = batch.batched
+        _way("engine")
         graph.db._read = real_read  # type: ignore[method-assign]
     return out
 
@@ -109,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         agent = graph.db.driver.get_server_info().agent
         print(f"server {agent} at {args.uri} (reused, not sized here); default settings "
               f"(fusion {settings.fusion}), limit {args.limit}, {args.queries} queries "
-              f"after {args.warmup} warm-up queries per way and selectivity")
+              f"after {args.warmup} warm-up queries per way and selectivity; ratios: "
+              "median per query of the way's time over the engine's")
         measure(graph, queries[:args.warmup], args.limit, lambda _: None)
         result = measure(graph, queries[args.warmup:], args.limit, print)
     payload = {"server": agent, "uri": args.uri, "limit": args.limit,

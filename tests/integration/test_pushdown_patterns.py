@@ -26,6 +26,7 @@ from thalabus_graph.plan.categories import check_query
 from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
+from thalabus_graph.search import executor
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.runner import Runner
 
@@ -369,6 +370,42 @@ def test_the_index_path_with_a_pattern_matches_the_unscoped_reference(
     assert "paragraphs" in {f.source for f in compiled}
     assert [(f.fragmentid, round(f.score, 6), f.contributions) for f in compiled] == [
         (f.fragmentid, round(f.score, 6), f.contributions) for f in reference]
+
+
+@pytest.mark.parametrize(("query", "ontology"), [
+    ('"asylum" AND COUNTRY_OF_ORIGIN=IQ', "asylum"), ('"cat" AND NOT CHARACTER=Jane', None),
+    ('"cat" AND (CHARACTER=Jane OR TAG=home)', "stories"), ('"cat" AND "tree"', None)])
+def test_a_restricted_text_search_keeps_the_same_hits_on_either_path(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, query: str,
+        ontology: str | None) -> None:
+    # The sample's restrictions are small: text hits are looked up among the restricted
+    # documents' fragments; forced onto the index path, each hit's patterns are checked.
+    # Each path runs in the phrase's batched call and, alone, as its own statement.
+    runs = {}
+    for batching in (True, False):
+        if not batching:
+            monkeypatch.setattr(executor, "batched", lambda plan: ())
+        runs["candidates", batching] = graph.query(query, ontology_id=ontology,
+                                                   return_documents=False, profile=True)
+        with monkeypatch.context() as forced:
+            forced.setattr(cost, "choose_text_path", lambda *args: ("index", "forced"))
+            runs["index", batching] = graph.query(query, ontology_id=ontology,
+                                                  return_documents=False, profile=True)
+    first = runs["candidates", True]
+    assert first.fragments
+    for (path, batching), result in runs.items():
+        assert [(f.fragmentid, f.score, f.contributions) for f in result.fragments] == [
+            (f.fragmentid, f.score, f.contributions) for f in first.fragments], (path, batching)
+        assert result.plan is not None
+        texts = [s for s in _steps(result.plan["tree"])
+                 if s["kind"] == "text" and "filtered_documents" in s]
+        assert texts and {s["path"] for s in texts} == {path}
+        statement = ("search_fulltext_candidates" if path == "candidates"
+                     else "search_fulltext")
+        cyphers = {s["cypher"] for s in texts}
+        # a scope's fit searches (the phrase's unrestricted candidates) run on their own
+        assert cyphers <= {"search_phrase_filtered", statement}
+        assert ("search_phrase_filtered" in cyphers) == batching, (path, batching)
 
 
 @settings(max_examples=20, deadline=None,

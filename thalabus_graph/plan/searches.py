@@ -30,6 +30,7 @@ from thalabus_graph.plan.steps import (
     Restriction,
     Role,
     Search,
+    TextPath,
     TextSearch,
     VectorSearch,
     in_index_params,
@@ -45,6 +46,7 @@ PlannedStep = dict[str, Any]
 RUNTIME_PATH = "decided at run time"
 _STATEMENTS = {"none": "", "exact": "search_vector_exact", "index": "search_vector",
                "in-index": "search_vector_in_index"}
+_TEXT_STATEMENTS = {"index": "search_fulltext", "candidates": "search_fulltext_candidates"}
 
 
 @dataclass
@@ -210,16 +212,22 @@ def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | Non
                                   "case_sensitive": case_sensitive,
                                   **({} if language is None else language.detail())}
         k: int | None = None
+        path: TextPath = "index"
         if not ex.reads.ready().node_counts().get(source, 0):
             detail.update(path="skipped", reason=f"no {source} in the graph")
         else:
-            k = cost.text_k(ex.reads.for_text(restriction, category), ex.settings,
-                            restriction, category, case_sensitive=case_sensitive)
+            scope = ex.reads.for_text(restriction, category)
+            k = cost.text_k(scope, ex.settings, restriction, category,
+                            case_sensitive=case_sensitive)
             detail["k"] = k
             if category is not None:
                 detail["category_pattern"] = category.to_dict()
+            if restriction is not None or scope.scoped() or category is not None:
+                n_docs = ex.reads.restricted(restriction, category)
+                path, why = cost.choose_text_path(ex.reads.value, ex.settings, source, n_docs)
+                detail.update(path=path, reason=why, filtered_documents=n_docs)
         out.append(TextSearch(term, source, index, query, case_sensitive, restriction, category, k,
-                              detail, own_best, role))
+                              detail, own_best, role, path))
     return out
 
 
@@ -257,7 +265,7 @@ def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
             steps = [_vector(ex, search)]
         elif isinstance(search, TextSearch):
             steps = [{"kind": "text", **search.detail,
-                      **({} if search.k is None else {"cypher": "search_fulltext"})}]
+                      **({} if search.k is None else {"cypher": _TEXT_STATEMENTS[search.path]})}]
         else:
             steps = [{"kind": "fusion", "rule": search.rule,
                       "text_weight": ex.settings.fusion_text_weight}]
@@ -351,5 +359,6 @@ def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node,
 
 
 def _runtime_text(index: str) -> PlannedStep:
-    return {"kind": "text", "index": index, "path": RUNTIME_PATH, "cypher": "search_fulltext",
+    return {"kind": "text", "index": index, "path": RUNTIME_PATH,
+            "cypher": "search_fulltext | search_fulltext_candidates",
             "reason": "k over-fetched by the selectivity of the other AND side's documents"}

@@ -102,6 +102,12 @@ VECTOR_SOURCES = (
 VECTOR_BY_SOURCE = {src.source: src for src in VECTOR_SOURCES}
 TEXT_SOURCES = (("chapters", "chapters_fulltext"), ("keywords", "keywords_fulltext"))
 TEXT_INDEX = dict(TEXT_SOURCES)
+TEXT_LABELS = {"chapters": "Chapter", "keywords": "Keyword"}
+"""The label of each full-text source's fragments."""
+TextPath = Literal["index", "candidates"]
+"""How a restricted full-text search keeps its hits: each checked against the restrictions'
+patterns (``index``), or looked up among the restricted documents' fragments, collected
+first (``candidates``). The same hits either way."""
 StepKind = Literal["semantic", "text", "fusion", "category", "category_count", "universe"]
 """What one `Step` did: a vector search, a full-text search, a fusion, a category lookup, the
 count that sizes a category pushed down as a pattern, or the all-documents universe of a pure
@@ -239,6 +245,8 @@ class TextSearch:
     detail: dict[str, Any]
     own_best: bool
     role: Role = "results"
+    path: TextPath = "index"
+    """How its hits are restricted (``plan.cost.choose_text_path``)."""
 
 
 @dataclass(frozen=True)

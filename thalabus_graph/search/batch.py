@@ -18,6 +18,7 @@ from typing import Any
 from thalabus_graph.errors import GraphError
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan.steps import (
+    TEXT_LABELS,
     CategoryPattern,
     PhraseCall,
     PhrasePlan,
@@ -95,6 +96,7 @@ class PhraseBatch:
         exact: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
         texts: list[dict[str, Any]] = []
+        candidates: list[dict[str, Any]] = []
         rows_of: dict[BatchKey, list[Record]] = {}
         shared: VectorSearch | TextSearch | None = None
         counts = self.reads.ready().node_counts()
@@ -112,8 +114,12 @@ class PhraseBatch:
             shared = search
             rows_of[batch_key(search)] = []
             if isinstance(search, TextSearch):
-                texts.append({"source": search.source, "index": search.index,
-                              "query": search.query, "k": search.k})
+                text = {"source": search.source, "index": search.index, "query": search.query,
+                        "k": search.k}
+                if search.path == "candidates":
+                    candidates.append({**text, "label": TEXT_LABELS[search.source]})
+                else:
+                    texts.append(text)
             elif search.path == EXACT:
                 exact.append({"source": search.source.source, "label": search.source.label,
                               "k": search.top_n})
@@ -126,7 +132,8 @@ class PhraseBatch:
         params = {**restriction_params(self.reads.sized(), shared.restriction,
                                        shared.category, details=self.details),
                   **statistics, "exact_searches": exact, "index_searches": index,
-                  "filtered_texts": texts, "exact_details": self.exact_details,
+                  "filtered_texts": texts, "candidate_texts": candidates,
+                  "exact_details": self.exact_details,
                   "rescore": self.settings.vector_quantization,
                   "vector": self.vector(plan.text) if vectors else None}
         try:

@@ -27,7 +27,7 @@ STREAM_FETCH_SIZE = 500
 stream holds in memory, whatever its length."""
 DETAILED = frozenset({"search_vector", "search_vector_exact", "search_vector_exact_guarded",
                       "search_vector_in_index",
-                      "search_fulltext"})
+                      "search_fulltext", "search_fulltext_candidates"})
 """Statements whose rows carry their document's details with ``$details`` (``details``)."""
 PLAIN = DETAILED | {"document_category_keys", "document_languages", "search_category"}
 """Statements that return plain values only (strings, numbers, lists and maps of them; no

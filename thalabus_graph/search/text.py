@@ -10,7 +10,13 @@ from typing import Any
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.steps import CategoryPattern, Restriction, Step, TextSearch
+from thalabus_graph.plan.steps import (
+    TEXT_LABELS,
+    CategoryPattern,
+    Restriction,
+    Step,
+    TextSearch,
+)
 from thalabus_graph.search.hits import hits_of, text_fragments
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads, restriction_params
@@ -42,7 +48,9 @@ class TextSearches:
             rows = _ordered(batched, exact)
         else:
             rows = self._fulltext(step, search.index, search.query, search.restriction, exact,
-                                  search.category, search.k)
+                                  search.category, search.k,
+                                  label=(TEXT_LABELS[search.source]
+                                         if search.path == "candidates" else None))
         if search.own_best:
             best = rows[0]["score"] if rows else 0.0
         else:
@@ -51,14 +59,18 @@ class TextSearches:
 
     def _fulltext(self, step: Step | None, index: str, query: str,
                   restriction: Restriction | None, exact: str | None,
-                  category: CategoryPattern | None, k: int) -> list[Record]:
+                  category: CategoryPattern | None, k: int, *,
+                  label: str | None = None) -> list[Record]:
         """Full-text rows best first, restricted with over-fetch ``k``, optionally kept only
-        where the text contains ``exact``."""
+        where the text contains ``exact``; with ``label``, the hits are looked up among the
+        restricted documents' fragments of that label (the ``candidates`` path)."""
         patterns = restriction_params(self.reads.sized(), restriction, category,
                                       details=self.details)
         params: dict[str, Any] = {"index": index, "query": query, "k": k, **patterns}
         if step is None:
             rows = self.runner.quiet("search_fulltext", **params)
+        elif label is not None:
+            rows = self.runner.read(step, "search_fulltext_candidates", label=label, **params)
         else:
             rows = self.runner.read(step, "search_fulltext", **params)
         return _ordered(rows, exact)
