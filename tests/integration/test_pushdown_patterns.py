@@ -316,7 +316,7 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
     assert not {"search_scope_sizes", "search_counts", "document_details"} & set(seen), seen
     assert {name for name in seen if name != "category_vocabulary"} <= {
         "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
-        "search_phrase_filtered",
+        "search_phrase_filtered", "search_fulltext_candidates",
         "document_languages"}, seen
 
 

@@ -39,7 +39,8 @@ def test_a_filtered_phrase_is_one_transaction(corpus: Database,  # noqa: F811
     assert transactions == ["query"]
     # the vocabulary check (with the counts) and the searches, all inside it
     assert statements[0] == "category_vocabulary" and len(statements) >= 2
-    assert any(s.startswith("search_vector") for s in statements)
+    assert any(s.startswith("search_vector") or s == "search_phrase_filtered"
+               for s in statements)
     # the same evaluation, one transaction per statement
     transactions.clear()
     separate, _ = graph.evaluate(query)

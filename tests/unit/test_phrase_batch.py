@@ -41,7 +41,7 @@ def test_a_filtered_fused_phrase_is_one_call_with_its_statistics() -> None:
     plan = _plan(primed, _vector("exact"), _vector("index", source=1), _vector("none", source=2),
                  _text(), _text(None), Fusion("cat", "language-slots", True))
     # the skipped source, the text index without k and the fusion run no statement
-    assert batched(plan) == (0, 1, 2, 4)
+    assert batched(plan) == ((0, 1, 2, 4),)
 
 
 def test_a_single_search_is_its_own_statement() -> None:
@@ -50,10 +50,19 @@ def test_a_single_search_is_its_own_statement() -> None:
     assert batched(_plan(PhraseCall("cat", True, "cat"), _vector("exact"))) == ()
 
 
-def test_only_the_results_restricted_alike_share_the_call() -> None:
+def test_searches_of_one_role_restricted_alike_share_a_call() -> None:
     ids = frozenset({"d1"})
     plan = _plan(_vector("exact"), _vector("in-index", source=1),
                  _vector("exact", role="fit", category=None),
                  _text(role="fit", category=None), _vector("exact", restriction=ids, source=2),
                  _text())
-    assert batched(plan) == (0, 5)
+    # the results; the fusion's fit on the scope's candidates; the in-index path and the
+    # search restricted otherwise run alone
+    assert batched(plan) == ((0, 5), (2, 3))
+
+
+def test_the_statistics_ride_with_the_results_only() -> None:
+    primed = PhraseCall("cat", True, "cat", results=False, statistics=True)
+    fit = _plan(primed, _vector("exact", role="fit", category=None),
+                _text(role="fit", category=None))
+    assert batched(fit) == ((1, 2),)

@@ -257,7 +257,7 @@ def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
     """The plan's searches as explain shows them (statements, paths, ``k``, parameters with
     vectors and id lists elided)."""
     out: list[PlannedStep] = []
-    shared = batched(plan)
+    shared = {i for group in batched(plan) for i in group}
     for i, search in enumerate(plan.searches):
         if isinstance(search, PhraseCall):
             steps = _phrase_call(ex, search.phrase, search.query)

@@ -38,39 +38,42 @@ EXACT, INDEX, TEXT = "exact", "index", "filtered_text"
 """The row kinds of the batched searches (``search_phrase_filtered``)."""
 
 
-def batched(plan: PhrasePlan) -> tuple[int, ...]:
-    """The positions in ``plan.searches`` one ``search_phrase_filtered`` call runs: the
-    unrestricted statistics read before a restricted search (a ``PhraseCall`` whose fragments
-    are not the results), the result searches on the exact or index path restricted like the
-    first of them, and the full-text searches restricted that way. Empty when fewer than two
-    would share the call (one search is its own statement). A pure function of the plan, so
+def batched(plan: PhrasePlan) -> tuple[tuple[int, ...], ...]:
+    """The groups of positions in ``plan.searches`` that one ``search_phrase_filtered`` call
+    each runs: the restricted searches of one role (the results, or the fusion's fit on the
+    scope's candidates) restricted alike, on the exact or index path, and the full-text
+    searches restricted that way; the unrestricted statistics read before a restricted
+    search (a ``PhraseCall`` whose fragments are not the results) go with the results. A
+    group of one search is left out (its own statement). A pure function of the plan, so
     explain and the run agree."""
-    positions: list[int] = []
-    shared: tuple[Restriction | None, CategoryPattern | None] | None = None
+    groups: dict[tuple[str, Restriction | None, CategoryPattern | None], list[int]] = {}
+    statistics: list[int] = []
     for i, search in enumerate(plan.searches):
         if isinstance(search, PhraseCall):
             if search.statistics and not search.results:
-                positions.append(i)
+                statistics.append(i)
             continue
         if isinstance(search, VectorSearch):
-            if not (search.filtered and search.role == "results"
-                    and search.path in (EXACT, INDEX)):
+            if not (search.filtered and search.path in (EXACT, INDEX)):
                 continue
-        elif not isinstance(search, TextSearch) or search.k is None or search.role != "results":
+        elif not isinstance(search, TextSearch) or search.k is None:
             continue
-        restricted = (search.restriction, search.category)
-        if shared is None:
-            shared = restricted
-        if restricted == shared:
-            positions.append(i)
-    return tuple(positions) if len(positions) > 1 else ()
+        groups.setdefault((search.role, search.restriction, search.category), []).append(i)
+    out: list[tuple[int, ...]] = []
+    for (role, _, _), positions in groups.items():
+        if role == "results":
+            positions, statistics = statistics + positions, []
+        if len(positions) > 1:
+            out.append(tuple(positions))
+    return tuple(out)
 
 
 def batch_key(search: VectorSearch | TextSearch) -> BatchKey:
-    """The key of a batched search's rows (``Runner.take``)."""
+    """The key of a batched search's rows (``Runner.take``): its row kind, source and
+    role."""
     if isinstance(search, TextSearch):
-        return (TEXT, search.source)
-    return (search.path, search.source.source)
+        return (TEXT, search.source, search.role)
+    return (search.path, search.source.source, search.role)
 
 
 class PhraseBatch:
@@ -89,7 +92,7 @@ class PhraseBatch:
         self.exact_details = exact_details
 
     def run(self, plan: PhrasePlan, positions: tuple[int, ...]) -> None:
-        """Run the searches at ``positions`` (``batched``) in one call. When a stored
+        """Run the searches at ``positions`` (a group of ``batched``) in one call. When a stored
         vector the cosine cannot compare fails it outside a query's one transaction, nothing
         is kept and the searches run one by one (each recovers as it does alone)."""
         statistics: dict[str, Any] = {"vector_searches": [], "text_searches": []}
@@ -137,7 +140,7 @@ class PhraseBatch:
                   "rescore": self.settings.vector_quantization,
                   "vector": self.vector(plan.text) if vectors else None}
         try:
-            self.runner.run_batch("search_phrase_filtered", rows_of, **params)
+            self.runner.run_batch("search_phrase_filtered", rows_of, shared.role, **params)
         except GraphError as exc:
             if self.runner.db.in_one_read() or not recovered_by_retry(exc):
                 raise

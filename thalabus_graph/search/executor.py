@@ -166,11 +166,10 @@ class SearchExecutor:
         """The fragments of a phrase node, its searches run as ``plan.searches.phrase_plan``
         chose them (in order, nothing decided here): a TEXT term's text searches, or a
         phrase's semantic searches fused with its text searches. The searches ``batched``
-        picks run in one call first, each taking its rows from it."""
-        positions = batched(plan)
-        if positions:
-            self.batch.run(plan, positions)
+        groups run in one call a group first, each taking its rows from its call."""
         try:
+            for positions in batched(plan):
+                self.batch.run(plan, positions)
             return self._run(plan)
         finally:
             self.runner.end_batch()

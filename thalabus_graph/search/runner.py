@@ -35,8 +35,8 @@ node): their records skip the driver's recursive ``data()`` (~10 ms on 200 rows 
 details)."""
 
 
-BatchKey = tuple[str, str]
-"""One search of a batched call: its row kind and source (``search_phrase_filtered``)."""
+BatchKey = tuple[str, str, str]
+"""One search of a batched call: its row kind, source and role (``search_phrase_filtered``)."""
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Batch:
     booked: bool = False
 
 
-PHRASE_KEY: BatchKey = ("phrase", "")
+PHRASE_KEY: BatchKey = ("phrase", "", "statistics")
 """The batched call's unrestricted statistics (``search_phrase``'s rows)."""
 PHRASE_KINDS = frozenset({"size", "semantic", "text"})
 
@@ -65,7 +65,7 @@ class Runner:
         details: documents' details read along with search hits (documentid -> row), so the
             caller returning documents reads only the missing ones.
         prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
-        batch: the rows of the batched call the searches of the phrase being run take.
+        batches: the batched calls whose rows the searches of the phrase being run take.
     """
 
     def __init__(self, db: Database, *, profile: bool = False) -> None:
@@ -74,7 +74,7 @@ class Runner:
         self.steps: list[Step] = []
         self.details: dict[str, list[Any]] = {}
         self.prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
-        self.batch: Batch | None = None
+        self.batches: list[Batch] = []
 
     def step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
         """A new step, booked in ``steps``."""
@@ -111,12 +111,13 @@ class Runner:
             self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
 
-    def run_batch(self, name: str, rows_of: dict[BatchKey, list[Record]], /,
+    def run_batch(self, name: str, rows_of: dict[BatchKey, list[Record]], role: str, /,
                   **params: Any) -> None:
-        """Run the read ``name``, one call serving several searches, and keep its rows for
-        them (``take``). ``rows_of`` names the searches (empty lists); each row of the call
-        is appended to its search's list by its ``kind`` and ``source``, the unrestricted
-        statistics' rows (kinds size, semantic, text) to the ``PHRASE_KEY`` list."""
+        """Run the read ``name``, one call serving several searches of ``role``, and keep its
+        rows for them (``take``). ``rows_of`` names the searches (empty lists); each row of
+        the call is appended to its search's list by its ``kind`` and ``source``, the
+        unrestricted statistics' rows (kinds size, semantic, text) to the ``PHRASE_KEY``
+        list."""
         start = time.perf_counter()
         hits = 0
         if self.profile:
@@ -125,15 +126,15 @@ class Runner:
             rows = self.db.read_plain(name, **params)
         for row in rows:
             key = (PHRASE_KEY if row["kind"] in PHRASE_KINDS
-                   else (str(row["kind"]), str(row["source"])))
+                   else (str(row["kind"]), str(row["source"]), role))
             rows_of.setdefault(key, []).append(row)
-        self.batch = Batch(name, rows_of, (time.perf_counter() - start) * 1000, hits)
+        self.batches.append(Batch(name, rows_of, (time.perf_counter() - start) * 1000, hits))
 
     def take(self, step: Step, key: BatchKey) -> list[Record] | None:
         """The rows the batched call returned for the search of ``step`` (None when no
         batched call ran it), booked on ``step`` as its statement's rows would be."""
-        batch = self.batch
-        if batch is None or key not in batch.rows:
+        batch = next((b for b in self.batches if key in b.rows), None)
+        if batch is None:
             return None
         rows = batch.rows.pop(key)
         if not batch.booked:
@@ -155,8 +156,8 @@ class Runner:
         return out
 
     def end_batch(self) -> None:
-        """Forget the batched call's rows (the phrase it ran for is done)."""
-        self.batch = None
+        """Forget the batched calls' rows (the phrase they ran for is done)."""
+        self.batches = []
 
     def stream(self, step: Step, name: str, /, **params: Any) -> Iterator[tuple[Any, ...]]:
         """Run the read ``name`` and yield its records' values one by one as the driver

@@ -42,8 +42,8 @@ class TextSearches:
         if search.k is None:
             return []
         exact = search.term if search.case_sensitive else None
-        batched = (self.runner.take(step, ("filtered_text", search.source))  # search.batch
-                   if search.role == "results" else None)
+        # a batched call ran it (search.batch)
+        batched = self.runner.take(step, ("filtered_text", search.source, search.role))
         if batched is not None:
             rows = _ordered(batched, exact)
         else:

@@ -58,8 +58,8 @@ class VectorSearches:
         src, top_n = search.source, search.top_n
         if search.path in ("skipped", "none"):
             return []
-        batched = (self.runner.take(step, (search.path, src.source))  # search.batch
-                   if search.filtered and search.role == "results" else None)
+        batched = (self.runner.take(step, (search.path, src.source, search.role))
+                   if search.filtered else None)  # a batched call ran it (search.batch)
         if batched is not None and search.path == "exact":
             return batched
         vector = self.vector(search.phrase)
