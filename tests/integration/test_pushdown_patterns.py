@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
+from tests.support.contributions import same_contributions
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
@@ -59,7 +60,7 @@ def _assert_same_as_reference(compiled: list[Fragment], reference: list[Fragment
     assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
     for a, b in zip(compiled, reference, strict=True):
         assert math.isclose(a.score, b.score, abs_tol=1e-6), where
-        assert a.contributions == b.contributions, where
+        assert same_contributions(a.contributions, b.contributions), (where, a, b)
 
 
 @settings(max_examples=25, deadline=None,
