@@ -27,15 +27,13 @@ from thalabus_graph.plan.steps import (
     VectorSearch,
 )
 from thalabus_graph.search.phrase import PhraseSearches
-from thalabus_graph.search.runner import PHRASE_KEY, BatchKey, Runner
+from thalabus_graph.search.runner import EXACT, INDEX, PHRASE_KEY, BatchKey, Runner, batch_key
 from thalabus_graph.search.scope import ScopeReads, restriction_params
 from thalabus_graph.search.vector import recovered_by_retry
 from thalabus_graph.settings import Settings
 
 BATCH = "search_phrase_filtered"
 """The statement that runs a phrase's batched searches (what explain and profile name)."""
-EXACT, INDEX, TEXT = "exact", "index", "filtered_text"
-"""The row kinds of the batched searches (``search_phrase_filtered``)."""
 
 
 def batched(plan: PhrasePlan) -> tuple[tuple[int, ...], ...]:
@@ -66,14 +64,6 @@ def batched(plan: PhrasePlan) -> tuple[tuple[int, ...], ...]:
         if len(positions) > 1:
             out.append(tuple(positions))
     return tuple(out)
-
-
-def batch_key(search: VectorSearch | TextSearch) -> BatchKey:
-    """The key of a batched search's rows (``Runner.take``): its row kind, source and
-    role."""
-    if isinstance(search, TextSearch):
-        return (TEXT, search.source, search.role)
-    return (search.path, search.source.source, search.role)
 
 
 class PhraseBatch:

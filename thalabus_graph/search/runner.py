@@ -20,7 +20,7 @@ from typing import Any
 
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
-from thalabus_graph.plan.steps import Step, StepKind
+from thalabus_graph.plan.steps import Step, StepKind, TextSearch, VectorSearch
 
 STREAM_FETCH_SIZE = 500
 """Records the driver fetches at a time for a streamed result (``Runner.stream``): the most a
@@ -37,6 +37,16 @@ details)."""
 
 BatchKey = tuple[str, str, str]
 """One search of a batched call: its row kind, source and role (``search_phrase_filtered``)."""
+EXACT, INDEX, TEXT = "exact", "index", "filtered_text"
+"""The row kinds of the batched searches (``search_phrase_filtered``)."""
+
+
+def batch_key(search: VectorSearch | TextSearch) -> BatchKey:
+    """The key of a batched search's rows (``Runner.take``): its row kind, source and
+    role, as the call returns them and the search asks for them."""
+    if isinstance(search, TextSearch):
+        return (TEXT, search.source, search.role)
+    return (search.path, search.source.source, search.role)
 
 
 @dataclass

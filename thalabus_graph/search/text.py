@@ -18,7 +18,7 @@ from thalabus_graph.plan.steps import (
     TextSearch,
 )
 from thalabus_graph.search.hits import hits_of, text_fragments
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.runner import Runner, batch_key
 from thalabus_graph.search.scope import ScopeReads, restriction_params
 from thalabus_graph.settings import Settings
 
@@ -43,7 +43,7 @@ class TextSearches:
             return []
         exact = search.term if search.case_sensitive else None
         # a batched call ran it (search.batch)
-        batched = self.runner.take(step, ("filtered_text", search.source, search.role))
+        batched = self.runner.take(step, batch_key(search))
         if batched is not None:
             rows = _ordered(batched, exact)
         else:

@@ -13,7 +13,7 @@ from thalabus_graph.graph.database import Record
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.steps import Step, VectorSearch, VectorSource, in_index_params
 from thalabus_graph.search.hits import hits_of, semantic_fragments
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.runner import Runner, batch_key
 from thalabus_graph.search.scope import ScopeReads, restriction_params
 from thalabus_graph.settings import Settings
 
@@ -58,7 +58,7 @@ class VectorSearches:
         src, top_n = search.source, search.top_n
         if search.path in ("skipped", "none"):
             return []
-        batched = (self.runner.take(step, (search.path, src.source, search.role))
+        batched = (self.runner.take(step, batch_key(search))
                    if search.filtered else None)  # a batched call ran it (search.batch)
         if batched is not None and search.path == "exact":
             return batched
