@@ -24,7 +24,12 @@ from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.branches import BranchRerank
-from thalabus_graph.plan.categories import QueryReads, QueryWarning, check_query
+from thalabus_graph.plan.categories import (
+    QueryReads,
+    QueryWarning,
+    VocabularyCheck,
+    check_query,
+)
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
@@ -36,6 +41,12 @@ from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit, documents_of, log_sources
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
+from thalabus_graph.search.planned_vocabulary import (
+    VOCABULARY,
+    PlannedVocabulary,
+    SeenVocabularies,
+    StaleVocabulary,
+)
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.search.vector import recovered_by_retry
@@ -100,6 +111,9 @@ class Queries:
         self._in_index = InIndexState(db, settings, IN_INDEX_RECHECK_SECONDS)
         # Which languages the graph's text is indexed in (migration V0009), and when read.
         self._text_languages = TextLanguageState(db, IN_INDEX_RECHECK_SECONDS)
+        # The vocabulary rows queries read: a query asking the same again plans with its row
+        # and its first statement carries the read (search.planned_vocabulary).
+        self.vocabularies = SeenVocabularies()
 
     def forget(self, *, indexes: bool) -> None:
         """Read the text languages again on next use (documents may bring one) and, with
@@ -112,13 +126,15 @@ class Queries:
                  subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
                  document_details: bool = False, exact_details: bool = False,
                  embedder: Embedder | None = None,
-                 language: str | None = None, limit: int | None = None) -> SearchExecutor:
+                 language: str | None = None, limit: int | None = None,
+                 vocabulary: PlannedVocabulary | None = None) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
         ``exact_details``: its exact searches do, see ``SearchExecutor``;
         ``embedder``: instead of the configured one, which is then not loaded; ``language``:
         the query's language for its text searches, detected per phrase when None; ``limit``:
-        the results wanted, which size its pools, ``plan.cost.sized``)."""
+        the results wanted, which size its pools, ``plan.cost.sized``; ``vocabulary``: the
+        query's vocabulary read, carried by its first statement)."""
         return SearchExecutor(self.db, cost.sized(self.settings, limit),
                               embedder or self._embedder(),
                               ontologyid=ontology_id,
@@ -126,7 +142,7 @@ class Queries:
                               profile=profile, document_details=document_details,
                               exact_details=exact_details,
                               in_index=self.in_index_filter(ontology_id), language=language,
-                              text_languages=self._text_languages)
+                              text_languages=self._text_languages, vocabulary=vocabulary)
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
@@ -174,12 +190,15 @@ class Queries:
                    reads: QueryReads | None = None,
                    rerank_outcomes: BranchOutcomes | None = None,
                    language: str | None = None, limit: int | None = None,
-                   exact_details: bool = False) -> Evaluator:
+                   exact_details: bool = False,
+                   vocabulary: PlannedVocabulary | None = None) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
-        vocabulary read returned (``reads``), its pools sized to ``limit``."""
+        vocabulary read returned (``reads``), its pools sized to ``limit``; ``vocabulary``:
+        the read its first statement carries, when ``reads`` came from an earlier one."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
-                           exact_details=exact_details, language=language, limit=limit)
+                           exact_details=exact_details, language=language, limit=limit,
+                           vocabulary=vocabulary)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self._reranker(), self.settings, rerank_outcomes)
@@ -204,14 +223,12 @@ class Queries:
         limit = cost.check_limit(limit, self.settings)
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
 
-        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
-                              list[DocumentHit] | None, BranchOutcomes | None, float]:
-            """The vocabulary check, the evaluation and the documents, from nothing (a retry
-            runs it again)."""
-            warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                          _listed(subset_of_datasetids), pushed_patterns(node),
-                                          strict=strict_categories)
-            start = time.perf_counter()
+        check = VocabularyCheck.of(node, ontology_id, subset_of_datasetids,
+                                   pushed_patterns(node), strict=strict_categories)
+
+        def evaluate(reads: QueryReads, vocabulary: PlannedVocabulary | None
+                     ) -> tuple[Evaluator, list[Fragment], BranchOutcomes | None]:
+            """The evaluation, planned with ``reads``."""
             outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
                         if automatically_rerank else None)
             # with a limit the searches read no details: the few documents returned are
@@ -224,8 +241,35 @@ class Queries:
                                         document_details=return_documents and limit is None,
                                         exact_details=return_documents,
                                         reads=reads, rerank_outcomes=outcomes, language=language,
-                                        limit=limit)
-            fragments = evaluator.results(node)
+                                        limit=limit, vocabulary=vocabulary)
+            return evaluator, evaluator.results(node), outcomes
+
+        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
+                              list[DocumentHit] | None, BranchOutcomes | None, float]:
+            """The vocabulary check, the evaluation and the documents, from nothing (a retry
+            runs it again). A query whose vocabulary read was made before plans with its row
+            and reads it again in its first statement (``search.planned_vocabulary``); a
+            profiled one reads it first, so each step's time and db hits are its own."""
+            start = time.perf_counter()
+            seen = (None if check is None or profile
+                    else self.vocabularies.get(check.key))
+            warnings: list[QueryWarning] = []
+            if check is None:
+                evaluator, fragments, outcomes = evaluate(QueryReads(), None)
+            elif seen is None:
+                row = self._read_vocabulary(check)
+                warnings, reads = check.judge(row)
+                start = time.perf_counter()
+                evaluator, fragments, outcomes = evaluate(reads, None)
+            else:
+                planned = PlannedVocabulary(check.params, seen)
+                try:
+                    evaluator, fragments, outcomes = evaluate(check.reads(seen), planned)
+                    warnings, _ = check.judge(planned.settle(self.db))
+                except StaleVocabulary as stale:
+                    self.vocabularies.put(check.key, stale.row)
+                    warnings, reads = check.judge(stale.row)
+                    evaluator, fragments, outcomes = evaluate(reads, None)
             documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
                                       limit=limit if cut else None)
                          if return_documents else None)
@@ -263,6 +307,13 @@ class Queries:
                         fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), flags)
+
+    def _read_vocabulary(self, check: VocabularyCheck) -> dict[str, Any]:
+        """The query's vocabulary read on its own, kept for the next query asking the same."""
+        rows = Runner(self.db).quiet(VOCABULARY, **check.params)
+        row = rows[0] if rows else {}
+        self.vocabularies.put(check.key, row)
+        return row
 
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,

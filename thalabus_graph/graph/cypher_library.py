@@ -30,6 +30,10 @@ MIGRATIONS_PACKAGE = "thalabus_graph._migrations"
 PART_PREFIX = "_"
 INCLUDE = re.compile(r"^\s*\{\{>\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
 """A line including a part: ``{{> search_restriction}}`` reads ``_search_restriction.cypher``."""
+SLOT = re.compile(r"^\s*\{\{=\s*([a-z][a-z0-9_]*)\s*\}\}\s*$", re.MULTILINE)
+"""A line a composed statement fills with another statement's text (``fill``)."""
+VERSION = re.compile(r"^(CYPHER\s[^\n]*)\n")
+"""A statement's leading ``CYPHER`` version line, which must lead the statement it goes in."""
 SECTION = re.compile(r"^\s*\{\{([#/])\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
 """A line opening (``{{#datasetids}}``) or closing (``{{/datasetids}}``) a section."""
 
@@ -63,6 +67,34 @@ def load(name: str, params: Mapping[str, Any] | None = None) -> str:
     if params is None:
         return _text(name, frozenset())
     return _text(name, frozenset(s for s in sections(name) if params.get(s) is None))
+
+
+def fill(name: str, **slots: str) -> str:
+    """The text of statement ``name`` (every section kept) with each ``{{= slot}}`` line
+    replaced by the text given for it: a statement composed of others, such as a search
+    carrying the query's vocabulary read. A ``CYPHER`` version line of a slot's text leads
+    the whole statement.
+
+    Raises:
+        ConfigurationError: a slot of the statement is not given, or one given is not in it.
+    """
+    text = _text(name, frozenset())
+    named = set(SLOT.findall(text))
+    if named != set(slots):
+        raise ConfigurationError(f"Cypher statement {name!r} has slots {sorted(named)}, "
+                                 f"given {sorted(slots)}")
+    versions: set[str] = set()
+
+    def body(match: re.Match[str]) -> str:
+        inner = slots[match.group(1)]
+        version = VERSION.match(inner)
+        if version is None:
+            return inner
+        versions.add(version.group(1))
+        return inner[version.end():]
+
+    filled = SLOT.sub(body, text)
+    return "\n".join([*sorted(versions), filled])
 
 
 @cache

@@ -191,8 +191,17 @@ class Database:
         """``read`` for a statement returning plain values only (strings, numbers, lists and
         maps of them; no node): records skip the driver's recursive ``data()``, which costs
         milliseconds on long lists and maps (~10 ms on 200 rows with document details)."""
-        text = cypher_library.load(name, params)
-        return self._read(lambda tx: plain_records(tx.run(text, params)), what=name)
+        return self.read_text(cypher_library.load(name, params), params, plain=True, what=name)
+
+    def read_text(self, text: str, params: dict[str, Any], *, plain: bool = False,
+                  what: str) -> list[Record]:
+        """Run a statement given as text (one the caller composed of named ones) as ``read``
+        does; ``plain``: as ``read_plain`` does. ``what`` names it in errors."""
+        def work(tx: ManagedTransaction) -> list[Record]:
+            result = tx.run(text, params)
+            return plain_records(result) if plain else [record.data() for record in result]
+
+        return self._read(work, what=what)
 
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""

@@ -9,7 +9,8 @@ a "did you mean" when only the case differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,69 @@ class QueryReads:
     counts: dict[CategoryPattern, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class VocabularyCheck:
+    """One query's vocabulary read: its parameters (the category names, values and patterns
+    the query uses, and its scope) and what to make of the row it returns. ``key`` names the
+    read, so a query asking the same can plan with the counts the read last returned
+    (``search.guard``)."""
+
+    predicates: tuple[Category, ...]
+    ontology_id: str | None
+    datasetids: tuple[str, ...] | None
+    patterns: tuple[CategoryPattern, ...]
+    strict: bool = False
+
+    @classmethod
+    def of(cls, node: Node, ontology_id: str | None = None,
+           datasetids: Sequence[str] | None = None,
+           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
+           ) -> VocabularyCheck | None:
+        """The check of ``node`` in its scope (None: the query has no category and no scope,
+        and nothing is read)."""
+        predicates = tuple(category_predicates(node))
+        if not predicates and ontology_id is None and datasetids is None:
+            return None
+        return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),
+                   tuple(patterns), strict)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters of ``category_vocabulary`` for this query."""
+        predicates = self.predicates
+        return {"names": sorted({p.name.lower() for p in predicates}),
+                "values": sorted({v.lower() for p in predicates for v in p.values}),
+                "exact_names": sorted({p.name for p in predicates}),
+                "exact_pairs": [list(pair) for pair in
+                                sorted({(p.name, v) for p in predicates for v in p.values})],
+                "ontologyid": self.ontology_id,
+                "datasetids": None if self.datasetids is None else list(self.datasetids),
+                "patterns": [pattern_params(pattern) for pattern in self.patterns]}
+
+    @property
+    def key(self) -> str:
+        """The read's parameters as one string: two queries with the same key read the same."""
+        return json.dumps(self.params, sort_keys=True)
+
+    def judge(self, row: Mapping[str, Any]) -> tuple[list[QueryWarning], QueryReads]:
+        """The warnings and the plan's reads from the row the read returned.
+
+        Raises:
+            UnknownCategoryError: ``strict`` and there are warnings.
+        """
+        warnings = _warnings(_vocabulary(row), list(self.predicates), self.ontology_id)
+        if self.strict and warnings:
+            raise UnknownCategoryError(warnings)
+        return warnings, self.reads(row)
+
+    def reads(self, row: Mapping[str, Any]) -> QueryReads:
+        """What the plan reads of the row: the node counts with the scope's size, and each
+        pushed pattern's count."""
+        vocabulary = _vocabulary(row)
+        return QueryReads(vocabulary.sizes,
+                          dict(zip(self.patterns, vocabulary.counts, strict=True)))
+
+
 def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
                 datasetids: list[str] | None = None,
                 patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
@@ -81,15 +145,11 @@ def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
     Raises:
         UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
     """
-    predicates = category_predicates(node)
-    if not predicates and ontology_id is None and datasetids is None:
+    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
+    if check is None:
         return [], QueryReads()
-    vocabulary = _read(runner, predicates, ontology_id, datasetids, patterns)
-    warnings = _warnings(vocabulary, predicates, ontology_id)
-    if strict and warnings:
-        raise UnknownCategoryError(warnings)
-    return warnings, QueryReads(vocabulary.sizes,
-                                dict(zip(patterns, vocabulary.counts, strict=True)))
+    rows = runner.quiet("category_vocabulary", **check.params)
+    return check.judge(rows[0] if rows else {})
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
@@ -107,17 +167,7 @@ def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
     return warnings
 
 
-def _read(runner: Runner, predicates: list[Category], ontology_id: str | None,
-          datasetids: list[str] | None, patterns: Sequence[CategoryPattern]) -> _Vocabulary:
-    names = sorted({p.name.lower() for p in predicates})
-    values = sorted({v.lower() for p in predicates for v in p.values})
-    exact_pairs = sorted({(p.name, v) for p in predicates for v in p.values})
-    rows = runner.quiet("category_vocabulary", names=names, values=values,
-                   exact_names=sorted({p.name for p in predicates}),
-                   exact_pairs=[list(pair) for pair in exact_pairs], ontologyid=ontology_id,
-                   datasetids=datasetids,
-                   patterns=[pattern_params(pattern) for pattern in patterns])
-    row = rows[0] if rows else {}
+def _vocabulary(row: Mapping[str, Any]) -> _Vocabulary:
     sizes = row.get("sizes")
     return _Vocabulary(frozenset(row.get("names") or ()),
                        frozenset((n, v) for n, v in row.get("pairs") or ()),

@@ -40,6 +40,7 @@ from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
+from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
 from thalabus_graph.search.text import TextSearches
@@ -71,7 +72,9 @@ class SearchExecutor:
     ``document_details``: every search also returns its hits' documents' details (the query
     returns documents from its whole pool); ``exact_details``: the exact searches do (a query
     returning a few documents: an exact search's hits are few, the restricted documents'
-    fragments up to its pool, and their details save the round trip that reads them after).
+    fragments up to its pool, and their details save the round trip that reads them after);
+    ``vocabulary``: the query's vocabulary read, carried by its first statement
+    (``search.planned_vocabulary``).
 
     Example:
         >>> ex = SearchExecutor(db, settings, embedder)              # doctest: +SKIP
@@ -86,12 +89,13 @@ class SearchExecutor:
                  profile: bool = False, document_details: bool = False,
                  exact_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
-                 text_languages: TextLanguageState | None = None) -> None:
+                 text_languages: TextLanguageState | None = None,
+                 vocabulary: PlannedVocabulary | None = None) -> None:
         self.settings = settings
         self.text_language = TextLanguages(settings, text_languages, language)
         self.embedder = embedder
         self.document_details = document_details
-        self.runner = Runner(db, profile=profile)
+        self.runner = Runner(db, profile=profile, vocabulary=vocabulary)
         self.reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
                                 ids=ids, in_index=in_index)
         # a callable object, not a bound method: the searches hold it, and a reference back

@@ -21,6 +21,7 @@ from typing import Any
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind, TextSearch, VectorSearch
+from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
 
 STREAM_FETCH_SIZE = 500
 """Records the driver fetches at a time for a streamed result (``Runner.stream``): the most a
@@ -76,11 +77,16 @@ class Runner:
             caller returning documents reads only the missing ones.
         prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
         batches: the batched calls whose rows the searches of the phrase being run take.
+        vocabulary: the query's vocabulary read its first statement carries
+            (``search.planned_vocabulary``; None: the query read it before planning, or has
+            none).
     """
 
-    def __init__(self, db: Database, *, profile: bool = False) -> None:
+    def __init__(self, db: Database, *, profile: bool = False,
+                 vocabulary: PlannedVocabulary | None = None) -> None:
         self.db = db
         self.profile = profile
+        self.vocabulary = vocabulary
         self.steps: list[Step] = []
         self.details: dict[str, list[Any]] = {}
         self.prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
@@ -94,7 +100,14 @@ class Runner:
 
     def quiet(self, name: str, /, **params: Any) -> list[Record]:
         """A read no step shows (the node counts, the scope's size, a normalisation)."""
-        return self.db.read(name, **params)
+        return self._rows(name, params, plain=False)
+
+    def _rows(self, name: str, params: dict[str, Any], *, plain: bool) -> list[Record]:
+        """The rows of the read ``name``, in the statement that carries the query's
+        vocabulary read while that is pending (``PlannedVocabulary.run``)."""
+        if self.vocabulary is not None and self.vocabulary.pending:
+            return self.vocabulary.run(self.db, name, params, plain=plain)
+        return self.db.read_plain(name, **params) if plain else self.db.read(name, **params)
 
     def read(self, step: Step, name: str, /, *, plain: bool = False,
              ahead: Future[list[Record]] | None = None, **params: Any) -> list[Record]:
@@ -110,10 +123,8 @@ class Runner:
         elif self.profile:
             rows, hits = self.db.read_profiled(name, **params)
             step.db_hits += hits
-        elif plain or name in PLAIN:
-            rows = self.db.read_plain(name, **params)
         else:
-            rows = self.db.read(name, **params)
+            rows = self._rows(name, params, plain=plain or name in PLAIN)
         step.ms += (time.perf_counter() - start) * 1000
         step.rows += len(rows)
         step.cypher = name
@@ -133,7 +144,7 @@ class Runner:
         if self.profile:
             rows, hits = self.db.read_profiled(name, **params)
         else:
-            rows = self.db.read_plain(name, **params)
+            rows = self._rows(name, params, plain=True)
         for row in rows:
             key = (PHRASE_KEY if row["kind"] in PHRASE_KINDS
                    else (str(row["kind"]), str(row["source"]), role))
@@ -174,6 +185,8 @@ class Runner:
         fetches them (in batches of its fetch size), so a result of any length is never held
         as a list; ``step`` gets the statement, rows and time (including the consumer's)."""
         step.cypher = name
+        if self.vocabulary is not None:  # a stream's columns come in order: the read goes first
+            self.vocabulary.settle(self.db)
         text = cypher_library.load(name, params)
         start = time.perf_counter()
         try:

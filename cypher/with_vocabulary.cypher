@@ -1,0 +1,25 @@
+// A query's first statement carrying its vocabulary read (search.planned_vocabulary.PlannedVocabulary): the
+// line {{= vocabulary}} is category_vocabulary as the query calls it, its parameters renamed
+// $vocabulary_<name>; {{= statement}} is the search (any named read, its own parameters).
+// The search runs only when the node counts, the scope's size and the pattern counts the read
+// returns are those the query planned with ($vocabulary_planned_sizes and
+// $vocabulary_planned_counts): the counts decide each search's path and pool. Always at least
+// one row, carrying the vocabulary read; the search's columns are null on it when the search
+// did not run (thalabus_planned false) or returned nothing (thalabus_ran null). RETURN *
+// gives the search's columns under their own names.
+CALL () {
+{{= vocabulary}}
+}
+WITH {names: names, pairs: pairs, ontologies: ontologies, sizes: sizes, counts: counts}
+       AS thalabus_vocabulary
+WITH thalabus_vocabulary,
+     thalabus_vocabulary.sizes = $vocabulary_planned_sizes
+       AND thalabus_vocabulary.counts = $vocabulary_planned_counts AS thalabus_planned
+OPTIONAL CALL (thalabus_planned) {
+  WITH thalabus_planned WHERE thalabus_planned
+  CALL () {
+{{= statement}}
+  }
+  RETURN *, true AS thalabus_ran
+}
+RETURN *
