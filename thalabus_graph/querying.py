@@ -42,7 +42,6 @@ from thalabus_graph.search.documents import DocumentHit, documents_of, log_sourc
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.planned_vocabulary import (
-    VOCABULARY,
     PlannedVocabulary,
     SeenVocabularies,
     StaleVocabulary,
@@ -310,7 +309,7 @@ class Queries:
 
     def _read_vocabulary(self, check: VocabularyCheck) -> dict[str, Any]:
         """The query's vocabulary read on its own, kept for the next query asking the same."""
-        rows = Runner(self.db).quiet(VOCABULARY, **check.params)
+        rows = Runner(self.db).quiet("category_vocabulary", **check.params)
         row = rows[0] if rows else {}
         self.vocabularies.put(check.key, row)
         return row

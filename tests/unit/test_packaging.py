@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCANNED = [ROOT / "thalabus_graph", ROOT / "tests"]
 
 # method name -> position of the statement-name argument
-METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "_read": 1,
-           "_schema": 0}
+METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "fill": 0,
+           "_read": 1, "_schema": 0}
 DB_RECEIVERS = ("db", "database", "clean_db")
 RUNNER_METHODS = {"read": 1, "quiet": 0, "prefetch": 0, "stream": 1, "run_batch": 0}
 """The plan's runner (``search.runner.Runner``): method -> position of the statement name."""
@@ -58,7 +58,7 @@ def _name_argument(call: ast.Call) -> ast.expr | None:
     if not isinstance(func, ast.Attribute) or func.attr not in METHODS:
         return None
     receiver = _receiver(func.value)
-    if func.attr == "load":
+    if func.attr in ("load", "fill"):
         ok = receiver.endswith("cypher_library")
     elif func.attr in ("_read", "_schema"):
         ok = receiver == "self"

@@ -27,8 +27,6 @@ from typing import Any
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record
 
-VOCABULARY = "category_vocabulary"
-WITH_VOCABULARY = "with_vocabulary"
 SEEN_VOCABULARIES = 1024
 """Vocabulary rows a graph object keeps (the least recently used go first)."""
 PREFIX = "vocabulary_"
@@ -85,12 +83,12 @@ class PlannedVocabulary:
             StaleVocabulary: the counts differ from ``seen`` (``name`` did not run).
         """
         text = carried(cypher_library.load(name, params),
-                       cypher_library.load(VOCABULARY, self.params))
+                       cypher_library.load("category_vocabulary", self.params))
         sizes, counts = planned_counts(self.seen)
         rows = db.read_text(text, {**params, **{PREFIX + k: v for k, v in self.params.items()},
                                    f"{PREFIX}planned_sizes": sizes,
                                    f"{PREFIX}planned_counts": counts},
-                            plain=plain, what=f"{name} (with {VOCABULARY})")
+                            plain=plain, what=f"{name} (with category_vocabulary)")
         self.row = rows[0][ROW]
         if not rows[0][PLANNED]:
             raise StaleVocabulary(self.row)
@@ -104,7 +102,7 @@ class PlannedVocabulary:
             StaleVocabulary: the counts read now differ from ``seen``.
         """
         if self.row is None:
-            rows = db.read_plain(VOCABULARY, **self.params)
+            rows = db.read_plain("category_vocabulary", **self.params)
             self.row = rows[0] if rows else {}
             if planned_counts(self.row) != planned_counts(self.seen):
                 raise StaleVocabulary(self.row)
@@ -116,7 +114,7 @@ def carried(statement: str, vocabulary: str) -> str:
     """``statement`` carrying the vocabulary read ``vocabulary`` (``cypher/with_vocabulary``):
     one statement that runs ``statement`` only when the counts are those planned with."""
     read = _PARAMETER.sub(lambda m: f"${PREFIX}{m.group(1)}", vocabulary)
-    return cypher_library.fill(WITH_VOCABULARY, vocabulary=read, statement=statement)
+    return cypher_library.fill("with_vocabulary", vocabulary=read, statement=statement)
 
 
 class SeenVocabularies:
