@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from tests.integration.test_migrations import REPO_MIGRATIONS
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database
@@ -149,6 +150,23 @@ def test_other_restrictions_are_checked_on_the_in_index_candidates(
         recalls.append(recall(found, exact_top(
             corpus, q, lambda i: corpus["ontology"][i] == "wide" and i % 2 == 0)))
     assert sum(recalls) / len(recalls) >= 0.9, recalls
+
+
+def test_an_ontology_scoped_phrase_asked_again_carries_its_vocabulary_read(
+        corpus: dict[str, Any], db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again, the scoped phrase's one search statement carries the vocabulary read:
+    on the 2026 line that is the in-index statement, whose ``CYPHER 25`` line then leads the
+    statement carrying it; the answer is the one read first gives."""
+    base: ThalabusGraph = corpus["graph"]
+    graph = ThalabusGraph(base.db, settings=base.settings, embedder=base.embedder)
+    first = graph.query('"q2"', ontology_id="narrow")
+    reads = spy_read_transactions(graph, monkeypatch)
+    again = graph.query('"q2"', ontology_id="narrow")
+    carried = [r for r in reads if r.endswith("(with category_vocabulary)")]
+    assert len(carried) == 1 and "category_vocabulary" not in reads
+    if server_line(db) >= (2026, 1):
+        assert carried == ["search_vector_in_index (with category_vocabulary)"]
+    assert [f.to_dict() for f in again.fragments] == [f.to_dict() for f in first.fragments]
 
 
 def test_switched_off_the_plain_index_runs_and_explain_says_why(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.corpora import with_vectors
+from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph, warm_up
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import parse, serialize
@@ -41,11 +42,14 @@ def test_a_bulk_ingest_warms_every_query_form_up_and_writes_nothing(
     assert "warm_up_seconds" in report.to_dict()
 
     before = node_count(clean_db)
+    reads = spy_read_transactions(graph, monkeypatch)
     warmed = warm_up.warm_up(graph)
     assert warmed.problem == ""
     forms = warm_up.queries("a", "b", Category("KIND", ("common",)), Category("KIND", ("rare",)))
-    # each form scoped to the sample's ontology and unscoped, with and without a limit
-    assert warmed.queries == len(forms) * 2 * 2
+    # each form scoped to the sample's ontology and unscoped, with and without a limit, twice
+    assert warmed.queries == len(forms) * 2 * 2 * 2
+    # asked again, the filtered forms' searches carried their vocabulary reads
+    assert any(r.endswith("(with category_vocabulary)") for r in reads)
     assert node_count(clean_db) == before
 
 
