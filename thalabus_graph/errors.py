@@ -7,6 +7,7 @@
     ├── QueryNodeError (ValueError)     a query tree built in Python/JSON with a bad value
     │   └── QueryNodeTypeError (TypeError)  ... or with a value of the wrong type
     ├── PlanError                       a valid query that cannot be planned or evaluated
+    │   └── StaleVocabulary             the counts a plan was made with changed before it ran
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
     │   ├── UnknownCategoryError        strict_categories: a filter names no stored category
     │   └── InvalidTextError (ValueError)   a text argument that is not valid Unicode
@@ -35,7 +36,8 @@
 ``TypeError`` that the query constructors raised before they had their own classes, so older
 ``except ValueError`` / ``except TypeError`` handlers still catch them. ``UnembeddedDocuments``
 and ``PortTaken`` are caught inside the package (ingest reports the documents, the launcher
-retries with another port), as is ``OutOfTransactionMemory`` unless one document alone is too
+retries with another port), as are ``StaleVocabulary`` (the query plans again from the fresh
+counts) and ``OutOfTransactionMemory`` unless one document alone is too
 large (ingest writes a refused batch in halves); they are listed so that every exception class
 lives here.
 
@@ -45,7 +47,7 @@ our code, so callers never need to import driver exception types.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -115,6 +117,16 @@ class QueryNodeTypeError(QueryNodeError, TypeError):
 
 class PlanError(ThalabusError):
     """A syntactically valid query that cannot be planned or evaluated."""
+
+
+class StaleVocabulary(PlanError):
+    """The vocabulary read with a query's first statement differs from the one its plan was
+    made with, so the search did not run (``search.planned_vocabulary``); ``row`` is the
+    fresh read. Caught inside the package: the query plans again from it."""
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        super().__init__("the graph's counts changed since the plan's vocabulary read")
+        self.row = row
 
 
 class ConfigurationError(ThalabusError):
@@ -265,6 +277,7 @@ __all__ = [
     "ServiceStatusError",
     "ServiceTimeout",
     "SettingsMismatch",
+    "StaleVocabulary",
     "ThalabusError",
     "ThalabusSyntaxError",
     "UnembeddedDocuments",

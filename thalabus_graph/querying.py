@@ -19,7 +19,7 @@ from typing import Any
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.datasets import Datasets
 from thalabus_graph.embeddings import Embedder
-from thalabus_graph.errors import GraphError, PlanError
+from thalabus_graph.errors import GraphError, PlanError, StaleVocabulary
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
@@ -44,7 +44,6 @@ from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.planned_vocabulary import (
     PlannedVocabulary,
     SeenVocabularies,
-    StaleVocabulary,
 )
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState

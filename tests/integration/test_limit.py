@@ -22,6 +22,7 @@ from thalabus_graph.integrations import langchain as lc
 from thalabus_graph.integrations import llamaindex as li
 from thalabus_graph.integrations.core import Source
 from thalabus_graph.rerank import Passage, RerankReply
+from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
 
 pytestmark = pytest.mark.integration
 
@@ -123,8 +124,9 @@ def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     its exact searches' and its other searches'."""
     asked: list[tuple[str, int]] = []
     real = Database.read_plain
+    real_carried = PlannedVocabulary.run
 
-    def spy(self: Database, name: str, /, **params: Any) -> Any:
+    def note(name: str, params: dict[str, Any]) -> None:
         if name == "document_details":
             asked.append((name, len(params["documentids"])))
         elif name == "search_phrase_filtered":  # a phrase's searches in one call
@@ -132,9 +134,18 @@ def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
             asked.append((name, int(bool(params["details"]))))
         elif "details" in params:
             asked.append((name, int(bool(params["details"]))))
+
+    def spy(self: Database, name: str, /, **params: Any) -> Any:
+        note(name, params)
         return real(self, name, **params)
 
+    def carried(self: PlannedVocabulary, db: Database, name: str, params: dict[str, Any], *,
+                plain: bool) -> Any:  # a statement carrying the query's vocabulary read
+        note(name, params)
+        return real_carried(self, db, name, params, plain=plain)
+
     monkeypatch.setattr(Database, "read_plain", spy)
+    monkeypatch.setattr(PlannedVocabulary, "run", carried)
     return asked
 
 

@@ -56,10 +56,12 @@ def _steps(tree: dict[str, Any]) -> list[dict[str, Any]]:
 def _assert_same_as_reference(compiled: list[Fragment], reference: list[Fragment],
                               where: str) -> None:
     """The compiled plan's fragments are the reference's: same ids in the same order, same
-    scores (to 1e-6) and contributions."""
+    scores (to 1e-5) and contributions. The two may score a fragment by different paths (the
+    vector index's score, the exact cosine of the stored float32 vector), which agree to
+    about 1e-6 and drift a little more on the calibrated scale's steeper stretches."""
     assert [f.fragmentid for f in compiled] == [f.fragmentid for f in reference], where
     for a, b in zip(compiled, reference, strict=True):
-        assert math.isclose(a.score, b.score, abs_tol=1e-6), where
+        assert math.isclose(a.score, b.score, abs_tol=1e-5), where
         assert same_contributions(a.contributions, b.contributions), (where, a, b)
 
 
@@ -307,6 +309,7 @@ def test_compiled_plan_matches_the_reference_within_a_dataset(
 @pytest.mark.parametrize("ontology", [None, "stories"])
 def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, ontology: str | None) -> None:
+    graph.queries.vocabularies.clear()  # the query reads its vocabulary for the first time
     seen = spy_read_transactions(graph, monkeypatch)
     result = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
     assert result.documents and {d.documentid for d in result.documents} <= JANE
@@ -319,6 +322,14 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
         "search_vector_exact", "search_vector", "search_fulltext", "search_phrase",
         "search_phrase_filtered", "search_fulltext_candidates",
         "document_languages"}, seen
+    # asked again, the first statement carries the read: one round trip less, same answer
+    first = list(seen)
+    seen.clear()
+    again = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
+    assert "category_vocabulary" not in seen and len(seen) == len(first) - 1, seen
+    assert seen[0].endswith("(with category_vocabulary)")
+    assert [d.to_dict() for d in again.documents or []] == [
+        d.to_dict() for d in result.documents]
 
 
 # --- the index path with patterns (the sample is small enough for exact search) -------------

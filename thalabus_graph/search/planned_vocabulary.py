@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from thalabus_graph.errors import StaleVocabulary
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record
 
@@ -37,15 +38,6 @@ ROW, PLANNED, RAN = "thalabus_vocabulary", "thalabus_planned", "thalabus_ran"
 whether the counts were those planned with, and (null on the row an empty search leaves)
 that the search returned it."""
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-class StaleVocabulary(Exception):
-    """The vocabulary read with the search differs from the one the plan was made with: the
-    search did not run; ``row`` is the fresh read."""
-
-    def __init__(self, row: Mapping[str, Any]) -> None:
-        super().__init__("the graph's counts changed since the plan's vocabulary read")
-        self.row = row
 
 
 def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any]:
