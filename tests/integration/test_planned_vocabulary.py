@@ -146,6 +146,8 @@ def test_a_scoped_phrase_asked_again_is_one_round_trip(
     assert "category_vocabulary" in first_reads and "category_vocabulary" not in reads
     assert len(reads) == len(first_reads) - 1
     assert sum(r.endswith("(with category_vocabulary)") for r in reads) == 1
+    # the fusion's fit takes its documents' languages from the details the searches read
+    assert "document_languages" not in first_reads
     assert _answer(again) == _answer(first)
     assert {f.documentid for f in again.fragments} <= {"pv-1", "pv-3", "pv-4"}
 

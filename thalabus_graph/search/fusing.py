@@ -88,9 +88,12 @@ class PhraseFusion:
 
     def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:
         """The stored ``language`` of each document (None when it has none or is unknown):
-        those an unfiltered ``search_phrase`` already returned, the rest in one read
-        returning a row per language."""
+        those an unfiltered ``search_phrase`` already returned or whose details a search
+        read (``Runner.details``), the rest in one read returning a row per language."""
         wanted = set(documentids)
+        self.languages.update({d: stored_language(self.runner.details[d][1].get("language"))
+                               for d in wanted - self.languages.keys()
+                               if d in self.runner.details})
         ids = sorted(wanted - self.languages.keys())
         if ids:
             step = self.runner.step("fusion", {"rule": "language-slots", "documents": len(ids)})
