@@ -82,7 +82,7 @@ def measure(graph: ThalabusGraph, queries: list[str], limit: int | None,
                     start = time.perf_counter()
                     graph.query(text, ontology_id=ONTOLOGY, limit=limit)
                     ms[way].append((time.perf_counter() - start) * 1000)
-                    trips.setdefault(way, list(reads))
+                    trips[way] = list(reads)  # the last query's: each way's settled trips
             row: dict[str, Any] = {
                 way: {"round_trips": len(trips[way]), "statements": trips[way],
                       "p50": statistics.median(ms[way]), "p95": _percentile(ms[way], 0.95),
