@@ -11,7 +11,9 @@
 // The same round trip returns what the plan reads first (search_scope_sizes): the node
 // counts and how many documents the scope keeps, IN_ONTOLOGY $ontologyid and, with
 // $datasetids (or null), a visible member (or having a fragment that is one) of one of those
-// parent datasets: a scoped query then makes no round trip of its own for them.
+// parent datasets: a scoped query then makes no round trip of its own for them. With
+// $datasetids, sizes.datasets_found is how many of those datasets exist (the caller names an
+// unknown one; the scope's own check then needs no round trip either).
 // $patterns: the category patterns the plan pushes into its phrases (the search statements'
 // pattern parameters as maps: {name, values, negated} of one category, or {filter, seeds} of
 // a filter in normal form); counts[i] is how many documents of the scope have patterns[i]
@@ -65,10 +67,18 @@ CALL () {
     WHERE $ontologyid IS NULL OR (o IS NOT NULL AND EXISTS { (d)-[:IN_ONTOLOGY]->(o) })
     RETURN count(d) AS in_datasets
   }
+  CALL () {
+    UNWIND coalesce($datasetids, []) AS datasetid
+    MATCH (ds:Dataset {datasetid: datasetid})
+    RETURN count(DISTINCT datasetid) AS datasets_found
+  }
 {{/datasetids}}
   RETURN {documents: COUNT { (:Document) }, chapters: COUNT { (:Chapter) },
           paragraphs: COUNT { (:Paragraph) }, summaries: COUNT { (:Summary) },
           questions: COUNT { (:Question) }, keywords: COUNT { (:Keyword) },
+{{#datasetids}}
+          datasets_found: datasets_found,
+{{/datasetids}}
           scope: CASE
 {{#datasetids}}
                       WHEN $datasetids IS NOT NULL THEN in_datasets

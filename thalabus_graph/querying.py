@@ -12,7 +12,7 @@ ingestion, datasets, goals and reranking.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,18 +125,22 @@ class Queries:
                  document_details: bool = False, exact_details: bool = False,
                  embedder: Embedder | None = None,
                  language: str | None = None, limit: int | None = None,
-                 vocabulary: PlannedVocabulary | None = None) -> SearchExecutor:
+                 vocabulary: PlannedVocabulary | None = None,
+                 datasets_checked: bool = False) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
         ``exact_details``: its exact searches do, see ``SearchExecutor``;
         ``embedder``: instead of the configured one, which is then not loaded; ``language``:
         the query's language for its text searches, detected per phrase when None; ``limit``:
         the results wanted, which size its pools, ``plan.cost.sized``; ``vocabulary``: the
-        query's vocabulary read, carried by its first statement)."""
+        query's vocabulary read, carried by its first statement; ``datasets_checked``: the
+        caller checks that the parent datasets exist, with the vocabulary read)."""
+        datasetids = (_listed(subset_of_datasetids) if datasets_checked
+                      else self.scope(subset_of_datasetids))
         return SearchExecutor(self.db, cost.sized(self.settings, limit),
                               embedder or self._embedder(),
                               ontologyid=ontology_id,
-                              datasetids=self.scope(subset_of_datasetids),
+                              datasetids=datasetids,
                               profile=profile, document_details=document_details,
                               exact_details=exact_details,
                               in_index=self.in_index_filter(ontology_id), language=language,
@@ -189,14 +193,15 @@ class Queries:
                    rerank_outcomes: BranchOutcomes | None = None,
                    language: str | None = None, limit: int | None = None,
                    exact_details: bool = False,
-                   vocabulary: PlannedVocabulary | None = None) -> Evaluator:
+                   vocabulary: PlannedVocabulary | None = None,
+                   datasets_checked: bool = False) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
         vocabulary read returned (``reads``), its pools sized to ``limit``; ``vocabulary``:
         the read its first statement carries, when ``reads`` came from an earlier one."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            exact_details=exact_details, language=language, limit=limit,
-                           vocabulary=vocabulary)
+                           vocabulary=vocabulary, datasets_checked=datasets_checked)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self._reranker(), self.settings, rerank_outcomes)
@@ -239,7 +244,8 @@ class Queries:
                                         document_details=return_documents and limit is None,
                                         exact_details=return_documents,
                                         reads=reads, rerank_outcomes=outcomes, language=language,
-                                        limit=limit, vocabulary=vocabulary)
+                                        limit=limit, vocabulary=vocabulary,
+                                        datasets_checked=check is not None)
             return evaluator, evaluator.results(node), outcomes
 
         def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
@@ -256,6 +262,7 @@ class Queries:
                 evaluator, fragments, outcomes = evaluate(QueryReads(), None)
             elif seen is None:
                 row = self._read_vocabulary(check)
+                self._check_datasets(check, row)
                 warnings, reads = check.judge(row)
                 start = time.perf_counter()
                 evaluator, fragments, outcomes = evaluate(reads, None)
@@ -263,9 +270,12 @@ class Queries:
                 planned = PlannedVocabulary(check.params, seen)
                 try:
                     evaluator, fragments, outcomes = evaluate(check.reads(seen), planned)
-                    warnings, _ = check.judge(planned.settle(self.db))
+                    row = planned.settle(self.db)
+                    self._check_datasets(check, row)
+                    warnings, _ = check.judge(row)
                 except StaleVocabulary as stale:
                     self.vocabularies.put(check.key, stale.row)
+                    self._check_datasets(check, stale.row)
                     warnings, reads = check.judge(stale.row)
                     evaluator, fragments, outcomes = evaluate(reads, None)
             documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
@@ -306,7 +316,17 @@ class Queries:
         return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), flags)
 
-    def _read_vocabulary(self, check: VocabularyCheck) -> dict[str, Any]:
+    def _check_datasets(self, check: VocabularyCheck, row: Mapping[str, Any]) -> None:
+        """Raise for a parent dataset of the scope that does not exist, as ``scope`` does;
+        the vocabulary read counted them, so only a scope naming an unknown one reads more.
+
+        Raises:
+            DatasetInputError: a parent dataset does not exist.
+        """
+        if check.names_unknown_datasets(row):
+            self.scope(check.datasetids)
+
+    def _read_vocabulary(self, check: VocabularyCheck) -> Mapping[str, Any]:
         """The query's vocabulary read on its own, kept for the next query asking the same."""
         rows = Runner(self.db).quiet("category_vocabulary", **check.params)
         row = rows[0] if rows else {}

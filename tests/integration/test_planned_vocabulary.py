@@ -15,7 +15,7 @@ import pytest
 from tests.support.embedders import FixedEmbedder
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.errors import UnknownCategoryError
+from thalabus_graph.errors import DatasetInputError, UnknownCategoryError
 from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
@@ -138,18 +138,23 @@ def test_a_scoped_phrase_asked_again_is_one_round_trip(
     monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     first = graph.query('"kitchen"', subset_of_datasetids=[dataset])
-    first_reads = list(reads)
+    # the vocabulary read also counts the parent datasets that exist: no read of its own
+    # and the fusion's fit takes its documents' languages from the details the searches read
+    assert reads == ["category_vocabulary", "search_phrase_filtered"]
     reads.clear()
     again = graph.query('"kitchen"', subset_of_datasetids=[dataset])
-    # the dataset's existence is checked first, as before; the vocabulary read rides on
-    # the search
-    assert "category_vocabulary" in first_reads and "category_vocabulary" not in reads
-    assert len(reads) == len(first_reads) - 1
-    assert sum(r.endswith("(with category_vocabulary)") for r in reads) == 1
-    # the fusion's fit takes its documents' languages from the details the searches read
-    assert "document_languages" not in first_reads
+    assert reads == [CARRIED]
     assert _answer(again) == _answer(first)
     assert {f.documentid for f in again.fragments} <= {"pv-1", "pv-3", "pv-4"}
+
+
+def test_an_unknown_parent_dataset_is_an_error_first_and_again(
+        graph: ThalabusGraph) -> None:
+    dataset = graph.query('"kitchen" AND TAG=odd', create_dataset=True).dataset_ids[0]
+    for _ in range(2):  # read first, then carried by the search
+        with pytest.raises(DatasetInputError, match="no dataset 'missing'"):
+            graph.query('"kitchen"', subset_of_datasetids=[dataset, "missing"])
+    assert graph.query('"kitchen"', subset_of_datasetids=[dataset, dataset]).fragments
 
 
 def test_a_profiled_query_reads_its_vocabulary_first(

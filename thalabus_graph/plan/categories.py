@@ -23,6 +23,8 @@ UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
 UNKNOWN_ONTOLOGY = "unknown_ontology"
 CASE_MISMATCH = "case_mismatch"
+DATASETS_FOUND = "datasets_found"
+"""The key of the read's sizes counting the scope's parent datasets that exist."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,18 @@ class VocabularyCheck:
         """What the plan reads of the row: the node counts with the scope's size, and each
         pushed pattern's count."""
         vocabulary = _vocabulary(row)
-        return QueryReads(vocabulary.sizes,
-                          dict(zip(self.patterns, vocabulary.counts, strict=True)))
+        sizes = vocabulary.sizes
+        if sizes is not None:
+            sizes = {k: v for k, v in sizes.items() if k != DATASETS_FOUND}
+        return QueryReads(sizes, dict(zip(self.patterns, vocabulary.counts, strict=True)))
+
+    def names_unknown_datasets(self, row: Mapping[str, Any]) -> bool:
+        """Whether a parent dataset of the scope does not exist, by the row's count of
+        those found (the read checks them, so the scope needs no round trip of its own)."""
+        if self.datasetids is None:
+            return False
+        found = (row.get("sizes") or {}).get(DATASETS_FOUND)
+        return found is None or int(found) < len(set(self.datasetids))
 
 
 def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
