@@ -159,7 +159,8 @@ class Queries:
         return self._text_languages.state()
 
     def scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
-        """The parent datasets of the scope, checked to exist (an unknown id is an error).
+        """The parent datasets of the scope, checked to exist (an unknown id is an error; a
+        query checks them with its vocabulary read instead, ``_check_datasets``).
         The scope is never materialised: every search checks the ontology (``$ontologyid``)
         and the datasets' membership (``$datasetids``) as Cypher patterns on its hits."""
         if subset_of_datasetids is None:
