@@ -6,7 +6,8 @@
 // $vocabulary_planned_counts): the counts decide each search's path and pool. Always at least
 // one row, carrying the vocabulary read; the search's columns are null on it when the search
 // did not run (thalabus_planned false) or returned nothing (thalabus_ran null). RETURN *
-// gives the search's columns under their own names.
+// gives the search's columns under their own names (the subquery renames its import: on
+// Neo4j 5.26 a subquery's RETURN * would return the imported variable again, an error).
 CALL () {
 {{= vocabulary}}
 }
@@ -16,10 +17,10 @@ WITH thalabus_vocabulary,
      thalabus_vocabulary.sizes = $vocabulary_planned_sizes
        AND thalabus_vocabulary.counts = $vocabulary_planned_counts AS thalabus_planned
 OPTIONAL CALL (thalabus_planned) {
-  WITH thalabus_planned WHERE thalabus_planned
+  WITH thalabus_planned AS thalabus_ran WHERE thalabus_ran
   CALL () {
 {{= statement}}
   }
-  RETURN *, true AS thalabus_ran
+  RETURN *
 }
 RETURN *
