@@ -1,5 +1,6 @@
-// A query's first statement carrying its vocabulary read (search.planned_vocabulary.PlannedVocabulary): the
-// line {{= vocabulary}} is category_vocabulary as the query calls it, its parameters renamed
+// A query's first statement carrying its vocabulary read
+// (search.planned_vocabulary.PlannedVocabulary): the line {{= vocabulary}} is
+// category_vocabulary as the query calls it, its parameters renamed
 // $vocabulary_<name>; {{= statement}} is the search (any named read, its own parameters).
 // The search runs only when the node counts, the scope's size and the pattern counts the read
 // returns are those the query planned with ($vocabulary_planned_sizes and

@@ -329,8 +329,7 @@ class Queries:
 
     def _read_vocabulary(self, check: VocabularyCheck) -> Mapping[str, Any]:
         """The query's vocabulary read on its own, kept for the next query asking the same."""
-        rows = Runner(self.db).quiet("category_vocabulary", **check.params)
-        row = rows[0] if rows else {}
+        row = check.read(Runner(self.db))
         self.vocabularies.put(check.key, row)
         return row
 

@@ -11,8 +11,8 @@ ontology and unscoped, with and without a ``limit``, each twice (asked again, a 
 query's first statement carries its vocabulary read: ``search.planned_vocabulary``). Their
 vector is a stored chapter's (no model runs, whatever the embedder) and their text that
 chapter's first words, long enough for its language to be detected, so the full-text index
-of its language runs too. Nothing is
-written; a failure is logged and reported, never raised: the ingest has succeeded.
+of its language runs too. Nothing is written; a failure is logged and reported, never raised:
+the ingest has succeeded.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from thalabus_graph.errors import UnknownCategoryError
@@ -77,7 +78,7 @@ class VocabularyCheck:
     """One query's vocabulary read: its parameters (the category names, values and patterns
     the query uses, and its scope) and what to make of the row it returns. ``key`` names the
     read, so a query asking the same can plan with the counts the read last returned
-    (``search.guard``)."""
+    (``search.planned_vocabulary``)."""
 
     predicates: tuple[Category, ...]
     ontology_id: str | None
@@ -98,7 +99,7 @@ class VocabularyCheck:
         return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),
                    tuple(patterns), strict)
 
-    @property
+    @cached_property
     def params(self) -> dict[str, Any]:
         """The parameters of ``category_vocabulary`` for this query."""
         predicates = self.predicates
@@ -111,7 +112,7 @@ class VocabularyCheck:
                 "datasetids": None if self.datasetids is None else list(self.datasetids),
                 "patterns": [pattern_params(pattern) for pattern in self.patterns]}
 
-    @property
+    @cached_property
     def key(self) -> str:
         """The read's parameters as one string: two queries with the same key read the same."""
         return json.dumps(self.params, sort_keys=True)
@@ -122,15 +123,23 @@ class VocabularyCheck:
         Raises:
             UnknownCategoryError: ``strict`` and there are warnings.
         """
-        warnings = _warnings(_vocabulary(row), list(self.predicates), self.ontology_id)
+        vocabulary = _vocabulary(row)
+        warnings = _warnings(vocabulary, list(self.predicates), self.ontology_id)
         if self.strict and warnings:
             raise UnknownCategoryError(warnings)
-        return warnings, self.reads(row)
+        return warnings, self._reads(vocabulary)
 
     def reads(self, row: Mapping[str, Any]) -> QueryReads:
         """What the plan reads of the row: the node counts with the scope's size, and each
         pushed pattern's count."""
-        vocabulary = _vocabulary(row)
+        return self._reads(_vocabulary(row))
+
+    def read(self, runner: Runner) -> Mapping[str, Any]:
+        """The read's row, read on its own (``category_vocabulary``)."""
+        rows = runner.quiet("category_vocabulary", **self.params)
+        return rows[0] if rows else {}
+
+    def _reads(self, vocabulary: _Vocabulary) -> QueryReads:
         sizes = vocabulary.sizes
         if sizes is not None:
             sizes = {k: v for k, v in sizes.items() if k != DATASETS_FOUND}
@@ -160,8 +169,7 @@ def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
     check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
     if check is None:
         return [], QueryReads()
-    rows = runner.quiet("category_vocabulary", **check.params)
-    return check.judge(rows[0] if rows else {})
+    return check.judge(check.read(runner))
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
