@@ -33,6 +33,9 @@ DOCKER_IMAGE = "neo4j:5.26"
 def pytest_configure(config: pytest.Config) -> None:
     """Declare the marker here too, so a run from outside the project root knows it."""
     config.addinivalue_line("markers", "integration: needs a real Neo4j server")
+    config.addinivalue_line(
+        "markers", "fixed_version: starts its own Neo4j of a version it names, so the "
+        "session's line does not change what it runs")
 
 
 def _docker_answers(timeout: float = 1.0) -> bool:

@@ -82,6 +82,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalNeo4j]:
         local.stop()
 
 
+@pytest.mark.fixed_version
 def test_status_reports_running_server(server: LocalNeo4j) -> None:
     state = server.status()
     assert state.running and state.answering
@@ -136,6 +137,7 @@ def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path)
                        timeout=300, check=False)
 
 
+@pytest.mark.fixed_version
 def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
     twin = LocalNeo4j(version=LTS_VERSION, data_dir=server.data_dir)
     with pytest.raises(LauncherError, match=r"already running .*\(pid \d+, uri bolt://.*"
@@ -144,6 +146,7 @@ def test_second_start_on_same_data_dir_is_refused(server: LocalNeo4j) -> None:
     assert server.status().answering
 
 
+@pytest.mark.fixed_version
 def test_cypher_and_vector_index(server: LocalNeo4j) -> None:
     uri = server.status().uri
     assert uri is not None
@@ -153,6 +156,7 @@ def test_cypher_and_vector_index(server: LocalNeo4j) -> None:
         _check_vector_index(driver)
 
 
+@pytest.mark.fixed_version
 def test_start_stop_leaves_nothing_behind(tmp_path: Path) -> None:
     local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path / "data", exit_with_parent=True)
     local.start()
@@ -185,6 +189,7 @@ def test_stale_pid_file_is_cleaned(tmp_path: Path) -> None:
     assert not local.pid_file.exists()
 
 
+@pytest.mark.fixed_version
 def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
     local = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path, heap="not-a-size")
     with pytest.raises(LauncherError, match=r"exited with code \d+ while starting(.|\n)*heap"):
@@ -192,6 +197,7 @@ def test_jvm_dying_during_start_reports_its_log(tmp_path: Path) -> None:
     assert not local.pid_file.exists()
 
 
+@pytest.mark.fixed_version
 def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
     """A test run killed mid-start must not leave a JVM behind on a shared machine."""
     script = (
@@ -218,6 +224,7 @@ def test_server_ends_with_its_parent_when_asked(tmp_path: Path) -> None:
     assert local.status().running is False
 
 
+@pytest.mark.fixed_version
 def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
     version = os.environ.get("THALABUS_NEO4J_CALENDAR_VERSION", CALENDAR_VERSION)
     try:
@@ -242,6 +249,7 @@ def test_calendar_release_on_java_21_plus(tmp_path: Path) -> None:
     assert not local.pid_file.exists()
 
 
+@pytest.mark.fixed_version
 def test_garbage_pid_file_neither_hides_the_server_nor_lets_a_start_clobber_its_log(
         server: LocalNeo4j) -> None:
     """The server is found by its data dir's lock, whatever the pid file says."""
@@ -265,6 +273,7 @@ def test_garbage_pid_file_neither_hides_the_server_nor_lets_a_start_clobber_its_
     assert server.status().answering
 
 
+@pytest.mark.fixed_version
 def test_a_copied_or_garbage_pid_file_never_stops_the_wrong_server(tmp_path: Path) -> None:
     first = LocalNeo4j(version=LTS_VERSION, data_dir=tmp_path / "first",
                        exit_with_parent=True)
