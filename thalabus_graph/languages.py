@@ -10,10 +10,12 @@ which hold every fragment).
 
 ``LANGUAGES`` is the one table: ISO 639-1 code -> analyzer. A stated language is read by
 ``language_of`` (``"de"``, ``"de-CH"``, ``"pt_BR"``, ``"German"`` all give ``"de"``);
-``detect`` guesses one with lingua, restricted to the candidate languages the caller names
-(the languages the graph holds, at query time), each candidate set's detector built once with
-its models preloaded. Chinese, Japanese, Korean and Thai are left to the neutral index: their
-analyzers segment words differently from the query builder's term budget (``lucene``).
+``detect`` guesses one with lingua, restricted to the candidate languages the caller names (the
+languages the graph holds, at query time; every language with an analyzer, shortlisted first by
+lingua's light models, when asking whether the graph holds a phrase's language), each candidate
+set's detector built once, each language's models loaded once. Chinese, Japanese, Korean and
+Thai are left to the neutral index: their analyzers segment words differently from the query
+builder's term budget (``lucene``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lingua import LanguageDetector
+    from lingua import Language, LanguageDetector
 
 LANGUAGES: dict[str, str] = {
     "ar": "arabic", "bg": "bulgarian", "ca": "catalan", "cs": "czech", "da": "danish",
@@ -48,6 +50,17 @@ _CODE = re.compile(r"^([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]+)*$")
 _LETTER = re.compile(r"[^\W\d_]")
 DETECT_CHARACTERS = 1000
 """Characters of a text the detector reads: the first ones decide a long text's language."""
+SHORTLIST = 3
+"""How many of the likeliest languages lingua's light models (trigrams) shortlist among a
+text's other possible languages (``detect(..., others=)``) for its full models to weigh with
+the candidates. The full models of every language with an analyzer take seconds and about 750
+MB to load, which the first phrase asked in a language the graph lacks paid
+(``search.languages.TextLanguages.held`` asks whether a phrase is in one of the graph's
+languages or in any other); a shortlist loads the full models of the languages it names. On
+the queries of SciFact (809, English) and xquad-r (900: en, de, es), with the graph's
+languages as the candidates and every language with an analyzer as the others, the answer is
+the full models' for 99.5% and 99.7% of them (held or not: 99.75% and 99.7%), and right as
+often (98.3% against 98.0%, 99.2% against 98.9%)."""
 
 
 def language_of(stated: str | None) -> str | None:
@@ -112,23 +125,50 @@ def detectable(codes: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(c for c in set(codes) if c in LANGUAGES and c in _lingua_codes()))
 
 
-def detect(text: str, candidates: Sequence[str]) -> Detection:
-    """The language of ``text`` among ``candidates`` (ISO 639-1 codes with an analyzer).
+def detect(text: str, candidates: Sequence[str], *, others: Iterable[str] = ()
+           ) -> Detection:
+    """The language of ``text`` among ``candidates`` (ISO 639-1 codes with an analyzer),
+    or among ``others`` when lingua finds one of them likelier.
 
-    One candidate is the answer for any text with a letter (a graph holding one language is
-    searched in it); none, or a text without letters, gives no language. Lingua reads the
-    first ``DETECT_CHARACTERS`` characters; a mixed text gets its dominant language."""
+    One candidate and no others is the answer for any text with a letter (a graph holding one
+    language is searched in it); none, or a text without letters, gives no language. Lingua
+    reads the first ``DETECT_CHARACTERS`` characters; a mixed text gets its dominant language.
+    Lingua's full models weigh every candidate, and of ``others`` only those its light models
+    find among the ``SHORTLIST`` likeliest (``_weighed``); the confidence is the full models'
+    among the languages they weighed."""
     codes = detectable(candidates)
-    if not codes or not _LETTER.search(text):
+    extra = tuple(c for c in detectable(others) if c not in codes)
+    if not (codes or extra) or not _LETTER.search(text):
         return NO_LANGUAGE
+    sample = text[:DETECT_CHARACTERS]
+    if extra:
+        codes = _weighed(sample, codes, extra)
     if len(codes) == 1:
         return Detection(codes[0], 1.0)
-    values = _detector(codes).compute_language_confidence_values(text[:DETECT_CHARACTERS])
+    if not codes:
+        return NO_LANGUAGE
+    values = _detector(codes).compute_language_confidence_values(sample)
     if not values or values[0].value <= 0:
         return NO_LANGUAGE
-    best = values[0]
-    code = best.language.iso_code_639_1.name.lower()
-    return Detection(_ALIASES.get(code, code), float(best.value))
+    return Detection(_code(values[0].language), float(values[0].value))
+
+
+def _weighed(sample: str, codes: tuple[str, ...], others: tuple[str, ...]
+             ) -> tuple[str, ...]:
+    """``codes`` and those of ``others`` that lingua's low-accuracy mode (its trigram models
+    alone) finds among the ``SHORTLIST`` likeliest languages of ``codes`` and ``others`` for
+    ``sample``, sorted. A language the light models rule out (another script: confidence 0)
+    is not shortlisted."""
+    among = tuple(sorted(codes + others))
+    values = _detector(among, light=True).compute_language_confidence_values(sample)
+    likeliest = {_code(v.language) for v in values[:SHORTLIST] if v.value > 0}
+    return tuple(sorted(set(codes) | likeliest))
+
+
+def _code(language: Language) -> str:
+    """The ISO 639-1 code of a lingua language, Bokmål and Nynorsk as ``no``."""
+    code = language.iso_code_639_1.name.lower()
+    return _ALIASES.get(code, code)
 
 
 def detect_many(texts: Sequence[str], candidates: Sequence[str]) -> list[Detection]:
@@ -143,8 +183,7 @@ def detect_many(texts: Sequence[str], candidates: Sequence[str]) -> list[Detecti
         if language is None or not _LETTER.search(text):
             out.append(NO_LANGUAGE)
             continue
-        code = language.iso_code_639_1.name.lower()
-        out.append(Detection(_ALIASES.get(code, code), 1.0))
+        out.append(Detection(_code(language), 1.0))
     return out
 
 
@@ -157,14 +196,15 @@ def _lingua_codes() -> frozenset[str]:
     return frozenset(_ALIASES.get(c, c) for c in codes)
 
 
-@lru_cache(maxsize=32)
-def _detector(codes: tuple[str, ...]) -> LanguageDetector:
-    """A detector for these languages, its models loaded once (built at first use)."""
+@lru_cache(maxsize=64)
+def _detector(codes: tuple[str, ...], *, light: bool = False) -> LanguageDetector:
+    """A detector for these languages (built at first use). Lingua loads a language's models
+    the first time a detector needs them and keeps them for every detector of the process, so
+    a shortlist's detector costs only the models of its own languages. ``light``: the
+    low-accuracy mode, trigram models only (a tenth of the loading time)."""
     from lingua import Language, LanguageDetectorBuilder
 
     wanted = set(codes)
-    languages = [lang for lang in Language.all()
-                 if _ALIASES.get(lang.iso_code_639_1.name.lower(),
-                                 lang.iso_code_639_1.name.lower()) in wanted]
-    return (LanguageDetectorBuilder.from_languages(*languages)
-            .with_preloaded_language_models().build())
+    builder = LanguageDetectorBuilder.from_languages(
+        *(lang for lang in Language.all() if _code(lang) in wanted))
+    return (builder.with_low_accuracy_mode() if light else builder).build()

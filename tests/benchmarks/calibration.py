@@ -549,7 +549,8 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
         bg = calibration.background(cos, len(vectors), share)
         language = None
         if calibration.language_matters(bg):
-            language = languages.detect(phrase, languages.EVERY).language
+            language = languages.detect(phrase, sorted(h for h in held if h),
+                                        others=languages.EVERY).language
             bg = dataclasses.replace(bg, foreign=language not in held)
         best = max(calibration.score(DEFAULT_SOURCE, c, bg) for c in cos)
         out[phrase] = {"absent": not present, "best_cosine": cos[0], "share": share,

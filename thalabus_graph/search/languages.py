@@ -152,7 +152,8 @@ class TextLanguages:
         if graph.why_not is not None or not graph.languages:
             return None
         code = (languages.language_of(self.given) if self.given
-                else languages.detect(phrase, languages.EVERY).language)
+                else languages.detect(phrase, sorted(graph.languages),
+                                      others=languages.EVERY).language)
         return code in graph.languages
 
     def _neutral(self, language: str | None, origin: Origin, reason: str,
