@@ -143,10 +143,10 @@ def detect(text: str, candidates: Sequence[str], *, others: Iterable[str] = ()
     sample = text[:DETECT_CHARACTERS]
     if extra:
         codes = _weighed(sample, codes, extra)
-    if len(codes) == 1:
-        return Detection(codes[0], 1.0)
     if not codes:
         return NO_LANGUAGE
+    if len(codes) == 1:
+        return Detection(codes[0], 1.0)
     values = _detector(codes).compute_language_confidence_values(sample)
     if not values or values[0].value <= 0:
         return NO_LANGUAGE
@@ -201,7 +201,8 @@ def _detector(codes: tuple[str, ...], *, light: bool = False) -> LanguageDetecto
     """A detector for these languages (built at first use). Lingua loads a language's models
     the first time a detector needs them and keeps them for every detector of the process, so
     a shortlist's detector costs only the models of its own languages. ``light``: the
-    low-accuracy mode, trigram models only (a tenth of the loading time)."""
+    low-accuracy mode, trigram models only (0.14-0.16 s to load for every language with an
+    analyzer, against 3-5 s for the full models)."""
     from lingua import Language, LanguageDetectorBuilder
 
     wanted = set(codes)

@@ -80,7 +80,7 @@ def test_detection_among_candidates() -> None:
     assert found.language == "es" and 0 < found.confidence <= 1
 
 
-def _weighed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+def _full_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
     """The candidate sets ``detect`` builds full-model detectors for, from now on."""
     built: list[tuple[str, ...]] = []
     original = languages._detector
@@ -104,7 +104,7 @@ def _weighed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
 ])
 def test_the_full_models_weigh_the_candidates_and_a_shortlist_of_the_others(
         monkeypatch: pytest.MonkeyPatch, text: str, language: str) -> None:
-    weighed = _weighed(monkeypatch)
+    weighed = _full_comparisons(monkeypatch)
     found = languages.detect(text, ["en", "vi"], others=languages.EVERY)
     assert found.language == language and 0 < found.confidence <= 1
     assert len(languages.EVERY) > languages.SHORTLIST + 1
@@ -115,7 +115,7 @@ def test_the_full_models_weigh_the_candidates_and_a_shortlist_of_the_others(
 
 
 def test_without_others_every_candidate_is_weighed(monkeypatch: pytest.MonkeyPatch) -> None:
-    weighed = _weighed(monkeypatch)
+    weighed = _full_comparisons(monkeypatch)
     candidates = ("de", "en", "es", "fr", "it", "nl")
     assert len(candidates) > languages.SHORTLIST
     assert languages.detect("Welche Gerichte kocht man?", candidates).language == "de"
