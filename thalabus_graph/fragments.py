@@ -108,7 +108,9 @@ def _dedupe(fragments: Iterable[Fragment]) -> list[Fragment]:
     return sort_fragments(best.values())
 
 
-def combine_and(left: Sequence[Fragment], right: Sequence[Fragment]) -> list[Fragment]:
+def combine_and(left: Sequence[Fragment], right: Sequence[Fragment], *,
+                left_filter: bool | None = None,
+                right_filter: bool | None = None) -> list[Fragment]:
     """Fragments of the documents present on both sides.
 
     Both sides scored: each fragment gets ``sqrt(own score * best score of its document on
@@ -116,12 +118,19 @@ def combine_and(left: Sequence[Fragment], right: Sequence[Fragment]) -> list[Fra
     pure filter: the scored side's fragments of the common documents, scores unchanged. Both
     filters: stubs of the common documents. Contributions of the other side's fragments of the
     same document are merged in, since they helped the fragment through.
+
+    ``left_filter`` / ``right_filter``: whether a side is a pure filter, when the caller knows
+    it better than the list does (a side searched only within some documents can hold only
+    stubs although its whole result has scored fragments); None judges it from the list.
     """
     left_docs, right_docs = _by_document(left), _by_document(right)
     common = left_docs.keys() & right_docs.keys()
     if not common:
         return []
-    left_filter, right_filter = all_stubs(left), all_stubs(right)
+    if left_filter is None:
+        left_filter = all_stubs(left)
+    if right_filter is None:
+        right_filter = all_stubs(right)
     if left_filter and right_filter:
         return _dedupe(
             f.with_score(f.score, _contributions_of(right_docs[f.documentid]))

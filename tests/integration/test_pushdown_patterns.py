@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.integration.sample import docs_where, has, load_sample
@@ -426,12 +426,37 @@ def test_a_restricted_text_search_keeps_the_same_hits_on_either_path(
         assert ("search_phrase_filtered" in cyphers) == batching, (path, batching)
 
 
+# A scored side whose phrase hits all fall outside the other side's documents
+MISSED_PHRASE = And(Semantic("religious conversion"),
+                    Or(Text("Jane"), Category("COUNTRY_OF_ORIGIN", ("IQ",))))
+
+
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from([None, "stories", "asylum"]))
+@example(MISSED_PHRASE, None)
 def test_the_index_path_with_patterns_matches_the_reference(
         index_path: ThalabusGraph, node: Node, ontology: str | None) -> None:
     compiled, _ = index_path.evaluate(node, ontology_id=ontology)
     reference, _ = index_path.evaluate(node, ontology_id=ontology, reference=True)
     where = f"{serialize(node)} in {ontology}"
     _assert_same_as_reference(compiled, reference, where)
+
+
+def test_a_side_whose_phrase_hits_fall_outside_the_other_side_stays_scored(
+        graph: ThalabusGraph) -> None:
+    # "Jane" is found only in stories, "religious conversion" only among asylum decisions:
+    # run within the semantic side's documents, the OR holds only its category stubs. Its
+    # whole result has the text hits, so it is a scored side (the stubs take part, scores
+    # are geometric means), not a filter that leaves the semantic scores unchanged.
+    jane, _ = graph.evaluate(Text("Jane"))
+    assert jane and {f.documentid for f in jane} <= STORIES
+    compiled, _ = graph.evaluate(MISSED_PHRASE)
+    reference, _ = graph.evaluate(MISSED_PHRASE, reference=True)
+    _assert_same_as_reference(compiled, reference, serialize(MISSED_PHRASE))
+    semantic = {f.fragmentid: f.score for f in graph.evaluate(MISSED_PHRASE.left)[0]}
+    stubs = [f for f in compiled if f.is_stub]
+    assert stubs and {f.documentid for f in compiled} <= IQ
+    scored = [f for f in compiled if not f.is_stub]
+    assert scored and all(math.isclose(f.score, math.sqrt(semantic[f.fragmentid]), abs_tol=1e-5)
+                          for f in scored)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +77,16 @@ def test_a_mixed_side_lets_its_stubs_take_part() -> None:
     assert math.isclose(out["d1"], math.sqrt(1.0 * 0.64))
     assert math.isclose(out["d1-c1"], math.sqrt(0.64 * 1.0))
     assert math.isclose(out["d2-c1"], math.sqrt(0.5 * 0.25))
+
+
+def test_a_side_said_to_be_scored_is_scored_though_it_holds_only_stubs() -> None:
+    # a mixed side searched within the other side's documents, its phrase hits all outside
+    seen = [stub("d1"), stub("d2")]
+    scored = [frag("d1-c1", 0.64), frag("d2-c1", 0.25)]
+    out = {f.fragmentid: f.score for f in combine_and(seen, scored, left_filter=False)}
+    assert out == pytest.approx({"d1": 0.8, "d1-c1": 0.8, "d2": 0.5, "d2-c1": 0.5})
+    as_filter = combine_and(seen, scored)
+    assert [(f.fragmentid, f.score) for f in as_filter] == [("d1-c1", 0.64), ("d2-c1", 0.25)]
 
 
 def test_or_takes_the_higher_score_with_its_text_and_source_and_merges_contributions() -> None:

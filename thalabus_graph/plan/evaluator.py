@@ -9,7 +9,8 @@ and a phrase never lists the category's documents: the compiler pushed the filte
 phrase's searches as a Cypher pattern. Every decision (which side first, pattern or ids, the
 pure-filter rule, each search's path and ``k``) was made once by the compiler; the documents
 of the query's categories were read there in one round trip. Restricting never changes a
-fragment's score, so the two agree wherever the reference's top-N is not truncated, and the
+fragment's score, and a side is judged a pure filter on its whole result (``_is_filter``), so
+the two agree wherever the reference's top-N is not truncated, and the
 plan finds the best fragments among the filtered documents instead of the filtered survivors
 of a global top-N.
 """
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from typing import TypeAlias
 
-from thalabus_graph.fragments import Fragment, combine_and, combine_not, combine_or
+from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
@@ -194,14 +195,33 @@ class Evaluator:
             return (yield (second, restriction))
         if not first_result:
             return []
-        second_result = yield (second, _narrow(restriction, _docs(first_result)))
+        narrowed = _narrow(restriction, _docs(first_result))
+        second_result = yield (second, narrowed)
         if second_result is None:
             return first_result
+        first_filter = self._is_filter(first, first_result, restriction)
+        second_filter = self._is_filter(second, second_result, narrowed)
         if plan.swap:
             first_result, second_result = second_result, first_result
+            first_filter, second_filter = second_filter, first_filter
         left = self._rerank(left_plan.node, first_result)
         right = self._rerank(right_plan.node, second_result)
-        return combine_and(left, right)
+        return combine_and(left, right, left_filter=first_filter, right_filter=second_filter)
+
+    def _is_filter(self, side: PlanNode, result: list[Fragment],
+                   restriction: Restriction | None) -> bool:
+        """Whether an AND side counts as a pure filter, judged as the reference judges it: on
+        the side's whole result. A side with a phrase that ran within some documents holds
+        only stubs when its phrase's hits all fell outside them (``"x" AND ("y" OR C=v)``
+        where no document of "x" has "y"); its whole result still has those hits, so the side
+        is scored. Only then is the side evaluated once more, without the restriction (its
+        searches are not shown in the profile; its time is the AND's)."""
+        if not all_stubs(result):
+            return False
+        if not result or side.pure_filter or restriction is None or not self.pushdown:
+            return True  # an empty side leaves no common document: nothing to judge
+        whole = Evaluator(self.executor).results(side.node)
+        return all_stubs(whole)
 
     def _and_pattern(self, plan: PlanNode, pushed: PlanNode, phrase: PlanNode,
                      restriction: Restriction | None) -> _Frame:
