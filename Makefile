@@ -30,11 +30,12 @@ test: $(STAMP) lint
 
 # The integration suite on one Neo4j line, always on a launcher server of that version,
 # whatever NEO4J_URI says: the 5.26 LTS (Java 17+) and the newest 2026.x release the launcher
-# runs (JDK 21+, the line Aura runs). test-lts leaves out the tests marked fixed_version: they
-# start their own server of a version they name, so `make test` already ran them as they are.
+# runs (JDK 21+, the line Aura runs). test-lts leaves out the tests marked fixed_version (they
+# start their own server of a version they name) and line_neutral (a CLI, framework, MCP or
+# README layer over engine calls that other tests run on this line): `make test` ran them.
 test-lts: $(STAMP)
 	env -u NEO4J_URI THALABUS_NEO4J_VERSION=$(NEO4J_LTS) $(PY) -m pytest -q \
-	    -m "not fixed_version" tests/integration
+	    -m "not fixed_version and not line_neutral" tests/integration
 
 test-2026: $(STAMP)
 	env -u NEO4J_URI THALABUS_NEO4J_VERSION=$(NEO4J_2026) $(PY) -m pytest -q tests/integration

@@ -36,6 +36,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "fixed_version: starts its own Neo4j of a version it names, so the "
         "session's line does not change what it runs")
+    config.addinivalue_line(
+        "markers", "line_neutral: drives the engine through a process, framework or output "
+        "layer that does not depend on the Neo4j line; the engine calls underneath run on "
+        "every line in other tests")
 
 
 def _docker_answers(timeout: float = 1.0) -> bool:

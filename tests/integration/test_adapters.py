@@ -42,7 +42,7 @@ from thalabus_graph.rerank import (
     ScoreApiReranker,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 QUERY = '"asylum seeker" AND COUNTRY_OF_ORIGIN=IQ'
 """A scored side with a pushed-down filter: more than ``CANDIDATES`` fragments match."""

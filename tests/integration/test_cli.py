@@ -16,7 +16,7 @@ from tests.integration.sample import CORPUS
 from thalabus_graph.cli import main
 from thalabus_graph.graph.database import Database
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 
 def test_ingest_query_explain_and_datasets(neo4j_uri: str, clean_db: Database,

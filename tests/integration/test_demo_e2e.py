@@ -11,7 +11,7 @@ from tests.integration.sample import shared_embedder
 from thalabus_graph import demo
 from thalabus_graph.graph.database import Database
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 
 def test_demo_path_runs_and_shows_every_step(neo4j_uri: str, clean_db: Database) -> None:

@@ -24,7 +24,7 @@ import pytest
 from tests.integration.sample import CORPUS
 from thalabus_graph.graph.database import Database
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 SCRIPT = Path(sys.executable).parent / "thalabus-graph"
 TOTAL = sum(1 for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip())

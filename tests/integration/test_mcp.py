@@ -31,7 +31,7 @@ from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.mcp.language import QUERY_RULES
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 TOKEN = "test-token-0123456789abcdef"
 QUERY = '"asylum seeker converted to Christianity" AND COUNTRY_OF_ORIGIN=IQ'
 ALL_TOOLS = {"query", "explain", "dataset_show", "goal_context", "rerank_dataset"}

@@ -39,7 +39,7 @@ from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
