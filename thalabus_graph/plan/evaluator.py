@@ -220,7 +220,11 @@ class Evaluator:
             return False
         if not result or side.pure_filter or restriction is None or not self.pushdown:
             return True  # an empty side leaves no common document: nothing to judge
-        whole = Evaluator(self.executor).results(side.node)
+        steps = self.executor.steps
+        try:
+            whole = Evaluator(self.executor).results(side.node)
+        finally:
+            self.executor.steps = steps  # the AND's own steps (a reranked branch) stay its own
         return all_stubs(whole)
 
     def _and_pattern(self, plan: PlanNode, pushed: PlanNode, phrase: PlanNode,
