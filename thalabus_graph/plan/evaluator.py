@@ -224,7 +224,7 @@ class Evaluator:
         try:
             whole = Evaluator(self.executor).results(side.node)
         finally:
-            self.executor.steps = steps  # the AND's own steps (a reranked branch) stay its own
+            self.executor.steps = steps  # the nested run left it on its own plan's steps
         return all_stubs(whole)
 
     def _and_pattern(self, plan: PlanNode, pushed: PlanNode, phrase: PlanNode,
@@ -264,6 +264,6 @@ class Evaluator:
                     *(having.get((category.name, v), set()) for v in category.values))
 
     def _rerank(self, node: Node, fragments: list[Fragment]) -> list[Fragment]:
-        if self.rerank_branch is None or not fragments or all(f.is_stub for f in fragments):
+        if self.rerank_branch is None or not fragments or all_stubs(fragments):
             return fragments
         return self.rerank_branch(node, fragments)
