@@ -37,9 +37,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "fixed_version: starts its own Neo4j of a version it names, so the "
         "session's line does not change what it runs")
     config.addinivalue_line(
-        "markers", "line_neutral: drives the engine through a process, framework or output "
-        "layer that does not depend on the Neo4j line; the engine calls underneath run on "
-        "every line in other tests")
+        "markers", "line_neutral: what it checks does not depend on the Neo4j line (a "
+        "process, framework or output layer over engine calls, launcher flags, the test "
+        "suite's own guard, the Python side's cost on very large queries); the statements it "
+        "runs, other tests run on every line")
 
 
 def _docker_answers(timeout: float = 1.0) -> bool:

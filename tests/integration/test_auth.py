@@ -61,6 +61,7 @@ def _ok(*args: str, env: dict[str, str], stdin: str | None = None) -> str:
     return done.stdout
 
 
+@pytest.mark.line_neutral
 def test_every_cli_command_works_with_the_four_variables(auth_server: tuple[str, str],
                                                         tmp_path: Path) -> None:
     uri, password = auth_server

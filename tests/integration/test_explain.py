@@ -157,6 +157,7 @@ def _explain_seconds(graph: ThalabusGraph, query: str) -> float:
     return time.perf_counter() - start
 
 
+@pytest.mark.line_neutral
 def test_explain_of_a_flat_10000_term_or_is_complete_and_linear(graph: ThalabusGraph) -> None:
     plan = graph.explain(_flat_or(10_000))
     assert _plan_nodes(plan["plan"]) == (19_999, 10_000)
@@ -177,6 +178,7 @@ def _deep(levels: int) -> str:
         ")" * levels
 
 
+@pytest.mark.line_neutral
 def test_explain_of_a_1000_deep_query(graph: ThalabusGraph) -> None:
     plan = graph.explain(_deep(1_000))
     count, deepest = _plan_nodes(plan["plan"])

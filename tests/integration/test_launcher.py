@@ -101,6 +101,7 @@ def test_status_reports_running_server(server: LocalNeo4j) -> None:
             assert Path(archive).is_file()
 
 
+@pytest.mark.line_neutral
 def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path) -> None:
     data = tmp_path / "data"
     cli = str(Path(sys.executable).with_name("thalabus-graph"))

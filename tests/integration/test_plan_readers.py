@@ -139,6 +139,7 @@ def _profiled_nodes(tree: dict[str, Any]) -> int:
     return count
 
 
+@pytest.mark.line_neutral
 def test_a_10000_term_query_is_explained_and_profiled(graph: ThalabusGraph) -> None:
     query = " OR ".join([*(f"TAG=t{i}" for i in range(9_999)), '"cat"'])
     explained = graph.explain(query)["plan"]
@@ -148,6 +149,7 @@ def test_a_10000_term_query_is_explained_and_profiled(graph: ThalabusGraph) -> N
     assert result.fragments and any(not f.is_stub for f in result.fragments)
 
 
+@pytest.mark.line_neutral
 def test_a_deep_query_with_phrases_is_profiled_as_explained(graph: ThalabusGraph) -> None:
     # 300 levels (a search per level: 1,000 cost 40 s); test_explain profiles 1,000 NOTs.
     query = '"cat" AND NOT (' * 300 + "CHARACTER=Sammy" + ")" * 300
@@ -159,6 +161,7 @@ def test_a_deep_query_with_phrases_is_profiled_as_explained(graph: ThalabusGraph
     assert all(a["pushed_restriction"] == b["pushed_restriction"] for a, b in pairs)
 
 
+@pytest.mark.line_neutral
 def test_a_5000_deep_pushed_filter_is_explained_and_profiled(graph: ThalabusGraph) -> None:
     # NOT NOT ... CHARACTER=Sammy is one filter pattern; its 5,000 NOTs run on the hits.
     query = '"cat" AND ' + "NOT " * 5_000 + "CHARACTER=Sammy"

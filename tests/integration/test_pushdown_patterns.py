@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
 from tests.support.contributions import same_contributions
+from tests.support.examples import examples
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
@@ -65,7 +66,7 @@ def _assert_same_as_reference(compiled: list[Fragment], reference: list[Fragment
         assert same_contributions(a.contributions, b.contributions), (where, a, b)
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from(["asylum", "stories"]))
 def test_compiled_plan_matches_the_reference_within_an_ontology(
@@ -148,7 +149,7 @@ phrases = st.one_of(st.sampled_from(PHRASES).map(Semantic),
                     st.sampled_from(TERMS).map(lambda t: Text(t, False)))
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=examples(30), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(phrases, filters, st.booleans(), st.sampled_from([None, "asylum", "stories"]))
 def test_a_nested_filter_pushed_as_one_pattern_matches_the_reference(
@@ -288,7 +289,7 @@ def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
     assert preloaded.steps[0].detail["read"].startswith("with the query's vocabulary")
 
 
-@settings(max_examples=20, deadline=None,
+@settings(max_examples=examples(20), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from([None, "stories", "asylum"]))
 def test_compiled_plan_matches_the_reference_within_a_dataset(
@@ -431,7 +432,7 @@ MISSED_PHRASE = And(Semantic("religious conversion"),
                     Or(Text("Jane"), Category("COUNTRY_OF_ORIGIN", ("IQ",))))
 
 
-@settings(max_examples=20, deadline=None,
+@settings(max_examples=examples(20), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from([None, "stories", "asylum"]))
 @example(MISSED_PHRASE, None)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.sample_queries import FILTER_CASES, SPECIAL_TEXTS
 from tests.support.contributions import same_contributions
+from tests.support.examples import examples
 from thalabus_graph import ThalabusGraph, ThalabusSyntaxError, serialize
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
@@ -171,7 +172,7 @@ queries = st.recursive(leaves, lambda kids: st.one_of(
 ), max_leaves=4)
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries)
 def test_compiled_plan_matches_the_reference(graph: ThalabusGraph, node: Node) -> None:

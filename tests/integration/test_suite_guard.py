@@ -19,7 +19,7 @@ from neo4j import Driver, GraphDatabase
 
 from thalabus_graph.graph.launcher import LocalNeo4j
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "tests/integration/test_migrations.py::test_clean_db_keeps_schema_and_history"
