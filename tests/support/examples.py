@@ -3,8 +3,8 @@
 ``make test`` draws the number each test names. ``make test-lts`` sets
 ``THALABUS_TEST_EXAMPLES`` to a share of it: the property (the compiled plan answers as the
 reference evaluation does) is the engine's, not the server's, and the line is checked by the
-statements the examples run, which a smaller draw still runs in every shape the strategies
-build (the ``@example`` cases always run). The full draw has run on the default line.
+statements the examples run; a smaller draw runs fewer of the shapes the strategies build (the
+``@example`` cases always run). The full draw has run on the default line.
 """
 
 from __future__ import annotations
