@@ -40,6 +40,16 @@ T = TypeVar("T")
 Record = dict[str, Any]
 AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
 """Neo4j's answer after repeated failed logins (not an ``AuthError`` in the driver)."""
+STATEMENT_OPTIONS = "CYPHER expressionEngine=interpreted"
+"""The query option leading every statement the engine runs (schema statements aside).
+
+Neo4j plans a statement with interpreted expressions and, once the cached plan has been used
+10 times, plans it again with expressions compiled to bytecode. That second planning costs
+what the first did (0.1-2 s for the search statements on two cores), so queries slow down
+again around a statement's tenth run. The engine's statements evaluate few expressions per
+row (index calls, pattern reads, small aggregations): with the option, steady-state latency
+is unchanged on the sample corpus and the late re-planning is gone (docs/architecture.md,
+"Graph, ingest and migrations")."""
 
 
 class _Brief(list[Any]):
@@ -75,6 +85,12 @@ def sent(params: Mapping[str, Any] | None) -> dict[str, Any]:
         out[key] = value
     return out
 
+
+
+def with_options(text: str) -> str:
+    """``text`` led by ``STATEMENT_OPTIONS`` (a line of its own, before any ``CYPHER``
+    version line or ``PROFILE`` the text has: Neo4j reads leading options in any order)."""
+    return f"{STATEMENT_OPTIONS}\n{text}"
 
 _DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
                                                               default=None)
@@ -232,7 +248,7 @@ class Database:
         """Run a statement given as text (one the caller composed of named ones) as ``read``
         does; ``plain``: as ``read_plain`` does. ``what`` names it in errors."""
         def work(tx: ManagedTransaction) -> list[Record]:
-            result = tx.run(text, sent(params))
+            result = tx.run(with_options(text), sent(params))
             return plain_records(result) if plain else [record.data() for record in result]
 
         return self._read(work, what=what)
@@ -240,7 +256,8 @@ class Database:
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""
         def work(tx: ManagedTransaction) -> tuple[list[Record], int]:
-            result = tx.run("PROFILE " + cypher_library.load(name, params), sent(params))
+            result = tx.run(with_options("PROFILE " + cypher_library.load(name, params)),
+                            sent(params))
             rows = [record.data() for record in result]
             return rows, _db_hits(result.consume().profile)
 
@@ -271,10 +288,10 @@ class Database:
         tx = _this_threads_read()
         if tx is not None:
             _time_left("stream")
-            yield tx.run(text, sent(params))
+            yield tx.run(with_options(text), sent(params))
             return
         with self.session(default_access_mode=READ_ACCESS, fetch_size=fetch_size) as session:
-            yield session.run(text, sent(params))
+            yield session.run(with_options(text), sent(params))
 
     def in_one_read(self) -> bool:
         """Whether this thread's reads run in the open transaction of a ``one_read``."""
@@ -312,7 +329,7 @@ class Database:
 
 def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
-    result = tx.run(cypher_library.load(name, params), sent(params))
+    result = tx.run(with_options(cypher_library.load(name, params)), sent(params))
     return [record.data() for record in result]
 
 
