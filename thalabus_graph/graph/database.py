@@ -12,11 +12,13 @@ next transactions see the state such bookmarks name.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import neo4j
@@ -87,10 +89,30 @@ def sent(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 
-def with_options(text: str) -> str:
-    """``text`` led by ``STATEMENT_OPTIONS`` (a line of its own, before any ``CYPHER``
-    version line or ``PROFILE`` the text has: Neo4j reads leading options in any order)."""
-    return f"{STATEMENT_OPTIONS}\n{text}"
+ARGUMENTS = "args"
+"""The one map parameter a statement is sent with: ``$name`` in its text reads ``$args.name``.
+
+Neo4j keys a cached plan by the statement's text and the type of each parameter, a list's or a
+string's size class included: ``null`` against a string, an empty list against one of three
+maps against one of fifty is a new plan each time (1-2 s for a search statement on two cores).
+The engine's statements take up to twenty parameters that are null or lists of varying
+length, so with plain parameters each new combination of a statement is planned again. A map
+parameter is one type whatever it holds: one plan per statement text (docs/architecture.md,
+"Graph, ingest and migrations")."""
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@lru_cache(maxsize=4096)
+def prepared(text: str) -> str:
+    """The text sent for statement ``text``: led by ``STATEMENT_OPTIONS`` (a line of its own,
+    before any ``CYPHER`` version line or ``PROFILE``: Neo4j reads leading options in any
+    order), each ``$name`` read from the ``ARGUMENTS`` map (``arguments``)."""
+    return f"{STATEMENT_OPTIONS}\n" + _PARAMETER.sub(rf"${ARGUMENTS}.\1", text)
+
+
+def arguments(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters sent with a ``prepared`` text: ``sent(params)`` as the one map."""
+    return {ARGUMENTS: _BriefMap(sent(params))}
 
 _DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
                                                               default=None)
@@ -248,7 +270,7 @@ class Database:
         """Run a statement given as text (one the caller composed of named ones) as ``read``
         does; ``plain``: as ``read_plain`` does. ``what`` names it in errors."""
         def work(tx: ManagedTransaction) -> list[Record]:
-            result = tx.run(with_options(text), sent(params))
+            result = tx.run(prepared(text), arguments(params))
             return plain_records(result) if plain else [record.data() for record in result]
 
         return self._read(work, what=what)
@@ -256,8 +278,8 @@ class Database:
     def read_profiled(self, name: str, /, **params: Any) -> tuple[list[Record], int]:
         """Run the named statement under ``PROFILE``; records and the total db hits."""
         def work(tx: ManagedTransaction) -> tuple[list[Record], int]:
-            result = tx.run(with_options("PROFILE " + cypher_library.load(name, params)),
-                            sent(params))
+            result = tx.run(prepared("PROFILE " + cypher_library.load(name, params)),
+                            arguments(params))
             rows = [record.data() for record in result]
             return rows, _db_hits(result.consume().profile)
 
@@ -288,10 +310,10 @@ class Database:
         tx = _this_threads_read()
         if tx is not None:
             _time_left("stream")
-            yield tx.run(with_options(text), sent(params))
+            yield tx.run(prepared(text), arguments(params))
             return
         with self.session(default_access_mode=READ_ACCESS, fetch_size=fetch_size) as session:
-            yield session.run(with_options(text), sent(params))
+            yield session.run(prepared(text), arguments(params))
 
     def in_one_read(self) -> bool:
         """Whether this thread's reads run in the open transaction of a ``one_read``."""
@@ -329,7 +351,7 @@ class Database:
 
 def run(tx: ManagedTransaction, name: str, /, **params: Any) -> list[Record]:
     """Run a named statement inside an open transaction; records as dicts."""
-    result = tx.run(with_options(cypher_library.load(name, params)), sent(params))
+    result = tx.run(prepared(cypher_library.load(name, params)), arguments(params))
     return [record.data() for record in result]
 
 
