@@ -15,7 +15,7 @@ from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 __all__ = ["runner"]  # the fixture, imported so this module shares it
 BACKFILL_VERSION = 6
 

@@ -27,7 +27,7 @@ from thalabus_graph.embeddings import Vectors
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import HistoryDao, discover, placeholder_values
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 DOCS = 600
 ONTOLOGIES = {"wide": 300, "mid": 180, "narrow": 120}
 TOP = 10

@@ -19,7 +19,7 @@ from thalabus_graph.embeddings import OpenAIEmbedder
 from thalabus_graph.errors import IngestError, ServiceError
 from thalabus_graph.graph.database import Database
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 
 
 def count(db: Database, cypher: str, **params: Any) -> int:

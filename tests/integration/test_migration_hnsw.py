@@ -27,7 +27,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner, SettingsMismatch, discover
 from thalabus_graph.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 __all__ = ["runner"]  # the fixture, imported so this module shares it
 HNSW_VERSION = 5
 CHAPTERS = 40

@@ -36,7 +36,7 @@ from thalabus_graph.graph.migrations import (
 )
 from thalabus_graph.settings import Settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 
 REPO_MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 VECTOR_INDEXES = {"typical_rag": "Chapter", "paragraphs": "Paragraph", "summaries": "Summary"}

@@ -26,7 +26,7 @@ from thalabus_graph.graph.migrations import (
     MigrationRunner,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 __all__ = ["runner"]  # the fixture, imported so this module shares it
 QUESTIONS_VERSION = 8
 FILTERED_VERSION = 10

@@ -20,7 +20,7 @@ from thalabus_graph.graph.migrations import MigrationRunner
 from thalabus_graph.plan.searches import bag_of_words
 from thalabus_graph.text_languages import backfill
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]
 __all__ = ["runner"]  # the fixture, imported so this module shares it
 LANGUAGES_VERSION = 9
 
