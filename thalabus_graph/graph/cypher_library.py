@@ -36,6 +36,8 @@ VERSION = re.compile(r"^(CYPHER\s[^\n]*)\n")
 """A statement's leading ``CYPHER`` version line, which must lead the statement it goes in."""
 SECTION = re.compile(r"^\s*\{\{([#/])\s*([a-z][a-z0-9_]*)\s*\}\}\s*$")
 """A line opening (``{{#datasetids}}``) or closing (``{{/datasetids}}``) a section."""
+PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+"""A parameter reference in a statement (``$name``; group 1 the name)."""
 
 
 def _package_folder(package: str) -> Traversable:

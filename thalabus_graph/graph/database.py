@@ -12,7 +12,6 @@ next transactions see the state such bookmarks name.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -99,7 +98,6 @@ The engine's statements take up to twenty parameters that are null or lists of v
 length, so with plain parameters each new combination of a statement is planned again. A map
 parameter is one type whatever it holds: one plan per statement text (docs/architecture.md,
 "Graph, ingest and migrations")."""
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @lru_cache(maxsize=4096)
@@ -107,7 +105,7 @@ def prepared(text: str) -> str:
     """The text sent for statement ``text``: led by ``STATEMENT_OPTIONS`` (a line of its own,
     before any ``CYPHER`` version line or ``PROFILE``: Neo4j reads leading options in any
     order), each ``$name`` read from the ``ARGUMENTS`` map (``arguments``)."""
-    return f"{STATEMENT_OPTIONS}\n" + _PARAMETER.sub(rf"${ARGUMENTS}.\1", text)
+    return f"{STATEMENT_OPTIONS}\n" + cypher_library.PARAMETER.sub(rf"${ARGUMENTS}.\1", text)
 
 
 def arguments(params: Mapping[str, Any] | None) -> dict[str, Any]:

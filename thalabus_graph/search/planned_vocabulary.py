@@ -16,7 +16,6 @@ under; the warnings come from the row read with the search.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -37,7 +36,6 @@ ROW, PLANNED, RAN = "thalabus_vocabulary", "thalabus_planned", "thalabus_ran"
 """The carrying statement's own columns (``cypher/with_vocabulary``): the vocabulary row,
 whether the counts were those planned with, and (null on the row an empty search leaves)
 that the search returned it."""
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -105,7 +103,7 @@ class PlannedVocabulary:
 def carried(statement: str, vocabulary: str) -> str:
     """``statement`` carrying the vocabulary read ``vocabulary`` (``cypher/with_vocabulary``):
     one statement that runs ``statement`` only when the counts are those planned with."""
-    read = _PARAMETER.sub(lambda m: f"${PREFIX}{m.group(1)}", vocabulary)
+    read = cypher_library.PARAMETER.sub(lambda m: f"${PREFIX}{m.group(1)}", vocabulary)
     return cypher_library.fill("with_vocabulary", vocabulary=read, statement=statement)
 
 
