@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "runs, other tests run on every line")
     config.addinivalue_line(
         "markers", "schema_changes: creates or drops indexes on the session's database, which "
-        "empties Neo4j's plan cache; such modules run last")
+        "empties Neo4j's plan cache (or empties it outright); such modules run last")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
