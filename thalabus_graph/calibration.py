@@ -129,7 +129,7 @@ def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
     text instead of a tokeniser pass over every word; a text whose words could not beat the
     best share so far, even as substrings, is not read word by word). None when no candidate
     text was read (every text None): the share is then not known."""
-    wanted = sorted(words(phrase))
+    wanted = sorted(words(phrase), key=lambda w: (-len(w), w))  # rarer first: prunes sooner
     best, read = 0, False
     for text in texts:
         if text is None:
@@ -138,12 +138,28 @@ def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
         if best == len(wanted):
             break
         folded = _folded(text)
-        present = [w for w in wanted if w in folded]  # a whole token is a substring too
+        present = _present(folded, wanted, best)
         if len(present) > best:
             best = max(best, sum(_holds(folded, w) for w in present))
     if not read:
         return None
     return best / len(wanted) if wanted else 0.0
+
+
+def _present(folded: str, wanted: Sequence[str], best: int) -> list[str]:
+    """The wanted words found in ``folded`` as substrings (a whole token is a substring too),
+    or a list no longer than ``best`` as soon as the words left cannot make it longer: each
+    missing word is a scan of the whole text, and most candidates cannot beat the best."""
+    present: list[str] = []
+    missing_allowed = len(wanted) - best - 1
+    for w in wanted:
+        if w in folded:
+            present.append(w)
+        else:
+            missing_allowed -= 1
+            if missing_allowed < 0:
+                return present
+    return present
 
 
 def _is_word_char(ch: str) -> bool:

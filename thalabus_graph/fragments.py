@@ -41,6 +41,18 @@ class Fragment:
     source: str
     contributions: tuple[str, ...] = field(default=())
 
+    def __init__(self, fragmentid: str, documentid: str, text: str | None, score: float,
+                 source: str, contributions: tuple[str, ...] = ()) -> None:
+        # The generated frozen __init__ sets each field through object.__setattr__, twice
+        # the cost of filling the instance dict: a query builds a few thousand fragments.
+        fields = self.__dict__
+        fields["fragmentid"] = fragmentid
+        fields["documentid"] = documentid
+        fields["text"] = text
+        fields["score"] = score
+        fields["source"] = source
+        fields["contributions"] = contributions
+
     @property
     def is_stub(self) -> bool:
         """True for a category-only document stub."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -212,9 +213,8 @@ def _rarity(query_words: frozenset[str], text: Sequence[Fragment], semantic: Map
     being the semantic hits and text hits together (distinct fragment ids)."""
     hit_found = {f.fragmentid: shared_words(query_words, f.text) for f in text}
     candidates = len(semantic.keys() | hit_found.keys())
-    return hit_found, {w: math.log(1 + candidates / (1 + sum(w in found
-                                                              for found in hit_found.values())))
-                       for w in query_words}
+    holding = Counter(w for found in hit_found.values() for w in found)
+    return hit_found, {w: math.log(1 + candidates / (1 + holding[w])) for w in query_words}
 
 
 @dataclass(frozen=True)
@@ -290,13 +290,17 @@ class LanguageSlots:
         hit was found to contain (``found``, by fragment id)."""
         total = sum(self.idf.values())
         weights = tuple(self.idf.items())
+        share: dict[frozenset[str], float] = {}  # hits share few distinct word sets
         out: dict[str, float] = {}
         for f in text:
             score = f.score
             if self.full_coverage > 0:
                 words_in = found[f.fragmentid]
-                covered = (sum(weight for w, weight in weights if w in words_in) / total
-                           if total > 0 else 0.0)
+                covered = share.get(words_in)
+                if covered is None:
+                    covered = share[words_in] = (
+                        sum(weight for w, weight in weights if w in words_in) / total
+                        if total > 0 else 0.0)
                 score *= min(1.0, covered / self.full_coverage)
             if score > out.get(f.fragmentid, -math.inf):
                 out[f.fragmentid] = score
