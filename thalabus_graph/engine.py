@@ -41,6 +41,7 @@ from thalabus_graph.search.documents import documents_of
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages
 from thalabus_graph.settings import Settings
+from thalabus_graph.warm_up import WarmUp
 
 if TYPE_CHECKING:
     from thalabus_graph.graph.migrations import MigrationReport
@@ -150,10 +151,19 @@ class ThalabusGraph:
             documents, strict=strict, progress=progress)
         self.queries.forget(indexes=False)  # the documents may bring a language
         if report.documents >= warm_up.MIN_DOCUMENTS:
-            warmed = warm_up.warm_up(self)
+            warmed = self.warm_up()
             report.warm_up_seconds, report.warm_up_problem = warmed.seconds, warmed.problem
         report.bookmarks = self.db.bookmarks()
         return report
+
+    def warm_up(self) -> WarmUp:
+        """Run every query form once on the graph's own data, writing nothing, so that later
+        queries find their statements planned: Neo4j plans a statement the first time it sees
+        it, seconds for a search statement on a freshly started server. Worth calling after
+        a server start, before serving queries; a bulk ingest does it itself. An empty graph
+        (no embedded fragment) runs nothing. A failure is reported in ``problem``, not
+        raised."""
+        return warm_up.warm_up(self)
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,

@@ -1,18 +1,22 @@
-"""Run each search path once after a bulk ingest, so the first user queries do not plan.
+"""Run each search path once, so the first user queries do not wait for Neo4j to plan them:
+after a bulk ingest (``ThalabusGraph.ingest``) and when asked (``ThalabusGraph.warm_up``,
+``thalabus-graph warm-up``), as after a server start, whose plan cache is empty.
 
 Neo4j plans a Cypher statement the first time it runs it (and again once the graph's
 statistics have moved far from those it planned with, as after a large load), and keeps the
-plan. The search statements are long: planning one takes 0.1-0.3 s on a warm server and
-1-4 s on a fresh one, which the first query of each shape paid after a load of 200,000
-chapters. ``warm_up`` runs a few queries of every form through the ordinary query path
+plan until the server stops or the schema changes. The search statements are long: planning
+one takes 0.1-3 s on a warm server (the composed filtered phrase the longest) and up to 8 s
+on a freshly started one, which the first query of each shape paid after a load of 200,000
+chapters, and after a restart even on the 31-document sample corpus (5-10 s each).
+``warm_up`` runs a few queries of every form through the ordinary query path
 (a phrase; a phrase AND a common and a rare category, AND NOT one, AND a nested filter; two
 phrases OR'd; the phrase as a full-text search; a category alone), scoped to the loaded
 ontology and unscoped, with and without a ``limit``, each twice (asked again, a filtered
 query's first statement carries its vocabulary read: ``search.planned_vocabulary``). Their
 vector is a stored chapter's (no model runs, whatever the embedder) and their text that
 chapter's first words, long enough for its language to be detected, so the full-text index
-of its language runs too. Nothing is written; a failure is logged and reported, never raised:
-the ingest has succeeded.
+of its language runs too. Nothing is written; a failure is logged and reported, never raised
+(after an ingest, the ingest has succeeded).
 """
 
 from __future__ import annotations
@@ -52,6 +56,11 @@ class WarmUp:
     queries: int = 0
     seconds: float = 0.0
     problem: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: queries, seconds, problem."""
+        return {"queries": self.queries, "seconds": round(self.seconds, 3),
+                "problem": self.problem}
 
 
 class StoredVector:
@@ -119,9 +128,9 @@ def warm_up(graph: ThalabusGraph) -> WarmUp:
                         report.queries += 1
     except ThalabusError as exc:
         report.problem = str(exc)
-        logger.warning("ingest: the search warm-up stopped: %s", exc)
+        logger.warning("the search warm-up stopped: %s", exc)
     report.seconds = time.perf_counter() - began
-    logger.info("ingest: warmed the search plans up with %d queries in %.2f s",
+    logger.info("warmed the search plans up with %d queries in %.2f s",
                 report.queries, report.seconds)
     return report
 

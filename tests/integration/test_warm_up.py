@@ -1,9 +1,11 @@
-"""The search warm-up after a bulk ingest (``thalabus_graph.warm_up``) on the real Neo4j: it
+"""The search warm-up (``thalabus_graph.warm_up``) on the real Neo4j: after a bulk ingest it
 runs every query form without error, writes nothing, is reported by the ingest, and is skipped
-for a small ingest."""
+for a small ingest; ``ThalabusGraph.warm_up`` and ``thalabus-graph warm-up`` run it on request,
+and on an empty graph run nothing."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from tests.support.corpora import with_vectors
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph, warm_up
+from thalabus_graph.cli import main
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query import parse, serialize
 from thalabus_graph.query.ast import Category, Text
@@ -70,3 +73,33 @@ def test_a_small_ingest_does_not_warm_up(clean_db: Database) -> None:
     report = graph.ingest(documents(3), embed=False, progress=False)
     assert report.documents == 3
     assert report.warm_up_seconds == 0.0
+
+
+def test_warm_up_on_request_runs_every_form_and_writes_nothing(
+        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str]) -> None:
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    report = graph.ingest(documents(8), embed=False, progress=False)
+    assert report.warm_up_seconds == 0.0  # below MIN_DOCUMENTS: not warmed by the ingest
+    before = node_count(clean_db)
+    forms = warm_up.queries("a", "b", Category("KIND", ("common",)), Category("KIND", ("rare",)))
+
+    warmed = graph.warm_up()
+    assert isinstance(warmed, warm_up.WarmUp)
+    assert (warmed.queries, warmed.problem) == (len(forms) * 2 * 2 * 2, "")
+    assert warmed.seconds > 0
+    assert main(["warm-up", "--uri", neo4j_uri, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"queries": warmed.queries, "seconds": out["seconds"], "problem": ""}
+    assert main(["warm-up", "--uri", neo4j_uri]) == 0
+    assert capsys.readouterr().out.startswith(f"warmed up: {warmed.queries} queries in ")
+    assert node_count(clean_db) == before
+
+
+def test_an_empty_graph_has_nothing_to_warm_up(
+        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str]) -> None:
+    before = node_count(clean_db)
+    assert ThalabusGraph(clean_db, settings=Settings.from_env()).warm_up().queries == 0
+    assert main(["warm-up", "--uri", neo4j_uri]) == 0
+    assert capsys.readouterr().out == (
+        "nothing to warm up: the graph holds no fragment with an embedding\n")
+    assert node_count(clean_db) == before

@@ -64,6 +64,20 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_ingest)
 
     p = subparsers.add_parser(
+        "warm-up", help="run every query form once, so the first queries do not wait for "
+                        "Neo4j to plan them", formatter_class=fmt,
+        description="Run every query form once on the graph's own data (a stored chapter's "
+                    "vector and words, its categories), writing nothing. Neo4j plans each "
+                    "search statement the first time it sees it, seconds each on a freshly "
+                    "started server: run this after `neo4j start`, before serving queries. A "
+                    "bulk ingest (1,000+ documents) warms up by itself.",
+        epilog="examples:\n  thalabus-graph warm-up\n  thalabus-graph warm-up --json\n"
+               "exit codes: 0 ok (also for an empty graph: nothing to run); 1 the warm-up "
+               "stopped early or Neo4j is unreachable")
+    common.add_common_options(p)
+    p.set_defaults(handler=_warm_up)
+
+    p = subparsers.add_parser(
         "query", help="run a Thalabus query", formatter_class=fmt,
         description=QUOTING_RULE,
         epilog="examples:\n"
@@ -211,6 +225,21 @@ def _ingest(args: argparse.Namespace) -> int:
         for warning in report.warnings():
             print(f"warning: {warning}", file=sys.stderr)
     return common.EXIT_OK
+
+
+def _warm_up(args: argparse.Namespace) -> int:
+    with _graph(args) as g:
+        report = g.warm_up()
+    if args.json:
+        output.emit_json(report.to_dict())
+    elif report.problem:
+        print(f"error: the warm-up stopped after {report.queries} queries: {report.problem}",
+              file=sys.stderr)
+    elif report.queries == 0:
+        print("nothing to warm up: the graph holds no fragment with an embedding")
+    else:
+        print(f"warmed up: {report.queries} queries in {report.seconds:.1f} s")
+    return common.EXIT_FAILURE if report.problem else common.EXIT_OK
 
 
 def _check_readable(path: str) -> None:
