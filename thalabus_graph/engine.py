@@ -151,19 +151,19 @@ class ThalabusGraph:
             documents, strict=strict, progress=progress)
         self.queries.forget(indexes=False)  # the documents may bring a language
         if report.documents >= warm_up.MIN_DOCUMENTS:
-            warmed = self.warm_up()
+            warmed = self.warm_up(progress=progress is not False)
             report.warm_up_seconds, report.warm_up_problem = warmed.seconds, warmed.problem
         report.bookmarks = self.db.bookmarks()
         return report
 
-    def warm_up(self) -> WarmUp:
+    def warm_up(self, *, progress: bool = False) -> WarmUp:
         """Run every query form once on the graph's own data, writing nothing, so that later
         queries find their statements planned: Neo4j plans a statement the first time it sees
         it, seconds for a search statement on a freshly started server. Worth calling after
         a server start, before serving queries; a bulk ingest does it itself. An empty graph
         (no embedded fragment) runs nothing. A failure is reported in ``problem``, not
-        raised."""
-        return warm_up.warm_up(self)
+        raised. ``progress``: show the queries run, rate and ETA, as ``ingest`` does."""
+        return warm_up.warm_up(self, progress=progress)
 
     # --- querying ------------------------------------------------------------------------
     def executor(self, *, ontology_id: str | None = None,

@@ -49,7 +49,7 @@ from thalabus_graph.errors import (
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
-from thalabus_graph.progress import Progress
+from thalabus_graph.progress import NoProgress, Progress
 from thalabus_graph.settings import Settings
 from thalabus_graph.vectors import vector_problem
 
@@ -167,7 +167,7 @@ class Ingestor:
         self.db = db
         self.settings = settings
         self.embedder = embedder
-        self._bar: Progress | _NoProgress = _NoProgress()
+        self._bar: Progress | NoProgress = NoProgress()
         self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -187,7 +187,7 @@ class Ingestor:
         if show and self.embedder is not None and not self.settings.embedder_url:
             self.embedder.embed_passages(["load the model before the clock starts"])
         bar = (Progress(_total(source), terminal=sys.stderr.isatty()) if show
-               else _NoProgress())
+               else NoProgress())
         self._bar = bar
         try:
             for batch in self._batches(self._documents(source, strict, report)):
@@ -199,7 +199,7 @@ class Ingestor:
                 report.index_warning = self.index_warning
         finally:
             bar.close()
-            self._bar = _NoProgress()
+            self._bar = NoProgress()
             report.seconds = time.perf_counter() - start
             report.errors.sort(key=lambda e: e.line_number)
         return report
@@ -534,14 +534,6 @@ def _fragment_row(frag: SourceFragment, vectors: dict[str, tuple[list[float], st
     return {"fragmentid": frag.fragmentid, "documentid": frag.documentid,
             "ordinal": frag.ordinal, "text": frag.text, "chapter": frag.chapter_fragmentid,
             "embedding": vec, "hash": digest, "ontologyid": ontologyid}
-
-
-class _NoProgress:
-    """Progress that shows nothing (``progress=False``)."""
-
-    def advance(self, units: int) -> None: ...
-    def partial(self, units: float) -> None: ...
-    def close(self) -> None: ...
 
 
 def _steps(count: int, step: int) -> Iterator[tuple[int, int]]:

@@ -1,4 +1,5 @@
-"""Progress of long work (ingest): a total, a rate and an ETA, refreshed while nothing finishes.
+"""Progress of long work (ingest, the search warm-up): a total, a rate and an ETA, refreshed
+while nothing finishes.
 
 On a terminal it is a tqdm bar that a ticker thread redraws every ``REFRESH_SECONDS``, so the
 elapsed time and the ETA move even while one large batch is being embedded. Elsewhere (a pipe,
@@ -25,12 +26,26 @@ REFRESH_SECONDS = 0.5
 """How often the terminal bar is redrawn."""
 LOG_INTERVAL_SECONDS = 5.0
 """How often a progress log line is written when the output is not a terminal."""
-BAR_FORMAT = ("{desc}: {percentage:3.0f}%|{bar}| {n:,.0f}/{total:,} documents "
-              "[{elapsed}<{remaining}, {rate_fmt}]")
-"""The terminal bar: whole documents (work advances in fractions), total, elapsed, ETA, rate."""
-BAR_FORMAT_OPEN = "{desc}: {n:,.0f} documents [{elapsed}, {rate_fmt}]"
-"""The terminal bar when the total is unknown."""
 logger = logging.getLogger(__name__)
+
+
+def bar_format(unit: str, *, total_known: bool) -> str:
+    """The terminal bar's tqdm format: whole units (work advances in fractions), the total,
+    elapsed time, ETA and rate; without a total, no percentage and no ETA.
+
+    Example:
+        >>> bar_format("queries", total_known=False)
+        '{desc}: {n:,.0f} queries [{elapsed}, {rate_fmt}]'
+    """
+    if not total_known:
+        return "{desc}: {n:,.0f} " + unit + " [{elapsed}, {rate_fmt}]"
+    return ("{desc}: {percentage:3.0f}%|{bar}| {n:,.0f}/{total:,} " + unit
+            + " [{elapsed}<{remaining}, {rate_fmt}]")
+
+
+def rate_unit_of(unit: str) -> str:
+    """The short unit of a rate: ``doc`` for ``documents`` (``doc/s``), else the unit."""
+    return unit[:3] if unit == "documents" else unit
 
 
 def duration(seconds: float) -> str:
@@ -44,19 +59,23 @@ def duration(seconds: float) -> str:
 
 
 def progress_line(label: str, done: float, total: int | None, unit: str,
-                  seconds: float, *, done_in: float | None = None) -> str:
+                  seconds: float, *, done_in: float | None = None,
+                  rate_unit: str | None = None) -> str:
     """One progress line: ``ingest: 1,200/5,000 documents, 310 doc/s, ETA 12 s``.
 
     Without a total there is no ETA; before anything is done the rate and ETA say ``?``;
-    ``done_in`` (the last line) replaces the ETA by ``done in ...``.
+    ``done_in`` (the last line) replaces the ETA by ``done in ...``; ``rate_unit``: the unit
+    of the rate (default ``rate_unit_of(unit)``).
 
     Example:
         >>> progress_line("ingest", 1200, 5000, "documents", 3.87)
         'ingest: 1,200/5,000 documents, 310 doc/s, ETA 12 s'
+        >>> progress_line("warm-up", 16, 64, "queries", 8.0, rate_unit="query")
+        'warm-up: 16/64 queries, 2.0 query/s, ETA 24 s'
     """
     count = f"{int(done):,}" + (f"/{total:,}" if total is not None else "")
     rate = done / seconds if seconds > 0 else 0.0
-    short = unit[:3] if unit.endswith("s") else unit
+    short = rate_unit or rate_unit_of(unit)
     if rate <= 0:
         speed, eta = f"? {short}/s", "ETA ?"
     else:
@@ -85,10 +104,11 @@ class Progress:
     """
 
     def __init__(self, total: int | None, *, label: str = "ingest", unit: str = "documents",
-                 terminal: bool, stream: IO[str] | None = None,
+                 rate_unit: str | None = None, terminal: bool, stream: IO[str] | None = None,
                  interval: float = LOG_INTERVAL_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.total, self.label, self.unit = total, label, unit
+        self.rate_unit = rate_unit or rate_unit_of(unit)
         self.interval, self.clock = interval, clock
         self.done = 0.0
         self.in_flight = 0.0
@@ -102,10 +122,10 @@ class Progress:
             # a terminal that reports no size (a fresh pty) still gets a bar: tqdm would read
             # its size as 0 columns and -1 rows and draw nothing
             size = shutil.get_terminal_size((100, 24))
-            self._bar = tqdm(total=total, unit="doc", desc=label, file=stream or sys.stderr,
-                             smoothing=0, mininterval=0.2, ncols=min(max(size.columns, 40), 120),
-                             nrows=max(size.lines, 2),
-                             bar_format=BAR_FORMAT if total is not None else BAR_FORMAT_OPEN)
+            self._bar = tqdm(total=total, unit=self.rate_unit, desc=label,
+                             file=stream or sys.stderr, smoothing=0, mininterval=0.2,
+                             ncols=min(max(size.columns, 40), 120), nrows=max(size.lines, 2),
+                             bar_format=bar_format(unit, total_known=total is not None))
         self._ticker = threading.Thread(target=self._tick, name="thalabus-progress",
                                         daemon=True)
         self._ticker.start()
@@ -140,7 +160,7 @@ class Progress:
         says how long the work took instead of an ETA."""
         elapsed = self.clock() - self._start
         return progress_line(self.label, self.shown, self.total, self.unit, elapsed,
-                             done_in=elapsed if final else None)
+                             done_in=elapsed if final else None, rate_unit=self.rate_unit)
 
     def close(self) -> None:
         """Stop the ticker; the bar is closed, or a last line says how long it took."""
@@ -166,3 +186,11 @@ class Progress:
                 self._bar.refresh()
             else:
                 logger.info("%s", self.line())
+
+
+class NoProgress:
+    """Progress that shows nothing (``progress=False``): ``Progress``'s calls, doing nothing."""
+
+    def advance(self, units: int) -> None: ...
+    def partial(self, units: float) -> None: ...
+    def close(self) -> None: ...

@@ -22,6 +22,7 @@ of its language runs too. Nothing is written; a failure is logged and reported, 
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ import numpy as np
 
 from thalabus_graph.embeddings import Vectors
 from thalabus_graph.errors import ThalabusError
+from thalabus_graph.progress import NoProgress, Progress
 from thalabus_graph.query.ast import And, Category, Node, Not, Or, Semantic, Text
 from thalabus_graph.query.serialize import serialize
 
@@ -100,12 +102,15 @@ def queries(phrase: str, other: str, common: Category | None, rare: Category | N
     return forms
 
 
-def warm_up(graph: ThalabusGraph) -> WarmUp:
-    """Run the warm-up queries on ``graph``'s database (see the module docstring)."""
+def warm_up(graph: ThalabusGraph, *, progress: bool = False) -> WarmUp:
+    """Run the warm-up queries on ``graph``'s database (see the module docstring);
+    ``progress``: show how many of them ran, with a rate and an ETA (``thalabus_graph.progress``:
+    a bar when stderr is a terminal, else log lines)."""
     from thalabus_graph.engine import ThalabusGraph
 
     report = WarmUp()
     began = time.perf_counter()
+    bar: Progress | NoProgress = NoProgress()
     try:
         sample = graph.db.read_plain("warm_up_sample")
         if not sample or sample[0]["vector"] is None:
@@ -118,17 +123,24 @@ def warm_up(graph: ThalabusGraph) -> WarmUp:
         rare = _category(row["rare"])
         probe = ThalabusGraph(graph.db, settings=graph.settings,
                               embedder=StoredVector(row["vector"], graph.settings.embedder_model))
-        for ontology in dict.fromkeys([row["ontologyid"], None]):
-            for node in queries(phrase, other, common, rare):
-                for limit in (None, WARM_UP_LIMIT):
-                    # twice: asked again, a filtered query's search carries its vocabulary
-                    # read, another statement to plan (search.planned_vocabulary)
-                    for _ in range(2):
-                        probe.query(serialize(node), ontology_id=ontology, limit=limit)
-                        report.queries += 1
+        # each form twice: asked again, a filtered query's search carries its vocabulary read,
+        # another statement to plan (search.planned_vocabulary)
+        runs = [(serialize(node), ontology, limit)
+                for ontology in dict.fromkeys([row["ontologyid"], None])
+                for node in queries(phrase, other, common, rare)
+                for limit in (None, WARM_UP_LIMIT) for _ in range(2)]
+        if progress:
+            bar = Progress(len(runs), label="warm-up", unit="queries", rate_unit="query",
+                           terminal=sys.stderr.isatty())
+        for text, ontology, limit in runs:
+            probe.query(text, ontology_id=ontology, limit=limit)
+            report.queries += 1
+            bar.advance(1)
     except ThalabusError as exc:
         report.problem = str(exc)
         logger.warning("the search warm-up stopped: %s", exc)
+    finally:
+        bar.close()
     report.seconds = time.perf_counter() - began
     logger.info("warmed the search plans up with %d queries in %.2f s",
                 report.queries, report.seconds)

@@ -6,6 +6,8 @@ and on an empty graph run nothing."""
 from __future__ import annotations
 
 import json
+import logging
+import re
 from typing import Any
 
 import pytest
@@ -76,16 +78,21 @@ def test_a_small_ingest_does_not_warm_up(clean_db: Database) -> None:
 
 
 def test_warm_up_on_request_runs_every_form_and_writes_nothing(
-        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str]) -> None:
+        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
     graph = ThalabusGraph(clean_db, settings=Settings.from_env())
     report = graph.ingest(documents(8), embed=False, progress=False)
     assert report.warm_up_seconds == 0.0  # below MIN_DOCUMENTS: not warmed by the ingest
     before = node_count(clean_db)
     forms = warm_up.queries("a", "b", Category("KIND", ("common",)), Category("KIND", ("rare",)))
 
-    warmed = graph.warm_up()
+    caplog.set_level(logging.INFO, logger="thalabus_graph.progress")
+    warmed = graph.warm_up(progress=True)  # not a terminal: progress log lines
     assert isinstance(warmed, warm_up.WarmUp)
-    assert (warmed.queries, warmed.problem) == (len(forms) * 2 * 2 * 2, "")
+    total = len(forms) * 2 * 2 * 2
+    assert re.fullmatch(rf"warm-up: {total}/{total} queries, [\d.,]+ query/s, "
+                        r"done in \d+ (s|min \d\d s)", caplog.records[-1].getMessage())
+    assert (warmed.queries, warmed.problem) == (total, "")
     assert warmed.seconds > 0
     assert main(["warm-up", "--uri", neo4j_uri, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

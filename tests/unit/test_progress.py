@@ -21,6 +21,8 @@ def test_lines_say_count_total_rate_and_eta() -> None:
         "ingest: 12 documents, 3.0 doc/s")
     assert progress_line("ingest", 31, 31, "documents", 9.6, done_in=9.6) == (
         "ingest: 31/31 documents, 3.2 doc/s, done in 10 s")
+    assert progress_line("warm-up", 16, 64, "queries", 8.0, rate_unit="query") == (
+        "warm-up: 16/64 queries, 2.0 query/s, ETA 24 s")
     assert [duration(s) for s in (0.4, 59.4, 61, 3725)] == ["0 s", "59 s", "1 min 01 s",
                                                             "1 h 02 min"]
 
@@ -54,3 +56,14 @@ def test_on_a_terminal_the_bar_has_the_total_and_an_eta_once_anything_is_done() 
     assert re.search(r" 0/31 documents \[00:00<\?", frames[1])
     assert any(re.search(r" [01]/31 documents \[00:00<\d\d:\d\d", f) for f in frames)
     assert "31/31 documents" in frames[-1]
+
+
+def test_the_bar_counts_its_own_unit() -> None:
+    stream = io.StringIO()
+    with Progress(4, label="warm-up", unit="queries", rate_unit="query", terminal=True,
+                  stream=stream) as progress:
+        time.sleep(0.3)
+        progress.advance(4)
+    frames = stream.getvalue().split("\r")
+    assert frames[-1].startswith("warm-up: 100%")
+    assert re.search(r" 4/4 queries \[\d\d:\d\d<00:00, [\d.]+ ?query/s\]", frames[-1]), frames[-1]

@@ -74,6 +74,9 @@ def register(subparsers: Any) -> None:
         epilog="examples:\n  thalabus-graph warm-up\n  thalabus-graph warm-up --json\n"
                "exit codes: 0 ok (also for an empty graph: nothing to run); 1 the warm-up "
                "stopped early or Neo4j is unreachable")
+    p.add_argument("--no-progress", action="store_true",
+                   help="show no progress (default: a bar with the queries run, rate and ETA "
+                        "on a terminal, else a line on stderr every few seconds)")
     common.add_common_options(p)
     p.set_defaults(handler=_warm_up)
 
@@ -229,7 +232,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _warm_up(args: argparse.Namespace) -> int:
     with _graph(args) as g:
-        report = g.warm_up()
+        report = g.warm_up(progress=not (args.no_progress or args.json))
     if args.json:
         output.emit_json(report.to_dict())
     elif report.problem:
