@@ -154,6 +154,9 @@ def _start(args: argparse.Namespace) -> int:
         print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
               file=sys.stderr)
         print(_memory_line(server), file=sys.stderr)
+        hint = warm_up_hint(server.memory_plan.store if server.memory_plan else None)
+        if hint:
+            print(hint, file=sys.stderr)
         if server.auth_kept:
             print("auth stays on: this store was set up with a password for user neo4j",
                   file=sys.stderr)
@@ -171,6 +174,19 @@ def _memory_line(server: LocalNeo4j) -> str:
         return line + " (as set)"
     return (line + f" (sized for {_human(plan.machine)} of memory and a {_human(plan.store)} "
             "store; --heap / --page-cache set them)")
+
+
+WARM_UP_HINT_STORE = 1 << 20
+"""A store of at least this many bytes holds a graph worth warming up after a start."""
+
+
+def warm_up_hint(store: int | None) -> str:
+    """The line saying how to spare the first queries their planning, for a start on a store
+    that holds data (``store``: its size in bytes; None: not measured): empty otherwise."""
+    if store is None or store < WARM_UP_HINT_STORE:
+        return ""
+    return ("a fresh server plans each search statement the first time a query needs it "
+            "(seconds each): `thalabus-graph warm-up` runs every query form now")
 
 
 def _human(size: int) -> str:
