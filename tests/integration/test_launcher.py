@@ -119,6 +119,7 @@ def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path)
         assert "server.memory.pagecache.size=512k" in conf
         # Even a new store is larger than 512 KiB: start and status say it outgrew the cache.
         assert "outgrown the page cache (512k)" in started.stderr
+        assert "thalabus-graph warm-up" not in started.stderr  # a new store: nothing to warm
         status = subprocess.run([cli, "neo4j", "status", "--data", str(data), "--json"],
                                 capture_output=True, text=True, timeout=120, check=False)
         assert any("outgrown the page cache" in w for w in json.loads(status.stdout)["warnings"])
@@ -129,6 +130,15 @@ def test_heap_and_page_cache_come_from_flags_and_the_environment(tmp_path: Path)
         assert migrated.returncode == 0, migrated.stderr
         assert "outgrown the page cache (512k)" in migrated.stderr
         assert json.loads(migrated.stdout)["warnings"]
+        # started again on the used store (its sizes set, so measured apart from the sizing
+        # rule), the start names the warm-up
+        subprocess.run([cli, "neo4j", "stop", "--data", str(data)], capture_output=True,
+                       timeout=300, check=True)
+        again = subprocess.run([cli, "neo4j", "start", "--data", str(data), "--heap", "600m"],
+                               env=env, capture_output=True, text=True, timeout=600,
+                               check=False)
+        assert again.returncode == 0, again.stderr
+        assert "`thalabus-graph warm-up`" in again.stderr
         bad = subprocess.run([cli, "neo4j", "start", "--data", str(tmp_path / "other"),
                               "--page-cache", "lots"], capture_output=True, text=True,
                              timeout=120, check=False)

@@ -6,6 +6,5 @@ from thalabus_graph.cli.neo4j_cmd import WARM_UP_HINT_STORE, warm_up_hint
 
 
 def test_a_start_on_a_store_with_data_says_how_to_warm_up() -> None:
-    assert warm_up_hint(None) == ""  # sizes set by hand: the store was not measured
     assert warm_up_hint(0) == warm_up_hint(WARM_UP_HINT_STORE - 1) == ""  # a new store
     assert "`thalabus-graph warm-up`" in warm_up_hint(WARM_UP_HINT_STORE)

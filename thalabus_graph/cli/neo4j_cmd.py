@@ -18,6 +18,7 @@ from thalabus_graph.graph.launcher.memory import (
     HEAP_ENV,
     PAGE_CACHE_ENV,
     setting,
+    store_size,
 )
 
 _EPILOG = """\
@@ -154,7 +155,8 @@ def _start(args: argparse.Namespace) -> int:
         print(f"Neo4j {server.version} running on {server.data_dir} (log: {server.log_file})",
               file=sys.stderr)
         print(_memory_line(server), file=sys.stderr)
-        hint = warm_up_hint(server.memory_plan.store if server.memory_plan else None)
+        hint = warm_up_hint(server.memory_plan.store if server.memory_plan
+                            else store_size(server.data_dir))
         if hint:
             print(hint, file=sys.stderr)
         if server.auth_kept:
@@ -177,16 +179,18 @@ def _memory_line(server: LocalNeo4j) -> str:
 
 
 WARM_UP_HINT_STORE = 1 << 20
-"""A store of at least this many bytes holds a graph worth warming up after a start."""
+"""A store of at least this many bytes has been used (a new one is far smaller; a migrated one,
+even without documents, is larger): a start on it names the warm-up."""
 
 
-def warm_up_hint(store: int | None) -> str:
-    """The line saying how to spare the first queries their planning, for a start on a store
-    that holds data (``store``: its size in bytes; None: not measured): empty otherwise."""
-    if store is None or store < WARM_UP_HINT_STORE:
+def warm_up_hint(store: int) -> str:
+    """The line saying how to spare the first queries their planning, for a start on a used
+    store (``store``: its size in bytes): empty for a new one."""
+    if store < WARM_UP_HINT_STORE:
         return ""
     return ("a fresh server plans each search statement the first time a query needs it "
-            "(seconds each): `thalabus-graph warm-up` runs every query form now")
+            "(seconds each): on a graph that holds documents, `thalabus-graph warm-up` runs "
+            "every query form now")
 
 
 def _human(size: int) -> str:
