@@ -36,10 +36,14 @@ def node_count(db: Database) -> int:
 
 
 def test_a_bulk_ingest_warms_every_query_form_up_and_writes_nothing(
-        clean_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+        clean_db: Database, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(warm_up, "MIN_DOCUMENTS", 8)
     graph = ThalabusGraph(clean_db, settings=Settings.from_env())
-    report = graph.ingest(documents(8), embed=False, progress=False)
+    caplog.set_level(logging.INFO, logger="thalabus_graph.progress")
+    report = graph.ingest(documents(8), embed=False)  # progress shown: log lines here
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("ingest: ") and lines[-1].startswith("warm-up: "), lines
     assert not report.errors, report.errors
     assert report.documents == 8
     assert report.warm_up_seconds > 0
