@@ -9,7 +9,10 @@
 // the caller derives each stub's contributions without another read. Ordered by document id,
 // the order of the stubs (all score 1.0). $details (a boolean): each row also carries the
 // document's details as document_details reads them (else null), so a query returning
-// documents makes no round trip of its own for them.
+// documents makes no round trip of its own for them. $limit (section): only the first $limit
+// documents in that order, for a query cut to that many results that writes no dataset:
+// Neo4j then keeps a top-$limit instead of sorting and sending every match (a 1% filter of
+// 200,000 chapters, 2,000 documents: the statement ~8 ms against ~120 ms).
 // A branch guarded by parameters only checks its guard in a WITH before its label scan
 // (MATCH (d:Document) WHERE <parameters> scanned every document, then filtered).
 CALL () {
@@ -47,3 +50,6 @@ RETURN d.documentid AS documentid, [key IN keys WHERE key IN $keys] AS keys,
                                 [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
        END AS details
 ORDER BY documentid
+{{#limit}}
+LIMIT $limit
+{{/limit}}

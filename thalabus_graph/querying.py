@@ -126,7 +126,8 @@ class Queries:
                  embedder: Embedder | None = None,
                  language: str | None = None, limit: int | None = None,
                  vocabulary: PlannedVocabulary | None = None,
-                 datasets_checked: bool = False) -> SearchExecutor:
+                 datasets_checked: bool = False,
+                 stream_limit: int | None = None) -> SearchExecutor:
         """A search executor for one evaluation, with its scope resolved
         (``document_details``: its unfiltered searches also read their documents' details;
         ``exact_details``: its exact searches do, see ``SearchExecutor``;
@@ -134,7 +135,9 @@ class Queries:
         the query's language for its text searches, detected per phrase when None; ``limit``:
         the results wanted, which size its pools, ``plan.cost.sized``; ``vocabulary``: the
         query's vocabulary read, carried by its first statement; ``datasets_checked``: the
-        caller checks that the parent datasets exist, with the vocabulary read)."""
+        caller checks that the parent datasets exist, with the vocabulary read;
+        ``stream_limit``: the documents a pure filter query streams at most, see
+        ``SearchExecutor``)."""
         datasetids = (_listed(subset_of_datasetids) if datasets_checked
                       else self.scope(subset_of_datasetids))
         return SearchExecutor(self.db, cost.sized(self.settings, limit),
@@ -144,7 +147,8 @@ class Queries:
                               profile=profile, document_details=document_details,
                               exact_details=exact_details,
                               in_index=self.in_index_filter(ontology_id), language=language,
-                              text_languages=self._text_languages, vocabulary=vocabulary)
+                              text_languages=self._text_languages, vocabulary=vocabulary,
+                              stream_limit=stream_limit)
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
@@ -195,14 +199,17 @@ class Queries:
                    language: str | None = None, limit: int | None = None,
                    exact_details: bool = False,
                    vocabulary: PlannedVocabulary | None = None,
-                   datasets_checked: bool = False) -> Evaluator:
+                   datasets_checked: bool = False,
+                   stream_limit: int | None = None) -> Evaluator:
         """The evaluator of one query, its executor's scope resolved and given what the
         vocabulary read returned (``reads``), its pools sized to ``limit``; ``vocabulary``:
-        the read its first statement carries, when ``reads`` came from an earlier one."""
+        the read its first statement carries, when ``reads`` came from an earlier one;
+        ``stream_limit``: see ``executor``."""
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            exact_details=exact_details, language=language, limit=limit,
-                           vocabulary=vocabulary, datasets_checked=datasets_checked)
+                           vocabulary=vocabulary, datasets_checked=datasets_checked,
+                           stream_limit=stream_limit)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self._reranker(), self.settings, rerank_outcomes)
@@ -229,6 +236,9 @@ class Queries:
 
         check = VocabularyCheck.of(node, ontology_id, subset_of_datasetids,
                                    pushed_patterns(node), strict=strict_categories)
+        # a pure filter's stubs come in document-id order, the order the cut keeps: the
+        # statement returns only the first `limit` of them unless a dataset takes every one
+        stream_limit = limit if cut and not create_dataset else None
 
         def evaluate(reads: QueryReads, vocabulary: PlannedVocabulary | None
                      ) -> tuple[Evaluator, list[Fragment], BranchOutcomes | None]:
@@ -246,7 +256,8 @@ class Queries:
                                         exact_details=return_documents,
                                         reads=reads, rerank_outcomes=outcomes, language=language,
                                         limit=limit, vocabulary=vocabulary,
-                                        datasets_checked=check is not None)
+                                        datasets_checked=check is not None,
+                                        stream_limit=stream_limit)
             return evaluator, evaluator.results(node), outcomes
 
         def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
@@ -352,7 +363,8 @@ class Queries:
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NO_EMBEDDER, language=language, limit=limit)
+                           embedder=_NO_EMBEDDER, language=language, limit=limit,
+                           stream_limit=limit)
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}

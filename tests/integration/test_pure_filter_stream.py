@@ -4,7 +4,8 @@ On a generated graph of a few thousand category-only documents: a query made onl
 categories runs as one ``search_filter_documents`` statement (no category's document list,
 no NOT universe, no set algebra in Python), gives the reference evaluator's stubs and
 contributions, keeps the Python process's peak allocation flat in the number of matching
-documents while it is consumed, and a dataset created from the stream is written in pages.
+documents while it is consumed, streams only the documents a query with a ``limit`` returns,
+and a dataset created from the stream is written in pages.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 DOCUMENTS = 4000
 FEW = 300  # documents having FEW=yes (and every document has ALL=yes)
+LIMIT = 7
 
 
 def _doc(i: int) -> dict[str, Any]:
@@ -88,6 +90,29 @@ def test_a_pure_filter_is_one_streamed_statement(graph: ThalabusGraph, query: st
     explained = graph.explain(query)["plan"]
     assert [(s["kind"], s["cypher"]) for s in explained["steps"]] == \
         [("category", "search_filter_documents")]
+
+
+@pytest.mark.parametrize("query", ["NOT FEW=yes", "FEW=yes OR NOT PARITY=odd"])
+def test_a_limited_pure_filter_streams_only_the_documents_it_returns(
+        graph: ThalabusGraph, query: str) -> None:
+    every = graph.query(query, return_documents=False)
+    documents = graph.query(query)
+    assert documents.documents is not None and len(every.fragments) > 2 * LIMIT
+    cut = graph.query(query, return_documents=False, limit=LIMIT, profile=True)
+    assert [(f.fragmentid, f.contributions) for f in cut.fragments] == \
+        [(f.fragmentid, f.contributions) for f in every.fragments[:LIMIT]]
+    assert cut.plan is not None
+    (step,) = cut.plan["tree"]["steps"]
+    assert (step["rows"], step["limit"]) == (LIMIT, LIMIT)  # not every match
+    limited = graph.query(query, limit=LIMIT)
+    assert limited.documents is not None
+    assert [(d.documentid, d.ontology, d.categories) for d in limited.documents] == \
+        [(d.documentid, d.ontology, d.categories) for d in documents.documents[:LIMIT]]
+    assert graph.explain(query, limit=LIMIT)["plan"]["steps"][0]["limit"] == LIMIT
+    # a dataset holds every raw fragment, whatever the limit
+    written = graph.query(query, limit=LIMIT, create_dataset=True, session="stream-limit")
+    assert written.documents is not None and len(written.documents) == LIMIT
+    assert graph.datasets.get(written.dataset_ids[0]).members == len(every.fragments)
 
 
 def test_a_streamed_filter_keeps_its_scope(graph: ThalabusGraph) -> None:

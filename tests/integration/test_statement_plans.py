@@ -144,7 +144,7 @@ def test_a_pure_filter_with_seeds_scans_no_document(graph: ThalabusGraph) -> Non
     rows, scans = _profile(graph, "search_filter_documents", filter=IQ_FILTER.param(),
                            seeds=IQ_FILTER.seeds(),
                            keys=[category_key("COUNTRY_OF_ORIGIN", "IQ")], details=False,
-                           **_scope())
+                           limit=len(IQ), **_scope())
     assert {r[0] for r in rows} == IQ
     assert scans == [] or max(scans) == 0, scans
 

@@ -99,18 +99,22 @@ def stream_detail(ex: SearchExecutor, pattern: FilterPattern) -> dict[str, Any]:
         detail["ontology_pattern"] = scope["ontologyid"]
     if scope["datasetids"] is not None:
         detail["dataset_pattern"] = scope["datasetids"]
+    if ex.stream_limit is not None:
+        detail["limit"] = ex.stream_limit
     return detail
 
 
 def stream_stubs(ex: SearchExecutor, root: Node, pattern: FilterPattern,
                  step: Step) -> Iterator[Fragment]:
     """The stubs of the pure filter ``root`` (whose normal form is ``pattern``), by document
-    id, streamed from one statement; ``step`` counts the rows."""
+    id, streamed from one statement (the first ``ex.stream_limit`` of them when set);
+    ``step`` counts the rows."""
     program = DocumentFilter(root)
     for documentid, keys, details in ex.runner.stream(step, "search_filter_documents",
                                                       filter=pattern.param(),
                                                seeds=pattern.seeds(), keys=program.keys(),
                                                details=ex.document_details,
+                                               limit=ex.stream_limit,
                                                **ex.reads.sized().pattern_parameters()):
         if details is not None:  # the caller returns documents: their details come along
             ex.details[documentid] = details

@@ -74,7 +74,10 @@ class SearchExecutor:
     returning a few documents: an exact search's hits are few, the restricted documents'
     fragments up to its pool, and their details save the round trip that reads them after);
     ``vocabulary``: the query's vocabulary read, carried by its first statement
-    (``search.planned_vocabulary``).
+    (``search.planned_vocabulary``); ``stream_limit``: the documents a pure filter query's
+    streamed statement returns at most (its first ones by document id, the stubs the query's
+    cut keeps), None for every match (a query without a limit, or one writing a dataset,
+    which holds every raw fragment).
 
     Example:
         >>> ex = SearchExecutor(db, settings, embedder)              # doctest: +SKIP
@@ -90,8 +93,10 @@ class SearchExecutor:
                  exact_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
                  text_languages: TextLanguageState | None = None,
-                 vocabulary: PlannedVocabulary | None = None) -> None:
+                 vocabulary: PlannedVocabulary | None = None,
+                 stream_limit: int | None = None) -> None:
         self.settings = settings
+        self.stream_limit = stream_limit
         self.text_language = TextLanguages(settings, text_languages, language)
         self.embedder = embedder
         self.document_details = document_details
