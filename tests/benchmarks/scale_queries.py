@@ -55,7 +55,8 @@ def _skew(code: int) -> Mask:
 
 
 def shapes() -> list[Shape]:
-    """The query shapes of issue 18."""
+    """The query shapes measured at scale: a phrase alone and under filters of each
+    selectivity, NOT, nested, OR, full text and a pure filter."""
     return [
         Shape("phrase", "semantic", "{p}", None, anchor=True),
         Shape("and_50%", "semantic", "{p} AND SKEW=v50", _skew(0), True,

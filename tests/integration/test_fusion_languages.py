@@ -1,5 +1,5 @@
 """The default fusion on the sample corpus against the real Neo4j: lexical evidence reorders
-only documents of the query's language, and weak evidence stays weak (issue 13's examples).
+only documents of the query's language, and weak evidence stays weak.
 
 The sample corpus holds no recipes, so four small ones are ingested beside it (ontology
 ``recipes``): two vegetable dishes (German, French), a vegetable curry (English) and a German

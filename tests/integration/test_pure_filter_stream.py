@@ -1,4 +1,4 @@
-"""A pure filter query streams its stubs from one statement (issue 18).
+"""A pure filter query streams its stubs from one statement.
 
 On a generated graph of a few thousand category-only documents: a query made only of
 categories runs as one ``search_filter_documents`` statement (no category's document list,

@@ -1,4 +1,4 @@
-"""Restrictions pushed as Cypher patterns (issue 18): the ontology scope and a category under an
+"""Restrictions pushed as Cypher patterns: the ontology scope and a category under an
 AND are checked on each hit's document inside the search statements, never listed in Python.
 
 The reference evaluator stays the oracle: on random queries within an ontology that holds only

@@ -128,7 +128,7 @@ def test_no_reranker_configured_is_flagged_not_reranked(graph: ThalabusGraph,
 
 def test_a_partial_failure_keeps_unscored_members_after_the_scored_ones(
         graph: ThalabusGraph, db: Database) -> None:
-    """Issue 14: most batches failing must not write a small 'complete' rerank."""
+    """Most batches failing must not write a small 'complete' rerank."""
     lock, seen = threading.Lock(), [0]
 
     def every_other(request: Request) -> Response:

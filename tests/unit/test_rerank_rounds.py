@@ -106,7 +106,7 @@ def test_an_empty_query_keeps_the_input_order() -> None:
 
 
 def test_a_round_that_fails_is_a_partial_rerank_with_unscored_members_after() -> None:
-    """Issue 14: a partial failure is flagged and keeps the unscored candidates after every
+    """A partial failure is flagged and keeps the unscored candidates after every
     scored one, in their retrieved order, with their retrieval scores (not invented ones)."""
     cands = candidates(14)
     table = table_for(cands)
