@@ -118,14 +118,18 @@ def _assert_explain_is_the_run(graph: ThalabusGraph, query: str,
 
 def test_the_pure_filter_rule_is_decided_once_per_node(graph: ThalabusGraph) -> None:
     plan = graph.explain('"cat" AND NOT ("tree" OR TAG=home) AND CHARACTER=Jane')["plan"]
+    # the chain's two filters are gathered into one side of its phrase
+    assert plan["query"] == '"cat" AND (NOT ("tree" OR TAG=home) AND CHARACTER=Jane)'
     assert plan["pure_filter"] is False
     assert _decisions(plan)[0]["evaluated_first"] == "right side"
-    inner = plan["children"][0]
+    assert _decisions(plan)[0]["first_is_pure_filter"] is True
+    filters = plan["children"][1]
+    assert filters["pure_filter"] is True
+    negation = filters["children"][0]
+    assert negation["op"] == "NOT" and negation["pure_filter"] is True
     # NOT is a filter even over a phrase: it runs first, the phrase inside it within the
     # universe (known now), so its path is planned, not left to run time.
-    assert _decisions(inner)[0]["evaluated_first"] == "right side"
-    assert _decisions(inner)[0]["first_is_pure_filter"] is True
-    tree = inner["children"][1]["children"][0]["children"][0]
+    tree = negation["children"][0]["children"][0]
     assert tree["op"] == "SEMANTIC" and tree["pushed_restriction"].endswith("documents")
     assert all(s.get("path") != RUNTIME_PATH for s in tree["steps"])
 

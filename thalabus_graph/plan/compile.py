@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from thalabus_graph.plan import pure
+from thalabus_graph.plan.conjuncts import group_filters
 from thalabus_graph.plan.filters import filter_pattern
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, Restriction, Step
@@ -194,6 +195,7 @@ def push_decision(node: And, pure: dict[int, bool]) -> tuple[bool, CategoryPatte
 def pushed_patterns(root: Node) -> list[CategoryPattern]:
     """Every pattern the compiled plan will push into a phrase (each once): their counts can
     be read before compiling, with the query's vocabulary (``check_query``)."""
+    root = group_filters(root)
     pure = pure_filters(root)
     out: list[CategoryPattern] = []
     for node in walk(root):
@@ -247,7 +249,11 @@ class Compiler:
         self._state = PhraseState()
 
     def compile(self, root: Node) -> CompiledPlan:
-        """The plan of ``root``: every node's decisions, restrictions and planned searches."""
+        """The plan of ``root``: every node's decisions, restrictions and planned searches.
+        With pushdown, the filters of each AND chain are first gathered into one side
+        (``conjuncts.group_filters``): the plan shows the query in that form."""
+        if self.pushdown:
+            root = group_filters(root)
         self._pure = pure_filters(root)
         self._plans = {}
         plan_root = self._tree(root)
