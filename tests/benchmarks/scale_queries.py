@@ -56,7 +56,8 @@ def _skew(code: int) -> Mask:
 
 def shapes() -> list[Shape]:
     """The query shapes measured at scale: a phrase alone and under filters of each
-    selectivity, NOT, nested, OR, full text and a pure filter."""
+    selectivity, NOT, nested, a chain of filters as users write it (no parentheses), OR,
+    full text and a pure filter."""
     return [
         Shape("phrase", "semantic", "{p}", None, anchor=True),
         Shape("and_50%", "semantic", "{p} AND SKEW=v50", _skew(0), True,
@@ -76,6 +77,9 @@ def shapes() -> list[Shape]:
               {"$or": [{"cat_SKEW": {"$eq": "v10"}},
                        {"$and": [{"cat_REGION": {"$eq": "r5"}},
                                  {"cat_SKEW": {"$ne": "v50"}}]}]}),
+        Shape("and_chain", "semantic", "{p} AND SKEW=v10 AND NOT REGION=r20",
+              lambda b: (b.skew == 1) & (b.region != 0), True,
+              {"$and": [{"cat_SKEW": {"$eq": "v10"}}, {"cat_REGION": {"$ne": "r20"}}]}),
         Shape("or_phrases", "or", "{p} OR {p2}"),
         Shape("fulltext", "text", "{t}"),
         Shape("filter_1%", "filter", "SKEW=v1", _skew(2)),

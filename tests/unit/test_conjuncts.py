@@ -78,7 +78,7 @@ def phrase_hits(drawn: list[tuple[str, int, float]], phrase: str) -> list[Fragme
     return combine_or(list(best.values()), [])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(trees, st.tuples(fragments, fragments, fragments),
        st.tuples(memberships, memberships, memberships))
 def test_the_answer_is_the_same(tree: Node, drawn: tuple[list[tuple[str, int, float]], ...],
@@ -92,6 +92,17 @@ def _pure(node: Node) -> bool:
     """No phrase outside a NOT: the subtree yields stubs only."""
     return fold(node, lambda n, kids: not isinstance(n, Semantic)
                 and (isinstance(n, Not) or all(kids)))
+
+
+def _scored(node: Node) -> bool:
+    """Scored fragments or nothing: a phrase, an AND with such a side, an OR of two."""
+    return fold(node, lambda n, kids: isinstance(n, Semantic)
+                or (isinstance(n, And) and any(kids)) or (isinstance(n, Or) and all(kids)))
+
+
+def _mixed(node: Node) -> bool:
+    """Neither: stubs beside scored fragments, or stubs alone when its phrases found none."""
+    return not _pure(node) and not _scored(node)
 
 
 def _left_to_right(head: And) -> list[Node]:
@@ -126,12 +137,14 @@ def _chains(root: Node) -> list[list[And]]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(trees)
 def test_each_chain_has_its_filters_in_one_place_and_regrouping_again_changes_nothing(
         tree: Node) -> None:
     grouped = group_filters(tree)
     for chain in _chains(grouped):
+        if any(_mixed(c) for c in _left_to_right(chain[0])):
+            continue  # judged by its result: the chain keeps its form
         places = [(n, k) for n in chain if not _pure(n) for k in children(n) if _pure(k)]
         assert len(places) <= 1, serialize(grouped)
         if places:  # beside the chain's first scored conjunct, the one that runs first
@@ -156,7 +169,8 @@ def test_a_chain_is_regrouped_onto_its_first_phrase() -> None:
 
 def test_a_chain_already_in_that_form_is_returned_as_it_is() -> None:
     for query in ('"p" AND (A=1 AND NOT B=2)', 'A=1 AND NOT B=2 AND "p"', '"p" AND A=1',
-                  'A=1 AND "p" AND "q"', "A=1 AND B=2", '"p" OR "q"'):
+                  'A=1 AND "p" AND "q"', "A=1 AND B=2", '"p" OR "q"',
+                  '("p" OR C=3) AND A=1 AND B=2', '"p" AND ("q" OR C=3) AND A=1'):
         root = parse(query)
         assert group_filters(root) is root
 

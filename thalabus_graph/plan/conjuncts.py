@@ -15,9 +15,13 @@ That conjunct runs first, with the filters pushed into it (one pattern when it i
 instead of their documents listed, and the later scored conjuncts are restricted to its
 documents, as before. Every search is restricted to the same documents as in the chain as
 written, so the pools, and the answer, are the same. The scored conjuncts keep their own
-structure: two scored sides combine by ``sqrt``, which is not associative. A chain whose
-filters already are one side of its first scored conjunct is returned as it is. Iterative:
-a 100,000-term chain neither recurses nor revisits a node.
+structure: two scored sides combine by ``sqrt``, which is not associative.
+
+A chain is returned as it is when its filters already are one side of its first scored
+conjunct, and when a conjunct is mixed (an OR of a phrase and a filter): an AND judges such
+a side by its result, a filter when it holds only stubs, and the filters applied to it
+before it meets the other sides can empty it of scored fragments and flip that judgement.
+Iterative: a 100,000-term chain neither recurses nor revisits a node.
 """
 
 from __future__ import annotations
@@ -29,24 +33,33 @@ from thalabus_graph.query import children as node_children
 def group_filters(root: Node) -> Node:
     """``root`` with the pure-filter conjuncts of every AND chain gathered into one side
     of the chain's first scored conjunct (the answer is unchanged, see the module)."""
-    pure = _pure_filters(root)
+    kinds = _kinds(root)
     heads = _chain_heads(root)
     built: dict[int, Node] = {}
     for node in _postorder_heads(root, heads):
-        built[id(node)] = _regroup(node, pure, built)
+        built[id(node)] = _regroup(node, kinds, built)
     return built.get(id(root), root)
 
 
-def _pure_filters(root: Node) -> dict[int, bool]:
-    """id(node) -> the subtree holds no phrase (a NOT is a filter whatever it holds)."""
-    out: dict[int, bool] = {}
+FILTER, SCORED, MIXED = "filter", "scored", "mixed"
+
+
+def _kinds(root: Node) -> dict[int, str]:
+    """id(node) -> what its result holds: ``FILTER`` (stubs only: no phrase outside a NOT),
+    ``SCORED`` (scored fragments, or nothing: a phrase, an AND with a scored side, an OR of
+    two scored sides) or ``MIXED`` (stubs beside scored fragments, or stubs alone when its
+    phrases found nothing: an OR of a filter and a phrase)."""
+    out: dict[int, str] = {}
     for node in reversed(list(walk(root))):  # children before their parents
+        kids = [out[id(kid)] for kid in node_children(node)]
         if isinstance(node, Semantic | Text):
-            out[id(node)] = False
-        elif isinstance(node, Not | TrueNode) or not node_children(node):
-            out[id(node)] = True
+            out[id(node)] = SCORED
+        elif isinstance(node, Not | TrueNode) or not kids or all(k == FILTER for k in kids):
+            out[id(node)] = FILTER
+        elif (isinstance(node, And) and SCORED in kids) or all(k == SCORED for k in kids):
+            out[id(node)] = SCORED
         else:
-            out[id(node)] = all(out[id(kid)] for kid in node_children(node))
+            out[id(node)] = MIXED
     return out
 
 
@@ -75,7 +88,7 @@ def _rebuilt(node: Node, built: dict[int, Node]) -> Node:
     return built.get(id(node), node)
 
 
-def _regroup(node: Node, pure: dict[int, bool], built: dict[int, Node]) -> Node:
+def _regroup(node: Node, kinds: dict[int, str], built: dict[int, Node]) -> Node:
     """``node`` with its children as rebuilt, regrouped when it heads an AND chain."""
     if isinstance(node, Not):
         operand = _rebuilt(node.operand, built)
@@ -86,9 +99,12 @@ def _regroup(node: Node, pure: dict[int, bool], built: dict[int, Node]) -> Node:
     if not isinstance(node, And):
         return node
     places = _places(node)
-    filters = [c for c, _ in places if pure[id(c)]]
-    first = next(((c, at) for c, at in places if not pure[id(c)]), None)
-    if not filters or first is None or _grouped(node, pure, first[0], len(filters)):
+    filters = [c for c, _ in places if kinds[id(c)] == FILTER]
+    first = next(((c, at) for c, at in places if kinds[id(c)] != FILTER), None)
+    # a mixed conjunct is judged a filter or scored by its result, which the filters
+    # applied to it change: its chain keeps its form
+    if (not filters or first is None or any(kinds[id(c)] == MIXED for c, _ in places)
+            or _grouped(node, kinds, first[0], len(filters))):
         return _same_shape(node, built, drop=frozenset())
     target, at = first
     combined = _rebuilt(filters[0], built)
@@ -98,7 +114,7 @@ def _regroup(node: Node, pure: dict[int, bool], built: dict[int, Node]) -> Node:
                        attach=(at, And(_rebuilt(target, built), combined)))
 
 
-def _grouped(head: And, pure: dict[int, bool], first: Node, filters: int) -> bool:
+def _grouped(head: And, kinds: dict[int, str], first: Node, filters: int) -> bool:
     """Whether the chain's filters already are one side of an AND whose other side is its
     first scored conjunct."""
     stack: list[Node] = [head]
@@ -107,7 +123,7 @@ def _grouped(head: And, pure: dict[int, bool], first: Node, filters: int) -> boo
         if not isinstance(node, And):
             continue
         for own, other in ((node.left, node.right), (node.right, node.left)):
-            if own is first and pure[id(other)]:
+            if own is first and kinds[id(other)] == FILTER:
                 return len(_conjuncts(other)) == filters
         stack.extend((node.left, node.right))
     return False
