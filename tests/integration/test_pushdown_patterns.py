@@ -27,7 +27,7 @@ from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import check_query
 from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
-from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text
+from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, parse
 from thalabus_graph.search import executor
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.runner import Runner
@@ -188,6 +188,28 @@ def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
     assert count["documents"] == seeds >= len(expected)
     assert count["estimate"].startswith("upper bound")
     assert result.fragments and {f.documentid for f in result.fragments} <= expected
+
+
+def test_a_chain_of_filters_is_one_pattern_in_its_phrase(graph: ThalabusGraph) -> None:
+    chain = '"asylum" AND DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY'
+    result = graph.query(chain, return_documents=False, profile=True)
+    assert result.plan is not None
+    steps = _steps(result.plan["tree"])
+    pushed = [s for s in steps if "category_pattern" in s]
+    assert pushed and all(s["category_pattern"] == {"any_of": [
+        [{"name": "DECISION", "values": ["granted"]},
+         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for s in pushed)
+    # neither the universe of the NOT nor the category's documents were listed
+    assert not any(s["kind"] == "universe" for s in steps)
+    assert not any(s.get("cypher") == "explain_category_documents" for s in steps)
+    expected = docs_where(lambda d: has("DECISION", "granted")(d)
+                          and not has("COUNTRY_OF_ORIGIN", "SY")(d))
+    assert result.fragments and {f.documentid for f in result.fragments} <= expected
+    reference, _ = graph.evaluate(parse(chain), reference=True)
+    _assert_same_as_reference(result.fragments, reference, chain)
+    grouped = graph.query('"asylum" AND (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY)',
+                          return_documents=False)
+    assert grouped.fragments == result.fragments
 
 
 # --- the parent-dataset scope as a pattern -----------------------------------------------------
