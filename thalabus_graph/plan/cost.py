@@ -223,21 +223,21 @@ def choose_text_path(scope: Scope, settings: Settings, source: str,
     hits, and why. Its ``k`` is over-fetched by the selectivity (``text_k``), up to
     ``index_max_k`` hits, and checking the restrictions' patterns on each hit costs about
     4 us (180 ms for 50,000 hits at 200,000 chapters); when the restricted documents'
-    fragments are few, by the exact vector path's rule (``choose_vector_path``: the larger of
-    the estimated fragments and the documents walked, at most
-    ``exact_search_max_candidates``), they are collected first and each hit is looked up
-    among them (``candidates``: 33 ms for the same search). The hits are the same."""
+    fragments are few (the larger of the estimated fragments and the documents walked, as
+    for ``choose_vector_path``, at most ``text_lookup_max_fragments``), they are collected
+    first and each hit is looked up among them (``candidates``: 33 ms for the same search).
+    The hits are the same."""
     counts = scope.node_counts()
     documents = counts["documents"]
     estimated = counts.get(source, 0) * (n_docs / documents if documents else 0.0)
     walked = max(estimated, float(n_docs))
-    if walked <= settings.exact_search_max_candidates:
+    most = settings.text_lookup_max_fragments
+    if walked <= most:
         return "candidates", (f"{round(walked)} fragments or documents walked <= "
-                              f"exact_search_max_candidates "
-                              f"{settings.exact_search_max_candidates}: hits looked up among "
+                              f"text_lookup_max_fragments {most}: hits looked up among "
                               "the restricted documents' fragments")
     return "index", (f"{round(walked)} fragments or documents walked > "
-                     f"exact_search_max_candidates {settings.exact_search_max_candidates}: "
+                     f"text_lookup_max_fragments {most}: "
                      "the restrictions checked on each hit")
 
 
