@@ -20,7 +20,7 @@ from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, quer
 from tests.support.contributions import same_contributions
 from tests.support.examples import examples
 from tests.support.spies import spy_read_transactions
-from thalabus_graph import Settings, ThalabusGraph, serialize
+from thalabus_graph import QueryResult, Settings, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
@@ -168,16 +168,22 @@ def test_a_nested_filter_pushed_as_one_pattern_matches_the_reference(
         "explain_category_documents", "search_category") for s in steps), where
 
 
-def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
-    query = '"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY))'
+def _profiled(graph: ThalabusGraph, query: str
+              ) -> tuple[QueryResult, list[dict[str, Any]], list[Any]]:
+    """The profiled fragments of ``query``, its plan's steps and the patterns they pushed."""
     result = graph.query(query, return_documents=False, profile=True)
     assert result.plan is not None
     steps = _steps(result.plan["tree"])
-    pushed = [s for s in steps if "category_pattern" in s]
-    assert pushed and all(s["category_pattern"] == {"any_of": [
+    return result, steps, [s["category_pattern"] for s in steps if "category_pattern" in s]
+
+
+def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
+    query = '"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY))'
+    result, steps, pushed = _profiled(graph, query)
+    assert pushed and all(pattern == {"any_of": [
         [{"name": "COUNTRY_OF_ORIGIN", "values": ["IQ"]}],
         [{"name": "DECISION", "values": ["granted"]},
-         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for s in pushed)
+         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for pattern in pushed)
     (count,) = [s for s in steps if s["kind"] == "category_count"]
     expected = docs_where(lambda d: has("COUNTRY_OF_ORIGIN", "IQ")(d) or (
         has("DECISION", "granted")(d) and not has("COUNTRY_OF_ORIGIN", "SY")(d)))
@@ -192,13 +198,10 @@ def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
 
 def test_a_chain_of_filters_is_one_pattern_in_its_phrase(graph: ThalabusGraph) -> None:
     chain = '"asylum" AND DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY'
-    result = graph.query(chain, return_documents=False, profile=True)
-    assert result.plan is not None
-    steps = _steps(result.plan["tree"])
-    pushed = [s for s in steps if "category_pattern" in s]
-    assert pushed and all(s["category_pattern"] == {"any_of": [
+    result, steps, pushed = _profiled(graph, chain)
+    assert pushed and all(pattern == {"any_of": [
         [{"name": "DECISION", "values": ["granted"]},
-         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for s in pushed)
+         {"name": "COUNTRY_OF_ORIGIN", "values": ["SY"], "negated": True}]]} for pattern in pushed)
     # neither the universe of the NOT nor the category's documents were listed
     assert not any(s["kind"] == "universe" for s in steps)
     assert not any(s.get("cypher") == "explain_category_documents" for s in steps)
