@@ -235,7 +235,8 @@ class Queries:
         node = parse(text, limits=QueryLimits.from_settings(self.settings))
 
         check = VocabularyCheck.of(node, ontology_id, subset_of_datasetids,
-                                   pushed_patterns(node), strict=strict_categories)
+                                   pushed_patterns(node, grouped=not automatically_rerank),
+                                   strict=strict_categories)
         # a pure filter's stubs come in document-id order, the order the cut keeps: the
         # statement returns only the first `limit` of them unless a dataset takes every one
         stream_limit = limit if cut and not create_dataset else None

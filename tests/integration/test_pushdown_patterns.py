@@ -215,6 +215,20 @@ def test_a_chain_of_filters_is_one_pattern_in_its_phrase(graph: ThalabusGraph) -
     assert grouped.fragments == result.fragments
 
 
+def test_a_chain_keeps_its_form_when_each_operand_is_reranked(graph: ThalabusGraph) -> None:
+    """Branch reranking reranks every AND operand with its own clauses, so moving the
+    filters would give a chain of two phrases other operands: its plan is the query as
+    written."""
+    chain = '"asylum" AND "war" AND DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY'
+    plain = graph.query(chain, return_documents=False, profile=True)
+    reranked = graph.query(chain, return_documents=False, profile=True,
+                           automatically_rerank=True)
+    assert plain.plan is not None and reranked.plan is not None
+    assert plain.plan["tree"]["query"] == (
+        '"asylum" AND (DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY) AND "war"')
+    assert reranked.plan["tree"]["query"] == chain
+
+
 # --- the parent-dataset scope as a pattern -----------------------------------------------------
 @pytest.fixture(scope="module")
 def jane_dataset(graph: ThalabusGraph) -> str:

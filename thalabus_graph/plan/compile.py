@@ -192,10 +192,12 @@ def push_decision(node: And, pure: dict[int, bool]) -> tuple[bool, CategoryPatte
     return swap, _pattern_of(first, pure[id(first)])
 
 
-def pushed_patterns(root: Node) -> list[CategoryPattern]:
+def pushed_patterns(root: Node, *, grouped: bool = True) -> list[CategoryPattern]:
     """Every pattern the compiled plan will push into a phrase (each once): their counts can
-    be read before compiling, with the query's vocabulary (``check_query``)."""
-    root = group_filters(root)
+    be read before compiling, with the query's vocabulary (``check_query``). ``grouped``:
+    the plan gathers each AND chain's filters (``Compiler``'s ``group``)."""
+    if grouped:
+        root = group_filters(root)
     pure = pure_filters(root)
     out: list[CategoryPattern] = []
     for node in walk(root):
@@ -238,11 +240,17 @@ class Compiler:
     Args:
         executor: the executor the plan will run on (it caches what compiling reads).
         pushdown: False for the reference evaluator: nothing is restricted or pushed.
+        group: gather the filters of each AND chain into one side first
+            (``conjuncts.group_filters``). Not with branch reranking, which reranks every
+            AND operand with its own clauses: a chain with two phrases would have other
+            operands, and other scores.
     """
 
-    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True) -> None:
+    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
+                 group: bool = True) -> None:
         self.ex = executor
         self.pushdown = pushdown
+        self.group = group
         self._pure: dict[int, bool] = {}
         self._plans: dict[int, PlanNode] = {}
         self._pairs: dict[tuple[str, str], Restriction] = {}
@@ -251,8 +259,9 @@ class Compiler:
     def compile(self, root: Node) -> CompiledPlan:
         """The plan of ``root``: every node's decisions, restrictions and planned searches.
         With pushdown, the filters of each AND chain are first gathered into one side
-        (``conjuncts.group_filters``): the plan shows the query in that form."""
-        if self.pushdown:
+        (``conjuncts.group_filters``, unless ``group`` is off): the plan shows the query in
+        that form."""
+        if self.pushdown and self.group:
             root = group_filters(root)
         self._pure = pure_filters(root)
         self._plans = {}

@@ -21,7 +21,9 @@ A chain is returned as it is when its filters already are one side of its first 
 conjunct, and when a conjunct is mixed (an OR of a phrase and a filter): an AND judges such
 a side by its result, a filter when it holds only stubs, and the filters applied to it
 before it meets the other sides can empty it of scored fragments and flip that judgement.
-Iterative: a 100,000-term chain neither recurses nor revisits a node.
+The compiler does not regroup under branch reranking (``Compiler``'s ``group``), which
+reranks each AND operand with its own clauses. Iterative: a 100,000-term chain neither
+recurses nor revisits a node.
 """
 
 from __future__ import annotations

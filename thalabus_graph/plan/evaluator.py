@@ -90,7 +90,8 @@ class Evaluator:
         """The query's fragments, best first, as an iterator: a pure filter query's stubs
         come straight from the driver's result (one statement, constant memory); any other
         query is evaluated first."""
-        compiled = Compiler(self.executor, pushdown=self.pushdown).compile(node)
+        compiled = Compiler(self.executor, pushdown=self.pushdown,
+                            group=self.rerank_branch is None).compile(node)
         self.plan = compiled
         root = compiled.root
         if root.streamed is not None:
