@@ -28,7 +28,7 @@ recurses nor revisits a node.
 
 from __future__ import annotations
 
-from thalabus_graph.query import And, Node, Not, Or, Semantic, Text, TrueNode, walk
+from thalabus_graph.query import And, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
 from thalabus_graph.query import children as node_children
 
 
@@ -52,16 +52,20 @@ def _kinds(root: Node) -> dict[int, str]:
     two scored sides) or ``MIXED`` (stubs beside scored fragments, or stubs alone when its
     phrases found nothing: an OR of a filter and a phrase)."""
     out: dict[int, str] = {}
-    for node in reversed(list(walk(root))):  # children before their parents
-        kids = [out[id(kid)] for kid in node_children(node)]
+
+    def kind(node: Node, kids: tuple[str, ...]) -> str:
         if isinstance(node, Semantic | Text):
-            out[id(node)] = SCORED
-        elif isinstance(node, Not | TrueNode) or not kids or all(k == FILTER for k in kids):
-            out[id(node)] = FILTER
+            value = SCORED
+        elif isinstance(node, Not | TrueNode) or all(k == FILTER for k in kids):
+            value = FILTER
         elif (isinstance(node, And) and SCORED in kids) or all(k == SCORED for k in kids):
-            out[id(node)] = SCORED
+            value = SCORED
         else:
-            out[id(node)] = MIXED
+            value = MIXED
+        out[id(node)] = value
+        return value
+
+    fold(root, kind)
     return out
 
 
@@ -97,7 +101,7 @@ def _regroup(node: Node, kinds: dict[int, str], built: dict[int, Node]) -> Node:
         return node if operand is node.operand else Not(operand)
     if isinstance(node, Or):
         left, right = _rebuilt(node.left, built), _rebuilt(node.right, built)
-        return node if (left, right) == (node.left, node.right) else Or(left, right)
+        return node if left is node.left and right is node.right else Or(left, right)
     if not isinstance(node, And):
         return node
     places = _places(node)
