@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(PY) -m thalabus_graph.demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check thalabus_graph tests
+	$(VENV)/bin/ruff check thalabus_graph tests benchmarks
 	$(VENV)/bin/mypy --strict thalabus_graph
 
 test: $(STAMP) lint
@@ -50,14 +50,14 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	mkdir -p bench-results
-	$(PY) -m tests.benchmarks.parse_bench --json bench-results/parse.json
-	$(PY) -m tests.benchmarks.rerank_throughput --json bench-results/rerank.json
-	$(PY) -m tests.benchmarks.embed_throughput --json bench-results/embed.json
-	$(PY) -m tests.benchmarks.ingest_throughput --json bench-results/ingest.json
-	$(PY) -m tests.benchmarks.filtered_search --json bench-results/filtered_search.json
-	$(PY) -m tests.benchmarks.quality --data ../shared/data/scifact --split train \
+	$(PY) -m benchmarks.parse_bench --json bench-results/parse.json
+	$(PY) -m benchmarks.rerank_throughput --json bench-results/rerank.json
+	$(PY) -m benchmarks.embed_throughput --json bench-results/embed.json
+	$(PY) -m benchmarks.ingest_throughput --json bench-results/ingest.json
+	$(PY) -m benchmarks.filtered_search --json bench-results/filtered_search.json
+	$(PY) -m benchmarks.quality --data ../shared/data/scifact --split train \
 	    --json bench-results/quality.json
-	$(PY) -m tests.benchmarks.policies --data ../shared/data/xquad-r \
+	$(PY) -m benchmarks.policies --data ../shared/data/xquad-r \
 	    --json bench-results/policies.json
 
 clean:

@@ -5,7 +5,7 @@ cosine between about 0.6 and 0.95, and where relevant passages lie depends on th
 corpus: on SciFact (5,183 abstracts of one field) the median non-relevant passage among a
 query's top 200 has cosine 0.84, on xquad-r (360 paragraphs in three languages) relevant
 passages start at 0.76. No single cosine threshold separates relevant from non-relevant on
-both (``tests/benchmarks/calibration.py`` measures it), so a calibration of the cosine alone
+both (``benchmarks/calibration.py`` measures it), so a calibration of the cosine alone
 cannot make one ``MIN_SCORE`` mean the same on both corpora.
 
 What does carry over is how far a hit stands out from the query's own background. The

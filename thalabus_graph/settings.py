@@ -60,7 +60,7 @@ class Settings:
     """HNSW links per node of the vector indexes (`vector.hnsw.m`, 1-512; migration V0005). With
     Neo4j's default 16 (and ef_construction 100) recall@10 at 200,000 perturbed e5 chapters stayed
     at 0.96-0.98 however many candidates were asked (unreachable neighbours); 32 / 400 gives 0.998
-    at k = 800, 1.000 at 1,000 (tests/benchmarks/vector_k_scale.py, README)."""
+    at k = 800, 1.000 at 1,000 (benchmarks/vector_k_scale.py, README)."""
     vector_hnsw_ef_construction: int = 400
     """HNSW candidate list while the vector indexes are built (`vector.hnsw.ef_construction`,
     1-3200; migration V0005): a better-connected graph for a slower build (README "Vector-index
@@ -114,7 +114,7 @@ class Settings:
     model's calibrated P(relevant) (``calibration_file``): 0.10 drops 67.7% / 68.0% of the
     non-relevant and 3.1% / 1.5% of the relevant candidates of SciFact train / xquad-r dev,
     and every fragment of most phrases about a topic the corpus lacks
-    (tests/benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the
+    (benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the
     index scale (1 + cos) / 2, where it removes nothing with multilingual-e5."""
     calibration_file: str = ""
     """Semantic-score calibration: empty = the one shipped for ``embedder_model``; a file
@@ -160,19 +160,19 @@ class Settings:
     165 / 231 ms."""
     vector_overfetch_factor: float = 1.5
     """Filtered index search asks for max(top_n * factor / selectivity, vector_min_k). Real e5
-    vectors (SciFact + xquad-r in one index, tests/benchmarks/vector_k.py): recall@200
+    vectors (SciFact + xquad-r in one index, benchmarks/vector_k.py): recall@200
     0.975-0.997 at factor 1, 1.0 (every query) at 1.5 and 2, at selectivity 1-50%: 1.5 is the
     smallest factor measured with mean recall >= 0.99 on both query sets."""
     vector_k_factor: float = 4.0
     """An unfiltered index search asks for max(top_n * factor, vector_min_k) candidates and
     keeps the best top_n. Real e5 vectors (SciFact + xquad-r, 5.5k chapters in one index,
-    tests/benchmarks/vector_k.py): recall@200 0.998 / 0.974 (SciFact / xquad-r queries) at
+    benchmarks/vector_k.py): recall@200 0.998 / 0.974 (SciFact / xquad-r queries) at
     factor 1, 0.999 / 0.976 at 2, 1.0 / 1.0 at 4."""
     vector_min_k: int = 1000
     """Fewest candidates asked of a vector index, filtered or not. Same measurement: recall@10
     of SciFact queries 0.997 at k = 80, of xquad-r queries (a small multilingual island in
     the index) 0.943 at k = 80-320 and 1.0 at 640. At 200,000 chapters (HNSW m 32 /
-    ef_construction 400, tests/benchmarks/vector_k_scale.py, 100 queries) recall@10 0.998 at
+    ef_construction 400, benchmarks/vector_k_scale.py, 100 queries) recall@10 0.998 at
     k = 800 and 1.000 at 1,000, p50 of the index call 82 vs 90 ms. Was 4,000, tuned on
     uniform random vectors, HNSW's worst case."""
     index_max_k: int = 50000
@@ -209,14 +209,14 @@ class Settings:
     """A query asking for ``limit`` results keeps ``ceil(limit x factor)`` hits per source
     (every ``top_n_*`` and ``top_n_text``, never more than they say): the candidate pool
     the fusion ranks. Fitted at limit 10 on SciFact train and xquad-r dev
-    (``tests/benchmarks/limit_pools.py``, 300 queries each): nDCG@10 -0.0063 / +0.0013
+    (``benchmarks/limit_pools.py``, 300 queries each): nDCG@10 -0.0063 / +0.0013
     against the full pool at factor 5, +0.0003 / within 0.005 at 10, the smallest factor
     measured within 0.005 on both."""
     limit_min_k: int = 1000
     """Fewest candidates asked of a vector index by a query with a ``limit`` (instead of
     ``vector_min_k``, never more). The index's recall at a fixed k falls as it grows, so the
     default is ``vector_min_k``'s recall floor at 200,000 chapters: there k = 100 finds 0.944
-    of the exact top 10 and k = 1,000 0.994 (``tests/benchmarks/vector_k_scale.py``), while
+    of the exact top 10 and k = 1,000 0.994 (``benchmarks/vector_k_scale.py``), while
     on SciFact's 5,183 abstracts k = 100 ranks as well (nDCG@10 at limit 10: 0.7421, 0.7418
     at k = 400) and saves a few milliseconds a query: lower it for a small corpus."""
     limit_k_factor: float = 1.0
@@ -254,7 +254,7 @@ class Settings:
     """Dataset reranking of a query with several positive semantic clauses: joined (one
     reranker query, the clauses joined by " AND ") | geometric | minimum (each clause scored on
     its own, combined by that AND rule; never a maximum). Default chosen on the multi-clause
-    SciFact set (tests/benchmarks/clause_rerank.py, docs/benchmarks.md)."""
+    SciFact set (benchmarks/clause_rerank.py, docs/benchmarks.md)."""
     max_reranking_output_frag: int = 100
     """Tier 2: fragments kept at most."""
     min_reranking_output_frag: int = 50

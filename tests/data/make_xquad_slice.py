@@ -5,7 +5,7 @@ The slice is deterministic: every ``PARAGRAPH_STEP``-th paragraph of the 120 (fi
 each in all three pool languages, and for every kept paragraph and language the first question
 (file order) of that language judged for it. The layout, ids, texts, qrels and the precomputed
 multilingual-e5-small vectors (float32 rows, same order as the ``*.ids.json`` lists) are
-copied unchanged, so ``tests.benchmarks.quality`` reads the slice like the full set.
+copied unchanged, so ``benchmarks.quality`` reads the slice like the full set.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A phrase about something the sample corpus lacks returns nothing on the calibrated scale; a
-phrase about something it holds returns its documents (``tests/benchmarks/sample_topics.py``).
+phrase about something it holds returns its documents (``benchmarks/sample_topics.py``).
 
 The shipped calibration's phrase gates were fitted on SciFact train and xquad-r dev (absent
 topics built there by removing a question's article, phrases in a language the graph lacks by
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.benchmarks.quality import semantic_phrase
-from tests.benchmarks.sample_topics import ABSENT, PRESENT
+from benchmarks.quality import semantic_phrase
+from benchmarks.sample_topics import ABSENT, PRESENT
 from tests.integration.sample import documents, load_sample
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database

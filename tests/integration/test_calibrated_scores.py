@@ -10,7 +10,7 @@ here ``MIN_SCORE`` drops only the bottom of each list, and the phrase gate the f
 whose best passage is as similar as an unrelated text's and shares few of their words; on
 SciFact train and xquad-r dev, where a phrase returns its best 200 of 5,183 or 360, it drops
 67.7% / 68.2% of the non-relevant candidates and 3.1% / 1.6% of the relevant
-(``tests/benchmarks/calibration.py``). This test
+(``benchmarks/calibration.py``). This test
 holds what must hold anywhere: no relevant fragment beyond the done-means' 5% is lost, the
 threshold acts, the order is kept.
 """
@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from tests.benchmarks.quality import DOC_PREFIX, PrecomputedEmbedder, documents, semantic_phrase
+from benchmarks.quality import DOC_PREFIX, PrecomputedEmbedder, documents, semantic_phrase
 from tests.integration.test_quality_smoke import xquad_slice
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.fragments import Fragment

@@ -5,7 +5,7 @@ paragraphs in English, German and Spanish (90 documents) and 83 questions whose 
 documents are their paragraph in all three languages, with precomputed multilingual-e5-small
 vectors: ingest and queries run through ``ThalabusGraph`` without loading a model, and the
 test needs nothing outside the repository. SciFact stays in the full benchmark
-(``python -m tests.benchmarks.quality --data ../shared/data/scifact --split train``, run by
+(``python -m benchmarks.quality --data ../shared/data/scifact --split train``, run by
 ``make bench``).
 
 Floors were set from measurement with a margin, so that they catch a broken search rather
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.quality import (
+from benchmarks.quality import (
     Corpus,
     PrecomputedEmbedder,
     documents,

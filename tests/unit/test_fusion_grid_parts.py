@@ -3,7 +3,7 @@ reorders within the query's language, and recording leaves ``LanguageSlots.fit``
 
 from __future__ import annotations
 
-from tests.benchmarks.fusion_grid import (
+from benchmarks.fusion_grid import (
     FitInputs,
     recorded_fits,
     replay,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.benchmarks.gate_signals import (
+from benchmarks.gate_signals import (
     Lexicon,
     Phrase,
     PhraseSet,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.benchmarks.scale_corpus import DIMENSIONS, noise_map
-from tests.benchmarks.scale_server import wait_idle
+from benchmarks.scale_corpus import DIMENSIONS, noise_map
+from benchmarks.scale_server import wait_idle
 
 
 class FakeJvm:

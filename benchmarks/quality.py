@@ -2,7 +2,7 @@
 and on a mixed-language corpus also recall@10 of the other-language versions and MRR@10 of the
 same-language version, each mode's nDCG@10 paired against the semantic mode's.
 
-Run ``python -m tests.benchmarks.quality --data DIR --split NAME [--modes ...]
+Run ``python -m benchmarks.quality --data DIR --split NAME [--modes ...]
 [--analyzers ...] [--limit-docs N] [--limit-queries N] [--json OUT] [--uri URI]``.
 
 ``DIR`` is in BEIR's layout: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
@@ -69,7 +69,7 @@ import numpy as np
 import numpy.typing as npt
 from ir_measures import RR, R, nDCG
 
-from tests.benchmarks.report import finish
+from benchmarks.report import finish
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import aggregate_documents

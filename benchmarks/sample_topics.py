@@ -3,7 +3,7 @@ asylum decisions in German, English and French, and five stories of Bob the cat)
 phrases about topics it holds with the documents that hold them.
 
 They check the shipped calibration's phrase gate where nothing was fitted
-(``tests/benchmarks/calibration.py --sample``, ``tests/integration/test_absent_topics.py``):
+(``benchmarks/calibration.py --sample``, ``tests/integration/test_absent_topics.py``):
 an absent topic must return nothing at the defaults, a present one its documents. Several
 languages, the corpus's own and others (Spanish and Italian have no document there).
 """

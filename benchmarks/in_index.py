@@ -1,10 +1,10 @@
 """Ontology-scoped semantic search on Neo4j 2026.x: the in-index filter against the plain index.
 
-Run ``python -m tests.benchmarks.in_index [--chapters N] [--queries Q] [--json OUT] [--keep]
+Run ``python -m benchmarks.in_index [--chapters N] [--queries Q] [--json OUT] [--keep]
 [--uri URI] [--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape). It
 needs a 2026.01+ server: without ``--uri`` it starts its own Neo4j 2026.09.0 (JDK 21+).
 
-Corpus: the scale benchmark's synthetic chapters (``tests.benchmarks.scale_corpus``: real e5
+Corpus: the scale benchmark's synthetic chapters (``benchmarks.scale_corpus``: real e5
 vectors of SciFact + XQuAD-R perturbed and mixed), each document in the ontology named by its
 ``REGION`` code (``r20`` 20%, ``r5`` 5%, ``rest`` 75%) instead of one ontology, with its
 ``SKEW`` category. Shapes: a phrase scoped to each ontology, and a phrase AND ``SKEW=v10``
@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks.quality import semantic_phrase
-from tests.benchmarks.report import write_json
-from tests.benchmarks.scale import (
+from benchmarks.quality import semantic_phrase
+from benchmarks.report import write_json
+from benchmarks.scale import (
     LookupEmbedder,
     claim,
     corpus_arguments,
@@ -47,7 +47,7 @@ from tests.benchmarks.scale import (
     say,
     server,
 )
-from tests.benchmarks.scale_corpus import (
+from benchmarks.scale_corpus import (
     BLOCK,
     DIMENSIONS,
     RECALL_AT,

@@ -1,6 +1,6 @@
 """How many candidates to ask of a vector index, measured on real embeddings.
 
-Run ``python -m tests.benchmarks.vector_k [--data DIR ...] [--queries Q] [--json OUT] [--uri URI]``.
+Run ``python -m benchmarks.vector_k [--data DIR ...] [--queries Q] [--json OUT] [--uri URI]``.
 
 Loads the precomputed multilingual-e5 vectors of every ``--data`` BEIR directory (default
 ``../shared/data/scifact`` and ``../shared/data/xquad-r``; each needs ``embeddings/``) into one
@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.quality import Corpus, base_settings, connect, load, load_corpus, spread
-from tests.benchmarks.report import write_json
+from benchmarks.quality import Corpus, base_settings, connect, load, load_corpus, spread
+from benchmarks.report import write_json
 from thalabus_graph.graph.database import Database
 
 DEFAULT_DATA = (Path("../shared/data/scifact"), Path("../shared/data/xquad-r"))

@@ -1,10 +1,10 @@
 """The ``language-slots`` fusion's two parameters as a grid, replayed on the candidates the
 engine searched: nDCG@10 per (text weight, full coverage) cell, paired against semantic-only.
 
-Run ``python -m tests.benchmarks.fusion_grid --data DIR --split NAME --uri URI
+Run ``python -m benchmarks.fusion_grid --data DIR --split NAME --uri URI
 [--weights 0.4 0.5 ...] [--coverages 0.5 0.75 ...] [--json OUT]``.
 
-The corpus is loaded as ``tests.benchmarks.quality`` loads it (the database at ``URI`` is
+The corpus is loaded as ``benchmarks.quality`` loads it (the database at ``URI`` is
 wiped). Every query then runs once semantic-only and once with the configured settings through
 ``ThalabusGraph.query``; during the second run the inputs the engine hands to
 ``LanguageSlots.fit`` (the phrase, its unrestricted semantic and text candidates, their
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks import quality
-from tests.benchmarks.report import finish
+from benchmarks import quality
+from benchmarks.report import finish
 from thalabus_graph import fusion
 from thalabus_graph.fragments import Fragment, aggregate_documents
 

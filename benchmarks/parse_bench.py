@@ -1,6 +1,6 @@
 """Parser benchmark: a 10,000-term query and a 5,000-deep parenthesised one, per character.
 
-Run ``python -m tests.benchmarks.parse_bench [--json OUT]``. Timings are best-of-N wall
+Run ``python -m benchmarks.parse_bench [--json OUT]``. Timings are best-of-N wall
 clock; each is also given as a ratio against a baseline measured in the same run (one
 pure-Python pass over the same characters), and the per-character cost at growing sizes shows
 whether parsing stays linear.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks.report import write_json
+from benchmarks.report import write_json
 from thalabus_graph.query import parse, semantic_clauses, serialize
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/parse_bench.json")

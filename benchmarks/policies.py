@@ -1,6 +1,6 @@
 """Selection policies compared on labelled multilingual data (XQuAD-R), the 4975 story included.
 
-Run: ``python -m tests.benchmarks.policies --data ../shared/data/xquad-r --json OUT
+Run: ``python -m benchmarks.policies --data ../shared/data/xquad-r --json OUT
 [--queries 24] [--candidates 30] [--threshold 0.85] [--scorer model|vectors]``.
 
 A question of XQuAD-R is relevant to its paragraph in every pool language (en, de, es). For an
@@ -185,7 +185,7 @@ def story(questions: Sequence[Question], scores: dict[str, dict[str, float]],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.policies")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.policies")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/xquad-r"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--queries", type=int, default=24, help="questions (evenly per language)")

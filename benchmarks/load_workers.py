@@ -1,4 +1,4 @@
-"""The processes of the load benchmark (``tests.benchmarks.load``): queriers, ingesters and
+"""The processes of the load benchmark (``benchmarks.load``): queriers, ingesters and
 rerankers, each a spawned process with its own driver, started together at a barrier and
 stopped at a shared deadline. Each sends one result dict back on a queue: its latencies by
 operation, its errors by kind, and what it wrote (so the end checks know what must be there).

@@ -1,6 +1,6 @@
 """Ingestion throughput: the batched writer against one chapter per transaction, same run.
 
-Run ``python -m tests.benchmarks.ingest_throughput [--chapters N] [--baseline-rows M]
+Run ``python -m benchmarks.ingest_throughput [--chapters N] [--baseline-rows M]
 [--chapters-per-doc C] [--json OUT] [--uri URI]``.
 
 Streams N chapters (one per document by default) with precomputed random 384-d unit
@@ -16,9 +16,9 @@ and 100% of the input, to show it stays flat.
 
 The batched run writes more than the baseline (each document also gets its category links,
 see ``documents``), so the ratio is conservative. Embedding throughput of the model is
-measured by ``tests.benchmarks.embed_throughput``, not here.
+measured by ``benchmarks.embed_throughput``, not here.
 
-The corpus (``documents``) is deterministic and shared with ``tests.benchmarks.filtered_search``,
+The corpus (``documents``) is deterministic and shared with ``benchmarks.filtered_search``,
 which can reuse the graph this benchmark leaves behind (``--reuse``). Without ``--uri`` (and
 without ``$NEO4J_URI``) a local Neo4j is started on a temporary data dir and stopped at the end.
 Documents whose id starts with ``bench-`` or ``baseline-`` are deleted before the run.
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.report import write_json
+from benchmarks.report import write_json
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 

@@ -1,6 +1,6 @@
 """Reranking throughput: batched requests against one call per fragment, in the same run.
 
-Run: ``python -m tests.benchmarks.rerank_throughput [--json OUT] [--fragments N]
+Run: ``python -m benchmarks.rerank_throughput [--json OUT] [--fragments N]
 [--overhead-ms MS] [--batch-size B] [--parallelism P]``.
 
 Scores N fragments (default 5,000) with `ScoreApiReranker` through a loopback vLLM ``/score``

@@ -1,10 +1,10 @@
 """The engine against neo4j-graphrag's retrievers: same server, same indexes, same vectors.
 
-Run ``python -m tests.benchmarks.vs_graphrag --data DIR --split S [--json OUT] [--uri URI]
+Run ``python -m benchmarks.vs_graphrag --data DIR --split S [--json OUT] [--uri URI]
 [--limit-queries N] [--top-k 10] [--reuse] [--set FIELD=VALUE ...]`` (``--set`` changes the
 engine's settings, e.g. ``top_n_chapters=100``, to measure what a setting costs).
 
-``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``tests.benchmarks.quality``,
+``DIR`` is a BEIR directory with precomputed ``embeddings/`` (see ``benchmarks.quality``,
 whose loader is used: one chapter per document, the database wiped first unless ``--reuse``
 finds exactly this corpus already loaded). Eight systems answer every query, in an order that
 rotates from query to query (interleaved, so load on the machine hits all alike):
@@ -54,7 +54,7 @@ import numpy.typing as npt
 from neo4j_graphrag.embeddings.base import Embedder as GraphragEmbedder
 from neo4j_graphrag.retrievers import HybridRetriever, VectorRetriever
 
-from tests.benchmarks.quality import (
+from benchmarks.quality import (
     DOC_PREFIX,
     Corpus,
     connect,
@@ -63,7 +63,7 @@ from tests.benchmarks.quality import (
     load_corpus,
     semantic_phrase,
 )
-from tests.benchmarks.report import finish
+from benchmarks.report import finish
 from thalabus_graph import Settings, ThalabusGraph, lucene
 from thalabus_graph.fragments import aggregate_documents
 from thalabus_graph.settings import ENV_PREFIX

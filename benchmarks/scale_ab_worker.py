@@ -1,7 +1,7 @@
-"""One side of ``tests.benchmarks.scale_ab``: answers the coordinator's queries with the engine
+"""One side of ``benchmarks.scale_ab``: answers the coordinator's queries with the engine
 its interpreter imports, and times each.
 
-Run by the coordinator as ``PYTHON -m tests.benchmarks.scale_ab_worker URI LOOKUP ONTOLOGY``:
+Run by the coordinator as ``PYTHON -m benchmarks.scale_ab_worker URI LOOKUP ONTOLOGY``:
 ``LOOKUP`` is a ``.npz`` of the query vectors (``texts``, ``vectors``), so no model runs.
 Each stdin line is a query text as JSON; each stdout line is JSON with the milliseconds of
 ``ThalabusGraph.query`` and the document ids it returned (best first, at most 10). Only

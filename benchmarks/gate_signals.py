@@ -1,9 +1,9 @@
 """Second signals for the phrase gate: which per-phrase feature tells "the corpus has nothing on
 this phrase" from "the best match is a hard, cross-language or other-language relevant passage".
 
-Run ``python -m tests.benchmarks.gate_signals [--data ../shared/data] [--json OUT]
+Run ``python -m benchmarks.gate_signals [--data ../shared/data] [--json OUT]
 [--no-sample]``. Needs no Neo4j: candidates are each phrase's best ``TOP_N_CHAPTERS`` passages by
-cosine over the precomputed multilingual-e5-small vectors, as in ``tests.benchmarks.calibration``.
+cosine over the precomputed multilingual-e5-small vectors, as in ``benchmarks.calibration``.
 
 Phrase sets (fitted on: the first four; checked on: the rest):
 
@@ -13,7 +13,7 @@ Phrase sets (fitted on: the first four; checked on: the rest):
 - other-language (check): xquad-r's questions with every passage in the question's own language
   removed, so their relevant passages are in the two other languages only: what a phrase asked
   in a language the corpus lacks looks like;
-- the sample corpus's held-out phrases (``tests/benchmarks/sample_topics.py``), embedded with
+- the sample corpus's held-out phrases (``benchmarks/sample_topics.py``), embedded with
   the local e5 model (``--no-sample`` skips them).
 
 Signals (one number per phrase; higher = more likely the corpus holds something on it):
@@ -69,9 +69,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.calibration import ABSENT_SAMPLE, ndcg10
-from tests.benchmarks.report import write_json
-from tests.benchmarks.sample_topics import ABSENT, PRESENT
+from benchmarks.calibration import ABSENT_SAMPLE, ndcg10
+from benchmarks.report import write_json
+from benchmarks.sample_topics import ABSENT, PRESENT
 from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,

@@ -1,10 +1,10 @@
 """Where the engine's query time goes against neo4j-graphrag's: its one search statement, and
 the same index calls with nothing else, beside graphrag asked for the same pools.
 
-Run ``python -m tests.benchmarks.latency_floor --data DIR --split S --uri URI
+Run ``python -m benchmarks.latency_floor --data DIR --split S --uri URI
 [--limit-queries N] [--limit K] [--reuse] [--json OUT]``.
 
-The corpus is loaded as ``tests.benchmarks.vs_graphrag`` loads it (the database at ``URI`` is
+The corpus is loaded as ``benchmarks.vs_graphrag`` loads it (the database at ``URI`` is
 wiped unless ``--reuse`` finds exactly this corpus). Each query is first run once through the
 engine at its default pools and at ``limit=K`` (untimed) to record the parameters of its
 ``search_phrase`` statement: the index calls exactly as the engine makes them (index names,
@@ -40,10 +40,10 @@ from typing import Any
 
 from neo4j_graphrag.retrievers import HybridRetriever
 
-from tests.benchmarks.quality import Corpus, connect, load, load_corpus, semantic_phrase
-from tests.benchmarks.report import finish
-from tests.benchmarks.scale import cypher
-from tests.benchmarks.vs_graphrag import (
+from benchmarks.quality import Corpus, connect, load, load_corpus, semantic_phrase
+from benchmarks.report import finish
+from benchmarks.scale import cypher
+from benchmarks.vs_graphrag import (
     LookupEmbedder,
     _corpus_id,
     _loaded,

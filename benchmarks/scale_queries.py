@@ -1,6 +1,6 @@
 """The scale benchmark's queries: the shapes, each shape's rounds, and their exact answers.
 
-Used by ``tests.benchmarks.scale`` (and the benchmarks built on its corpus). ``Truth`` folds
+Used by ``benchmarks.scale`` (and the benchmarks built on its corpus). ``Truth`` folds
 every generated block into the exact answer of every planned query with numpy, while the
 corpus streams into the engine, so the answers never come from the engine.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.quality import semantic_phrase
-from tests.benchmarks.scale_corpus import (
+from benchmarks.quality import semantic_phrase
+from benchmarks.scale_corpus import (
     BLOCK,
     DIMENSIONS,
     Block,

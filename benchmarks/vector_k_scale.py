@@ -1,8 +1,8 @@
 """Recall@10 of a vector index against exact cosine on the scale benchmark's graph, by k.
 
-Run ``python -m tests.benchmarks.vector_k_scale --uri URI [--index typical_rag[,OTHER...]]
+Run ``python -m benchmarks.vector_k_scale --uri URI [--index typical_rag[,OTHER...]]
 [--ks 10,100,200,800,2000,4000] [--queries 80] [--json OUT]`` against a graph that
-``tests.benchmarks.scale --keep`` left running. Read-only: it refuses a database without the
+``benchmarks.scale --keep`` left running. Read-only: it refuses a database without the
 scale benchmark's marker and writes nothing. The corpus is regenerated from the marker
 (``Synthesizer``: the same seed, sigma, mix and size), so the exact top 10 comes from numpy over
 every chapter vector, never from the engine. The queries are the scale benchmark's own phrase
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks.report import write_json
-from tests.benchmarks.scale import DEFAULT_DATA, WARMUP_ROUNDS, plan_rounds, run_statement, shapes
-from tests.benchmarks.scale_corpus import (
+from benchmarks.report import write_json
+from benchmarks.scale import DEFAULT_DATA, WARMUP_ROUNDS, plan_rounds, run_statement, shapes
+from benchmarks.scale_corpus import (
     DEFAULT_GENERATOR,
     RECALL_AT,
     Synthesizer,

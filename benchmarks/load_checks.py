@@ -11,8 +11,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from tests.benchmarks.load_workers import expected_fragments
-from tests.benchmarks.scale import run_statement
+from benchmarks.load_workers import expected_fragments
+from benchmarks.scale import run_statement
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.errors import DatasetError
 

@@ -1,10 +1,10 @@
 """Load: sustained mixed load from separate processes, what it costs, and what was kept.
 
-Run ``python -m tests.benchmarks.load [--chapters 50000] [--duration 300] [--json OUT]
+Run ``python -m benchmarks.load [--chapters 50000] [--duration 300] [--json OUT]
 [--uri URI] [--keep]`` (about 15 minutes with the defaults on a fresh server: building the
 50,000-chapter graph, the baseline, 5 minutes of load, the checks).
 
-The graph is the scale benchmark's synthetic corpus (``tests.benchmarks.scale_corpus``: real
+The graph is the scale benchmark's synthetic corpus (``benchmarks.scale_corpus``: real
 SciFact / XQuAD-R texts and perturbed e5 vectors, skewed categories), on a Neo4j of its own
 (launcher, temporary data dir) or on ``--uri`` (empty, or holding the scale benchmark's marker
 for the same corpus, which is then reused). Then:
@@ -30,7 +30,7 @@ for the same corpus, which is then reused). Then:
 3. **Checks**: every dataset the rerankers made (member count, each member's weight,
    lineage, the rerank flags; every rerank with failed batches flagged as degraded) and
    every re-ingested document (one Document node, exactly the fragments of its last
-   version: none lost, duplicated or stale). ``tests.benchmarks.load_checks``.
+   version: none lost, duplicated or stale). ``benchmarks.load_checks``.
 
 It prints the figures and writes JSON (``--json``). Verdicts: 0 errors (every error is
 listed by kind; none is expected), every degraded rerank flagged, 0 data lost or duplicated,
@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks.load_checks import check_datasets, check_documents
-from tests.benchmarks.load_workers import (
+from benchmarks.load_checks import check_datasets, check_documents
+from benchmarks.load_workers import (
     SLOW_MS,
     FlakyScores,
     LookupEmbedder,
@@ -60,8 +60,8 @@ from tests.benchmarks.load_workers import (
     query_settings,
     run_worker,
 )
-from tests.benchmarks.report import write_json
-from tests.benchmarks.scale import (
+from benchmarks.report import write_json
+from benchmarks.scale import (
     WARMUP_ROUNDS,
     Truth,
     claim,
@@ -74,7 +74,7 @@ from tests.benchmarks.scale import (
     server,
     shapes,
 )
-from tests.benchmarks.scale_corpus import ONTOLOGY, Synthesizer, load_real_sets
+from benchmarks.scale_corpus import ONTOLOGY, Synthesizer, load_real_sets
 from tests.support.loopback import LoopbackServer
 from thalabus_graph import ThalabusGraph
 

@@ -1,9 +1,9 @@
 """A/B of two checkouts' engines on one kept scale graph, interleaved query by query.
 
-Run ``python -m tests.benchmarks.scale_ab --uri URI --server-data DIR --old CHECKOUT
+Run ``python -m benchmarks.scale_ab --uri URI --server-data DIR --old CHECKOUT
 [--queries Q] [--warmup W] [--chapters N] [--json OUT]`` on a graph ``scale --keep`` left.
 
-Two long-lived workers (``tests.benchmarks.scale_ab_worker``) hold one engine each: side
+Two long-lived workers (``benchmarks.scale_ab_worker``) hold one engine each: side
 ``new`` runs with this checkout's interpreter in this checkout, side ``old`` with
 ``CHECKOUT/.venv/bin/python`` in a copy of this checkout's ``tests/`` (so it imports the old
 checkout's installed ``thalabus_graph`` and this harness). The queries are the scale
@@ -32,19 +32,19 @@ from typing import IO, Any
 
 import numpy as np
 
-from tests.benchmarks.report import write_json
-from tests.benchmarks.scale import corpus_arguments, percentile
-from tests.benchmarks.scale_corpus import (
+from benchmarks.report import write_json
+from benchmarks.scale import corpus_arguments, percentile
+from benchmarks.scale_corpus import (
     DEFAULT_GENERATOR,
     GENERATORS,
     ONTOLOGY,
     Synthesizer,
     load_real_sets,
 )
-from tests.benchmarks.scale_queries import plan_rounds, shapes
-from tests.benchmarks.scale_server import proc_cpu_seconds, status, wait_idle
+from benchmarks.scale_queries import plan_rounds, shapes
+from benchmarks.scale_server import proc_cpu_seconds, status, wait_idle
 
-HERE = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = Path(".thalabus/benchmarks/scale_ab.json")
 SIDES = ("old", "new")
 
@@ -54,7 +54,7 @@ class Worker:
 
     def __init__(self, python: Path, cwd: Path, uri: str, lookup: Path) -> None:
         self.proc = subprocess.Popen(
-            [str(python), "-m", "tests.benchmarks.scale_ab_worker", uri, str(lookup), ONTOLOGY],
+            [str(python), "-m", "benchmarks.scale_ab_worker", uri, str(lookup), ONTOLOGY],
             cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._stdin: IO[str] = self.proc.stdin  # type: ignore[assignment]
         self._stdout: IO[str] = self.proc.stdout  # type: ignore[assignment]
@@ -80,9 +80,11 @@ class Worker:
 
 
 def overlay(where: Path) -> Path:
-    """A directory holding this checkout's ``tests/`` (the old side's working directory)."""
-    shutil.copytree(HERE / "tests", where / "tests",
-                    ignore=shutil.ignore_patterns("__pycache__", "data"))
+    """A directory holding this checkout's ``benchmarks/`` and ``tests/`` (the old side's
+    working directory)."""
+    for folder in ("benchmarks", "tests"):
+        shutil.copytree(HERE / folder, where / folder,
+                        ignore=shutil.ignore_patterns("__pycache__", "data"))
     return where
 
 

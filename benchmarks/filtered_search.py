@@ -1,9 +1,9 @@
 """Filtered vector search: recall@10 and p50 latency of the planner against its alternatives.
 
-Run ``python -m tests.benchmarks.filtered_search [--chapters N] [--queries Q] [--top-n K]
+Run ``python -m benchmarks.filtered_search [--chapters N] [--queries Q] [--top-n K]
 [--reuse] [--json OUT] [--uri URI]``.
 
-Corpus: the deterministic one of ``tests.benchmarks.ingest_throughput`` (N chapters, one per
+Corpus: the deterministic one of ``benchmarks.ingest_throughput`` (N chapters, one per
 document by default, random 384-d unit vectors); document i has ``SEL_0_1=yes`` for 0.1% of
 the documents, ``SEL_1`` 1%, ``SEL_10`` 10%, ``SEL_50`` 50% and ``SEL_100`` 100% (nested sets
 chosen by a fixed permutation, exact counts). ``--reuse`` keeps a graph that already holds
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.ingest_throughput import (
+from benchmarks.ingest_throughput import (
     DIMENSIONS,
     DOC_PREFIX,
     SELECTIVITY_CATEGORIES,
@@ -57,7 +57,7 @@ from tests.benchmarks.ingest_throughput import (
     documents,
     neo4j_uri,
 )
-from tests.benchmarks.report import write_json
+from benchmarks.report import write_json
 from tests.support.embedders import SeededEmbedder, text_seed
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Vectors

@@ -1,6 +1,6 @@
 """Fit and measure the semantic-score calibration on the labelled training sets.
 
-Run ``python -m tests.benchmarks.calibration [--data ../shared/data] [--json OUT] [--write]
+Run ``python -m benchmarks.calibration [--data ../shared/data] [--json OUT] [--write]
 [--sample]``. Needs no Neo4j: each query's ``TOP_N_CHAPTERS`` candidates by cosine over the
 precomputed multilingual-e5-small vectors (SciFact train, xquad-r dev) are what an unfiltered
 chapter search returns, one chapter per document.
@@ -21,7 +21,7 @@ It measures, per set:
   scale, then calibrated, ``MIN_SCORE`` applied) and, for comparison, with calibrated scores
   fed into the fusion; and the drop rates on the fused list;
 - with ``--uri URI``: the same through the engine on Neo4j (the database there is WIPED and
-  loaded with each set, as ``tests.benchmarks.quality`` does): every query as one phrase at the
+  loaded with each set, as ``benchmarks.quality`` does): every query as one phrase at the
   defaults, the share of the fragments the index scale returns (``CALIBRATION_FILE=none``,
   the fused list) that the shipped calibration's ``MIN_SCORE`` drops, relevant and not, and
   nDCG@10 of the phrase's documents on each scale (``--baseline FILE`` adds another
@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from tests.benchmarks.report import write_json
-from tests.benchmarks.sample_topics import ABSENT, PRESENT
+from benchmarks.report import write_json
+from benchmarks.sample_topics import ABSENT, PRESENT
 from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
@@ -473,7 +473,7 @@ def engine_drop_rates(uri: str, folder: Path, split: str,
     calibration (name -> ``CALIBRATION_FILE``; ``""`` the shipped one), what its ``MIN_SCORE``
     drops of the fragments a phrase returns on the index scale (``CALIBRATION_FILE=none``),
     and nDCG@10 of the phrase's documents (first fragment of each) on both scales."""
-    from tests.benchmarks.quality import (
+    from benchmarks.quality import (
         DOC_PREFIX,
         base_settings,
         connect,

@@ -1,10 +1,10 @@
 """The fit of the pools a ``limit`` sizes (``plan.cost.sized``): nDCG@10 at ``limit`` against
 the full pool, on the training data only.
 
-Run ``python -m tests.benchmarks.limit_pools --uri URI [--data DIR:SPLIT ...] [--limit 10]
+Run ``python -m benchmarks.limit_pools --uri URI [--data DIR:SPLIT ...] [--limit 10]
 [--factors 1.5,2,3,5,10] [--min-ks 100,200,400] [--json OUT] [--limit-queries N]``. The default
 data are SciFact train and xquad-r dev (``/work/shared/data``); each is loaded in turn with
-its precomputed vectors (``tests.benchmarks.quality``: one chapter per document, the database
+its precomputed vectors (``benchmarks.quality``: one chapter per document, the database
 wiped first). For each corpus every query runs once with the configured pools (no limit: the
 full pool) and once per grid point (``limit_pool_factor``, ``limit_min_k``) with ``limit``;
 grid points that give the same pools (the same ``top_n`` and the same least index ``k``) run
@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks.quality import (
+from benchmarks.quality import (
     DOC_PREFIX,
     Corpus,
     connect,
@@ -35,7 +35,7 @@ from tests.benchmarks.quality import (
     load_corpus,
     semantic_phrase,
 )
-from tests.benchmarks.report import write_json
+from benchmarks.report import write_json
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.plan import cost
 

@@ -1,7 +1,7 @@
 """Per-clause against joined-clause reranking on a labelled multi-clause set built from SciFact
 train: nDCG@10, recall@10 and recall@100 of ``joined``, ``geometric`` and ``minimum``, paired.
 
-Run ``python -m tests.benchmarks.clause_rerank --data ../shared/data/scifact [--pairs N]
+Run ``python -m benchmarks.clause_rerank --data ../shared/data/scifact [--pairs N]
 [--top-n 200] [--scorers e5,bm25] [--json OUT]``.
 
 The set. SciFact's claims are judged against the abstracts that support or refute them, and
@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tests.benchmarks.quality import (
+from benchmarks.quality import (
     Corpus,
     chapter_text,
     load_corpus,
@@ -70,7 +70,7 @@ from tests.benchmarks.quality import (
     per_query,
     spread,
 )
-from tests.benchmarks.report import finish
+from benchmarks.report import finish
 from thalabus_graph import Settings
 from thalabus_graph.query import And, Semantic, rerank_query, semantic_clauses
 from thalabus_graph.rerank import CrossEncoderReranker, Passage, Reranker, ThresholdWithTiers
@@ -376,7 +376,7 @@ def table(result: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.clause_rerank")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.clause_rerank")
     parser.add_argument("--data", type=Path, default=Path("../shared/data/scifact"))
     parser.add_argument("--split", default="train")
     parser.add_argument("--pairs", type=int, default=None, help="pairs kept (default all)")
