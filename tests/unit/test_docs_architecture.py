@@ -218,7 +218,8 @@ SECTION_REF = re.compile(r'docs/architecture\.md,\s*(?:#\s*)?"([^"]+)"')
 
 def section_references() -> Iterator[tuple[str, str]]:
     """(file, section title) for every citation of a docs/architecture.md section."""
-    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py"), ROOT / "README.md"]
+    files = [*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py"),
+             *(ROOT / "benchmarks").rglob("*.py"), ROOT / "README.md"]
     for path in files:
         text = path.read_text(encoding="utf-8")
         for title in SECTION_REF.findall(text):

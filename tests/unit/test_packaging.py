@@ -22,7 +22,7 @@ from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph import cypher_library
 
 ROOT = Path(__file__).resolve().parents[2]
-SCANNED = [ROOT / "thalabus_graph", ROOT / "tests"]
+SCANNED = [ROOT / "thalabus_graph", ROOT / "tests", ROOT / "benchmarks"]
 
 # method name -> position of the statement-name argument
 METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "fill": 0,

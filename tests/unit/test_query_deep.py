@@ -80,7 +80,7 @@ def test_deep_unclosed_parenthesis_is_a_syntax_error() -> None:
 
 
 def test_benchmark_module_measures_without_recursion_error() -> None:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "parse_bench.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "parse_bench.py"
     spec = importlib.util.spec_from_file_location("parse_bench", path)
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
