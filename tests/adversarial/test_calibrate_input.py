@@ -6,6 +6,7 @@ degenerate fit never reaches a search."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,20 @@ def write(name: str, text: str | bytes) -> Callable[[Path], None]:
     return edit
 
 
+def link(name: str, target: str) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / name).unlink()
+        (folder / name).symlink_to(target)
+    return edit
+
+
+def fifo(name: str) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / name).unlink()
+        os.mkfifo(folder / name)
+    return edit
+
+
 CASES: list[tuple[str, Callable[[Path], None], str]] = [
     ("zero queries", edit_vectors("queries", np.zeros_like), "queries.npy: the vector of 'q0' "
      "is all zeros"),
@@ -76,6 +91,12 @@ CASES: list[tuple[str, Callable[[Path], None], str]] = [
     ("too few judged", write("qrels.tsv", "q\tc\ts\nq0\td1\t1\nq1\td2\t1\n"),
      "needs at least 10 of each"),
     ("qrels not UTF-8", write("qrels.tsv", b"q\tc\ts\n\xff\xfe\t1\t1\n"), "cannot read"),
+    ("qrels an endless device", link("qrels.tsv", "/dev/zero"), "is not a regular file"),
+    ("vectors an endless device", link("embeddings/corpus.npy", "/dev/zero"),
+     "is not a regular file"),
+    ("ids a FIFO", fifo("embeddings/queries.ids.json"), "is not a regular file"),
+    ("truncated vectors", lambda folder: (folder / "embeddings" / "corpus.npy").write_bytes(
+        (folder / "embeddings" / "corpus.npy").read_bytes()[:100]), "cannot read corpus"),
 ]
 
 
@@ -95,6 +116,8 @@ def test_hostile_vectors_and_labels_are_refused_by_name(
 
 TEXT_CASES: list[tuple[str, Callable[[Path], None], str]] = [
     ("empty corpus", write("corpus.jsonl", ""), "corpus.jsonl holds no records"),
+    ("corpus an endless device", link("corpus.jsonl", "/dev/zero"), "is not a regular file"),
+    ("queries a FIFO", fifo("queries.jsonl"), "is not a regular file"),
     ("a list, not an object", write("queries.jsonl", "[1, 2]\n"),
      "queries.jsonl line 1: not a JSON object"),
     ("no _id", write("corpus.jsonl", '{"text": "x"}\n'), "corpus.jsonl line 1"),

@@ -9,6 +9,13 @@ corpus lacks) is the model's own: the file keeps the shipped ones (the gate and 
 phrase in a language the graph lacks), and when the gate reads the
 lexical share of a phrase's words among its candidates, the corpus and query texts are read so
 the drop rates it reports are measured with it. Needs no Neo4j.
+
+Input is checked before anything is fitted, and a fit that could not score hits apart is not
+written: vectors must be finite, non-zero, of one dimension and one row per id; the labelled
+files regular files of JSON objects with ids; every set must give ``MIN_CLASS`` relevant and
+non-relevant candidates; the map must rise by ``MIN_SPREAD`` over the candidates' evidence.
+Each refusal names the file and what to fix (exit 2). ``--report FILE.png`` fits the map on
+part of each set's queries and draws its reliability on the others (``held_out_report``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +102,25 @@ candidates' tail evidence: a flatter map scores every hit about the same (a dege
 as from constant vectors), which would make ``MIN_SCORE`` keep all or nothing."""
 
 
+def regular(path: Path) -> Path:
+    """``path``, when it names a regular file; else a ``ConfigurationError``: a device such
+    as ``/dev/zero`` has no end to read and a FIFO blocks its reader."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigurationError(f"{path} is not a regular file; give the file itself")
+    return path
+
+
 def read_jsonl(path: Path, *, text: bool = False) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file (blank lines skipped), each with an ``_id`` (a
     string or a whole number) and, with ``text``, a string ``text``; anything else, or a
     file without one record, is a ``ConfigurationError`` naming the file and line."""
     records: list[dict[str, Any]] = []
     try:
-        with path.open(encoding="utf-8") as handle:
+        with regular(path).open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
@@ -125,7 +145,7 @@ def read_jsonl(path: Path, *, text: bool = False) -> list[dict[str, Any]]:
 def read_qrels(path: Path) -> dict[str, set[str]]:
     """query id -> the corpus ids judged relevant (score > 0)."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with regular(path).open(encoding="utf-8", newline="") as handle:
             rows = list(csv.reader(handle, delimiter="\t"))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
@@ -139,9 +159,9 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
 def _vectors(folder: Path, kind: str) -> tuple[list[str], np.ndarray[Any, Any]]:
     """The ids and the rows of ``kind`` vectors in ``folder``, checked (``_checked``)."""
     try:
-        ids = json.loads((folder / f"{kind}.ids.json").read_text(encoding="utf-8"))
-        vectors = np.load(folder / f"{kind}.npy")
-    except (OSError, ValueError) as exc:
+        ids = json.loads(regular(folder / f"{kind}.ids.json").read_text(encoding="utf-8"))
+        vectors = np.load(regular(folder / f"{kind}.npy"))
+    except (OSError, ValueError, EOFError) as exc:
         raise ConfigurationError(f"cannot read {kind} vectors in {folder}: {exc}") from exc
     if not isinstance(ids, list) or not all(
             isinstance(i, str | int) and not isinstance(i, bool) for i in ids):
