@@ -49,7 +49,7 @@ For one phrase and one background the score is strictly increasing in the cosine
 (``slope > 0`` and ``sigma > 0``; the gate is one factor per phrase), so it never changes the
 order of the hits read against it;
 scores of different phrases become comparable. A calibration is stored as JSON
-(``Calibration.to_dict``); the package ships one per embedding model
+(``thalabus_graph.calibration_file``); the package ships one per embedding model
 (``resources/calibration/<model>.json``) and ``thalabus-graph calibrate`` fits one on a user's
 own labelled data. The search reads a phrase through one background and the ``default`` map
 (``thalabus_graph.scale``); maps of other source families are kept for callers of ``score``.
@@ -75,8 +75,6 @@ import numpy.typing as npt
 
 from thalabus_graph.errors import ConfigurationError
 
-FORMAT = "thalabus-calibration/1"
-"""The ``format`` field of a calibration file."""
 DEFAULT_SOURCE = "default"
 """The source-family key used for a source without its own map."""
 DEFAULT_SKIP = 20
@@ -378,69 +376,30 @@ class Calibration:
         return [scored(c) for c in cosines]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``FORMAT``)."""
-        return {"format": FORMAT, "model": self.model, "feature": "tail-evidence",
-                "skip": self.skip, "fitted_on": list(self.fitted_on),
-                "sources": {name: {"intercept": m.intercept, "slope": m.slope}
-                            for name, m in sorted(self.sources.items())},
-                **({"gate": self.gate.to_dict()} if self.gate else {}),
-                **({"foreign_gate": self.foreign_gate.to_dict()} if self.foreign_gate else {}),
-                "measured": dict(self.measured)}
+        """The JSON form (``calibration_file.to_dict``)."""
+        from thalabus_graph import calibration_file
+
+        return calibration_file.to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
-        """Read the JSON form; a wrong format or a non-increasing map is a
-        ``ConfigurationError``."""
-        if data.get("format") != FORMAT:
-            raise ConfigurationError(f"not a calibration file (format {data.get('format')!r}, "
-                                     f"expected {FORMAT!r})")
-        try:
-            sources = {str(name): SourceMap(float(m["intercept"]), float(m["slope"]))
-                       for name, m in dict(data["sources"]).items()}
-            skip = int(data.get("skip", DEFAULT_SKIP))
-            model = str(data["model"])
-            gate = _gate_from(data.get("gate"))
-            foreign_gate = _gate_from(data.get("foreign_gate"))
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise ConfigurationError(f"calibration file is malformed: {exc}") from exc
-        bad = [n for n, m in sources.items()
-               if not (m.slope > 0 and math.isfinite(m.slope) and math.isfinite(m.intercept))]
-        if bad or not sources:
-            raise ConfigurationError("a calibration map must have a finite positive slope "
-                                     f"(check {', '.join(bad) or 'sources'})")
-        for found in (gate, foreign_gate):
-            slopes = () if found is None else (found.slope, 1.0 if found.share_slope is None
-                                               else found.share_slope)
-            if found is not None and not (all(x > 0 and math.isfinite(x) for x in slopes)
-                                          and math.isfinite(found.intercept)):
-                raise ConfigurationError("a calibration gate must have a finite positive "
-                                         "slope (and share slope)")
-        if foreign_gate is not None and (gate is None or foreign_gate.share_slope is not None):
-            raise ConfigurationError("a foreign_gate reads the best cosine alone (no "
-                                     "share_slope) and needs a gate beside it")
-        return cls(model, sources, skip, tuple(data.get("fitted_on", ())),
-                   dict(data.get("measured", {})), gate, foreign_gate)
+        """Read the JSON form (``calibration_file.from_dict``)."""
+        from thalabus_graph import calibration_file
+
+        return calibration_file.from_dict(data)
 
     def save(self, path: Path) -> None:
-        """Write the JSON form to ``path``."""
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        """Write the JSON form to ``path`` (``calibration_file.save``)."""
+        from thalabus_graph import calibration_file
+
+        calibration_file.save(self, path)
 
     @classmethod
     def load(cls, path: Path) -> Calibration:
-        """Read a calibration file; a missing or unreadable file is a ``ConfigurationError``."""
-        try:
-            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigurationError(f"cannot read calibration file {path}: {exc}") from exc
+        """Read a calibration file (``calibration_file.load``)."""
+        from thalabus_graph import calibration_file
 
-
-def _gate_from(raw: Mapping[str, Any] | None) -> Gate | None:
-    """A gate's JSON form read (None stays None; a missing key raises ``KeyError``)."""
-    if raw is None:
-        return None
-    share_slope = raw.get("share_slope")
-    return Gate(float(raw["intercept"]), float(raw["slope"]),
-                float(share_slope) if share_slope is not None else None)
+        return calibration_file.load(path)
 
 
 def shipped(model: str) -> Calibration | None:

@@ -126,10 +126,10 @@ def test_a_gate_with_a_share_slope_round_trips_and_a_bad_one_is_refused(tmp_path
     data = json.loads(path.read_text())
     for bad in (0.0, -1.0, float("inf")):
         data["gate"]["share_slope"] = bad
-        with pytest.raises(ConfigurationError, match="share slope"):
+        with pytest.raises(ConfigurationError, match=r"'gate\.share_slope'"):
             Calibration.from_dict(data)
     data["gate"] = ["not", "a", "gate"]
-    with pytest.raises(ConfigurationError, match="malformed"):
+    with pytest.raises(ConfigurationError, match="field 'gate' must be a JSON object"):
         Calibration.from_dict(data)
 
 
