@@ -14,6 +14,8 @@ from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.settings import Settings
 
 DEFAULT_PORT = 8765
+DEFAULT_OUTPUT_CHARS, MIN_OUTPUT_CHARS = 8000, 1000
+"""``mcp.budget``'s defaults, stated here too: this module must import without the SDK."""
 DEFAULT_TOKEN_ENV = "MCP_BEARER_TOKEN"
 INSTALL_HINT = ("the MCP server needs the official MCP SDK: pip install 'thalabus-graph[mcp]' "
                 "(or pip install 'mcp~=2.3')")
@@ -50,6 +52,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"HTTP: port (default {DEFAULT_PORT})")
     p.add_argument("--path", default="/mcp", help="HTTP: endpoint path (default /mcp)")
+    p.add_argument("--output-chars", type=int, default=DEFAULT_OUTPUT_CHARS, metavar="N",
+                   help=f"character budget of one tool answer (default {DEFAULT_OUTPUT_CHARS}, "
+                   f"at least {MIN_OUTPUT_CHARS}): longer answers are cut to snippets and "
+                   "pages, and say what was cut and how to get more")
     p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
                    help=f"HTTP: environment variable holding the bearer token (default "
                    f"{DEFAULT_TOKEN_ENV}); required for HTTP")
@@ -65,6 +71,9 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         raise ConfigurationError(INSTALL_HINT) from exc
     token = ""
+    if args.output_chars < MIN_OUTPUT_CHARS:
+        raise ConfigurationError(f"--output-chars {args.output_chars}: give at least "
+                                 f"{MIN_OUTPUT_CHARS} (one hit and the note on what was cut)")
     if args.transport == "stdio" and args.password_stdin:
         raise ConfigurationError("--password-stdin cannot be used with --transport stdio (stdin "
                                  "carries the MCP messages); set NEO4J_PASSWORD instead")
@@ -79,7 +88,8 @@ def _mcp(args: argparse.Namespace) -> int:
     target = common.connection(args)
     with ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
                                settings=Settings.from_env()) as graph:
-        server = build_server(graph, allow_writes=args.allow_writes)
+        server = build_server(graph, allow_writes=args.allow_writes,
+                              output_chars=args.output_chars)
         if args.transport == "http":
             serve_http(server, token=token, host=args.host, port=args.port, path=args.path)
         else:
