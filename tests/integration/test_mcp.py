@@ -157,13 +157,18 @@ async def exercise(client: Client, graph: ThalabusGraph, goal: str) -> None:
 
     attached = await call(client, "query", query=QUERY, create_dataset=True, session="mcp-g",
                           goal_id=goal, documents=False)
-    context = await call(client, "goal_context", goal_id=goal)
-    assert not context.is_error, context.content
     expected_context = graph.goal_context(goal)
-    assert context.structured_content["datasets"] == [attached.structured_content["dataset_id"]]
-    assert [m["fragmentid"] for m in context.structured_content["fragments"]] == \
-        [m.fragmentid for m in expected_context.fragments]
-    assert context.structured_content["fragments"]
+    paged: list[str] = []
+    offset: int | None = 0
+    while offset is not None:  # whole fragments, a page per output budget
+        context = await call(client, "goal_context", goal_id=goal, offset=offset)
+        assert not context.is_error, context.content
+        assert context.structured_content["datasets"] == \
+            [attached.structured_content["dataset_id"]]
+        assert context.structured_content["fragments"]
+        paged += [m["fragmentid"] for m in context.structured_content["fragments"]]
+        offset = context.structured_content["next_offset"]
+    assert paged == [m.fragmentid for m in expected_context.fragments]
 
 
 def test_stdio_lists_queries_explains_writes_and_reports_errors(
@@ -192,6 +197,8 @@ def test_http_refuses_a_missing_or_wrong_token(
         assert httpx.post(url, json=body).status_code == 401
         wrong = httpx.post(url, json=body, headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
+        lowercase = httpx.post(url, json=body, headers={"Authorization": f"bearer {TOKEN}"})
+        assert lowercase.status_code != 401  # RFC 7235: the scheme is case-insensitive
 
         async def run() -> None:
             async with Client(http_transport(url, "wrong-" + TOKEN)) as client:
