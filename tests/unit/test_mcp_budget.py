@@ -61,3 +61,15 @@ def test_every_field_of_a_warning_kind_passes_through() -> None:
                 "message": "3 fragments dropped", "dropped": 3, "best_cosine": 0.81,
                 "rule": "MIN_SCORE"}
     assert [w.model_dump() for w in warnings_out([new_kind])] == [new_kind]
+
+
+def test_nested_lists_are_thinned_before_texts_get_short() -> None:
+    data = {"items": [{"id": i, "fragments": [{"text": "y" * 600}] * 3} for i in range(8)],
+            "next_offset": None, "cut": None}
+    thinned = fit_page(data, "items", 5000, fitting="snippets", offset=0, more="",
+                       thin="fragments")
+    plain = fit_page(data, "items", 5000, fitting="snippets", offset=0, more="")
+    assert size(thinned) <= 5000
+    assert all(len(item["fragments"]) == 1 for item in thinned["items"])
+    assert (thinned["cut"]["texts_cut_to"] or 10**9) > (plain["cut"]["texts_cut_to"] or 0) \
+        or len(thinned["items"]) > len(plain["items"])

@@ -27,6 +27,8 @@ MIN_OUTPUT_CHARS = 1000
 """The smallest budget the server accepts: one hit with its fields and a note fit in it."""
 TEXT_CAPS = (2000, 1000, 500, 200, 80)
 """Text lengths tried, longest first, when texts are cut to fit a page."""
+THIN_BELOW = 500
+"""Text length below which ``fit_page`` first thins nested lists (``thin``)."""
 WARNINGS_KEPT = 20
 """Warnings kept when an answer's warnings alone crowd the budget."""
 ELLIPSIS = "…"
@@ -74,12 +76,14 @@ def _longest_fitting(total: int, fits: Callable[[int], bool]) -> int:
 
 
 def fit_page(data: dict[str, Any], key: str, budget: int, *, fitting: Fitting,
-             offset: int, more: str) -> dict[str, Any]:
+             offset: int, more: str, thin: str | None = None) -> dict[str, Any]:
     """``data`` (a list answer's JSON form, its page under ``key``) within ``budget``
     characters; sets ``cut`` (and ``next_offset`` when items were left out) when it cut.
 
     ``more`` says how to get what was left out (e.g. "call again with offset=N"), with
-    ``{next}`` standing for the next page's offset.
+    ``{next}`` standing for the next page's offset. ``thin``: a list field of the items (a
+    document's fragments) cut to its first entry before texts are cut below ``THIN_BELOW``
+    characters, so a page keeps more items with readable texts.
     """
     if size(data) <= budget:
         return data
@@ -97,6 +101,14 @@ def fit_page(data: dict[str, Any], key: str, budget: int, *, fitting: Fitting,
 
     if fitting == "snippets":
         tried = next((c for c in TEXT_CAPS if fits(_cut_texts(items, c))), TEXT_CAPS[-1])
+        if thin is not None and tried < THIN_BELOW:
+            thinned = [{**item, thin: item[thin][:1]} if isinstance(item.get(thin), list)
+                       else item for item in items]
+            if thinned != items:
+                items = thinned
+                notes.append(f"{thin} cut to the best one per item")
+                tried = next((c for c in TEXT_CAPS if fits(_cut_texts(items, c))),
+                             TEXT_CAPS[-1])
         cut = _cut_texts(items, tried)
         if cut != items:
             items, cap = cut, tried

@@ -262,7 +262,7 @@ class Tools:
                 returned = len(out.fragments)
             out.next_offset = next_offset(offset, returned, out.total)
             data = fit_page(out.model_dump(), out.returned, self.output_chars,
-                            fitting="snippets", offset=offset,
+                            fitting="snippets", offset=offset, thin="fragments",
                             more="call again with offset={next} for the next ones, or ask "
                             "fewer (limit) for longer texts")
             return QueryOutput.model_validate(data)
