@@ -105,6 +105,8 @@ def test_a_tool_call_with_neo4j_down_is_a_prompt_tool_error(
             assert down.is_error
             assert "not reachable" in down.content[0].text
             assert "neo4j start" in down.content[0].text
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert "CATEGORY=value1" in (listed["query"].description or "")  # placeholders
 
     try:
         anyio.run(run)
