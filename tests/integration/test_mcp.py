@@ -29,12 +29,11 @@ from tests.support.loopback import LoopbackServer
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
-from thalabus_graph.mcp.language import QUERY_RULES
 
 pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 TOKEN = "test-token-0123456789abcdef"
 QUERY = '"asylum seeker converted to Christianity" AND COUNTRY_OF_ORIGIN=IQ'
-ALL_TOOLS = {"query", "explain", "dataset_show", "goal_context", "rerank_dataset"}
+ALL_TOOLS = {"categories", "query", "explain", "dataset_show", "goal_context", "rerank_dataset"}
 CLI = ["-c", "import sys; from thalabus_graph.cli import main; sys.exit(main())", "mcp"]
 
 
@@ -111,7 +110,7 @@ async def exercise(client: Client, graph: ThalabusGraph, goal: str) -> None:
     listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(listed) == ALL_TOOLS
     assert all(tool.output_schema and tool.description for tool in listed.values())
-    assert QUERY_RULES in (listed["query"].description or "")
+    assert "COUNTRY_OF_ORIGIN=" in (listed["query"].description or "")  # the graph's own
     assert "query" in listed["query"].input_schema["required"]
 
     found = await call(client, "query", query=QUERY, limit=50)
@@ -158,13 +157,18 @@ async def exercise(client: Client, graph: ThalabusGraph, goal: str) -> None:
 
     attached = await call(client, "query", query=QUERY, create_dataset=True, session="mcp-g",
                           goal_id=goal, documents=False)
-    context = await call(client, "goal_context", goal_id=goal)
-    assert not context.is_error, context.content
     expected_context = graph.goal_context(goal)
-    assert context.structured_content["datasets"] == [attached.structured_content["dataset_id"]]
-    assert [m["fragmentid"] for m in context.structured_content["fragments"]] == \
-        [m.fragmentid for m in expected_context.fragments]
-    assert context.structured_content["fragments"]
+    paged: list[str] = []
+    offset: int | None = 0
+    while offset is not None:  # whole fragments, a page per output budget
+        context = await call(client, "goal_context", goal_id=goal, offset=offset)
+        assert not context.is_error, context.content
+        assert context.structured_content["datasets"] == \
+            [attached.structured_content["dataset_id"]]
+        assert context.structured_content["fragments"]
+        paged += [m["fragmentid"] for m in context.structured_content["fragments"]]
+        offset = context.structured_content["next_offset"]
+    assert paged == [m.fragmentid for m in expected_context.fragments]
 
 
 def test_stdio_lists_queries_explains_writes_and_reports_errors(
@@ -193,6 +197,8 @@ def test_http_refuses_a_missing_or_wrong_token(
         assert httpx.post(url, json=body).status_code == 401
         wrong = httpx.post(url, json=body, headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
+        lowercase = httpx.post(url, json=body, headers={"Authorization": f"bearer {TOKEN}"})
+        assert lowercase.status_code != 401  # RFC 7235: the scheme is case-insensitive
 
         async def run() -> None:
             async with Client(http_transport(url, "wrong-" + TOKEN)) as client:

@@ -11,9 +11,20 @@ from typing import Any
 from thalabus_graph.cli import common
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.graph.connection import Connection
+from thalabus_graph.graph.database import Database
 from thalabus_graph.settings import Settings
 
 DEFAULT_PORT = 8765
+FAIL_FAST: dict[str, float] = {"connection_timeout": 5.0,
+                               "connection_acquisition_timeout": 10.0,
+                               "max_transaction_retry_time": 3.0}
+"""The server's driver timeouts (seconds): with Neo4j down, a tool call answers with a tool
+error within seconds instead of the driver's defaults (30 s connecting, 60 s waiting for a
+pooled connection, 30 s retrying a transaction), which outlast an agent's patience and the
+query budget. A busy Neo4j still gets its transient errors retried, for 3 s."""
+DEFAULT_OUTPUT_CHARS, MIN_OUTPUT_CHARS = 8000, 1000
+"""``mcp.budget``'s defaults, stated here too: this module must import without the SDK."""
 DEFAULT_TOKEN_ENV = "MCP_BEARER_TOKEN"
 INSTALL_HINT = ("the MCP server needs the official MCP SDK: pip install 'thalabus-graph[mcp]' "
                 "(or pip install 'mcp~=2.3')")
@@ -50,11 +61,21 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"HTTP: port (default {DEFAULT_PORT})")
     p.add_argument("--path", default="/mcp", help="HTTP: endpoint path (default /mcp)")
+    p.add_argument("--output-chars", type=int, default=DEFAULT_OUTPUT_CHARS, metavar="N",
+                   help=f"character budget of one tool answer (default {DEFAULT_OUTPUT_CHARS}, "
+                   f"at least {MIN_OUTPUT_CHARS}): longer answers are cut to snippets and "
+                   "pages, and say what was cut and how to get more")
     p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
                    help=f"HTTP: environment variable holding the bearer token (default "
                    f"{DEFAULT_TOKEN_ENV}); required for HTTP")
     common.add_common_options(p)
     p.set_defaults(handler=_mcp)
+
+
+def connect(target: Connection) -> Database:
+    """The server's connection to ``target``: a driver with the ``FAIL_FAST`` timeouts."""
+    return Database.connect(target.uri, auth=target.auth, database=target.database,
+                            driver_config=FAIL_FAST)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -65,6 +86,9 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         raise ConfigurationError(INSTALL_HINT) from exc
     token = ""
+    if args.output_chars < MIN_OUTPUT_CHARS:
+        raise ConfigurationError(f"--output-chars {args.output_chars}: give at least "
+                                 f"{MIN_OUTPUT_CHARS} (one hit and the note on what was cut)")
     if args.transport == "stdio" and args.password_stdin:
         raise ConfigurationError("--password-stdin cannot be used with --transport stdio (stdin "
                                  "carries the MCP messages); set NEO4J_PASSWORD instead")
@@ -76,12 +100,15 @@ def _mcp(args: argparse.Namespace) -> int:
                                      f"{args.token_env}=$(openssl rand -hex 32))")
         if not 0 < args.port < 65536:
             raise ConfigurationError(f"--port {args.port}: not a TCP port")
-    target = common.connection(args)
-    with ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                               settings=Settings.from_env()) as graph:
-        server = build_server(graph, allow_writes=args.allow_writes)
+    db = connect(common.connection(args))
+    try:
+        graph = ThalabusGraph(db, settings=Settings.from_env())
+        server = build_server(graph, allow_writes=args.allow_writes,
+                              output_chars=args.output_chars)
         if args.transport == "http":
             serve_http(server, token=token, host=args.host, port=args.port, path=args.path)
         else:
             serve_stdio(server)
+    finally:
+        db.close()
     return common.EXIT_OK

@@ -208,11 +208,15 @@ class Database:
 
     @classmethod
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,
-                database: str = "neo4j") -> Database:
-        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers."""
+                database: str = "neo4j",
+                driver_config: Mapping[str, Any] | None = None) -> Database:
+        """Open a driver (``bolt://`` or routing ``neo4j://``) and check it answers.
+        ``driver_config``: more driver options (e.g. the timeouts of a server that must fail
+        fast when Neo4j is down)."""
         check_uri(uri)
         with mapped_errors(f"connecting to {redact_uri(uri)}"):
-            driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
+            driver = GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF",
+                                          **dict(driver_config or {}))
             try:
                 driver.verify_connectivity()
             except Exception:

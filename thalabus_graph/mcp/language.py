@@ -1,18 +1,83 @@
 """The query language and the tools, described for an LLM that has to write queries.
 
-The text goes into the ``query`` and ``explain`` tool descriptions, so a model reads the rules
-and examples before its first call; every example here parses (a unit test checks it).
+The rules go into the ``query`` and ``explain`` tool descriptions, so a model reads them with
+examples before its first call. The examples are made of the graph's own vocabulary (its
+category names and values, its keywords: ``Sample.of``), so an agent never copies a category
+another corpus has; on an empty graph they use placeholders (``NEUTRAL``). Every example is
+built as a syntax tree and written by the serializer, so each one parses (a test checks it).
 """
 
 from __future__ import annotations
 
-QUERY_RULES = """\
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
+from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, serialize
+from thalabus_graph.query.serialize import leaf_text
+
+EXAMPLE_TERM_CHARS = 40
+"""Longest keyword or category value an example quotes."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the examples are made of: two categories (a name and one or two values each), a
+    phrase searched by meaning and a word searched as text."""
+
+    first: Category
+    second: Category
+    phrase: str
+    word: str
+
+    @classmethod
+    def of(cls, categories: Sequence[tuple[str, Sequence[str]]],
+           keywords: Sequence[str]) -> Sample:
+        """The sample from a graph's vocabulary: ``categories`` as (name, values), most used
+        first; ``keywords`` short keyword texts. What the graph lacks comes from ``NEUTRAL``."""
+        usable: list[Category] = []
+        for name, values in categories:
+            category = _category(name, values)
+            if category is not None:
+                usable.append(category)
+        terms = [k for k in keywords if _usable_term(k)]
+        words = [k for k in terms if " " not in k.strip()]
+        first = usable[0] if usable else NEUTRAL.first
+        if len(usable) > 1:
+            second = Category(usable[1].name, usable[1].values[:1])
+        elif usable and len(first.values) > 1:
+            second = Category(first.name, first.values[1:2])
+        else:
+            second = NEUTRAL.second if not usable else Category(first.name, first.values[:1])
+        phrase = next((k for k in terms if " " in k.strip()), terms[0] if terms else
+                      NEUTRAL.phrase)
+        word = words[0] if words else (terms[-1] if terms else NEUTRAL.word)
+        return cls(first, second, phrase.strip(), word.strip())
+
+    def examples(self) -> tuple[str, ...]:
+        """The example queries, each one canonical text that parses."""
+        one = Category(self.first.name, self.first.values[:1])
+        trees: list[Node] = [
+            And(Semantic(self.phrase), one),
+            And(Or(Semantic(self.phrase), Text(self.word)), Not(self.second)),
+            And(Text(self.word), self.first),
+            And(one, Not(self.second)),
+            Text(self.word, case_sensitive=True),
+            Text("Jane's"),
+        ]
+        return tuple(serialize(tree) for tree in trees)
+
+    def rules(self) -> str:
+        """The rules of the language with this sample's terms, then its examples."""
+        examples = "\n".join(f"  {example}" for example in self.examples())
+        return f"""\
 Thalabus query language (boolean retrieval over meaning, text and categories):
-- "double quotes" search by MEANING (semantic vector search): "asylum seeker from Iraq".
-- 'single quotes' search the TEXT (full-text, case-insensitive): 'Bagdad'.
-  @'...' is case-sensitive text: @'BAMF'.
+- "double quotes" search by MEANING (semantic vector search): {leaf_text(Semantic(self.phrase))}.
+- 'single quotes' search the TEXT (full-text, case-insensitive): {leaf_text(Text(self.word))}.
+  @'...' is case-sensitive text: {leaf_text(Text(self.word, case_sensitive=True))}.
 - NAME=VALUE filters by a document category; several values mean any of them:
-  COUNTRY_OF_ORIGIN=IQ,SY. Quote a value with spaces: DECISION='granted asylum'.
+  {leaf_text(self.first)}. Quote a value with spaces: NAME='two words'.
+- The `categories` tool lists this graph's category names and values (and its ontologies).
 - Combine with AND, OR, NOT (any letter case) and parentheses. NOT binds tighter than AND,
   AND tighter than OR. Two terms side by side need an operator between them.
 - A bare word is an ERROR: write "cat" (meaning) or 'cat' (text), never cat.
@@ -20,28 +85,41 @@ Thalabus query language (boolean retrieval over meaning, text and categories):
 - Category names and values must exist in the graph; an unknown one is reported with a
   "did you mean" suggestion.
 Examples:
-  "conversion to Christianity" AND COUNTRY_OF_ORIGIN=IQ
-  ("kitchen floor" OR 'cleanup') AND NOT DECISION=rejected
-  'Verwaltungsgericht' AND YEAR=2020,2021
-  COUNTRY_OF_ORIGIN=IQ AND NOT DECISION='granted asylum'"""
+{examples}"""
 
-EXAMPLES = (
-    '"conversion to Christianity" AND COUNTRY_OF_ORIGIN=IQ',
-    "(\"kitchen floor\" OR 'cleanup') AND NOT DECISION=rejected",
-    "'Verwaltungsgericht' AND YEAR=2020,2021",
-    "COUNTRY_OF_ORIGIN=IQ AND NOT DECISION='granted asylum'",
-    "@'BAMF'",
-    "'Jane\\'s'",
-)
-"""The examples of ``QUERY_RULES`` as Python strings (the test parses each)."""
+
+def _usable_term(text: str) -> bool:
+    """Whether a stored text can be quoted in a description: short, one printable line."""
+    text = text.strip()
+    return 0 < len(text) <= EXAMPLE_TERM_CHARS and text.isprintable()
+
+
+def _category(name: str, values: Sequence[str]) -> Category | None:
+    """``name`` with its first two usable values as a query term; None when the name cannot
+    be written in a query (``NAME_PATTERN``) or no value is usable."""
+    kept = [v for v in values if _usable_term(v)][:2]
+    if not kept:
+        return None
+    try:
+        return Category(name, tuple(kept))
+    except (QueryNodeError, QueryNodeTypeError):
+        return None
+
+
+NEUTRAL = Sample(Category("CATEGORY", ("value1", "value2")), Category("OTHER", ("value",)),
+                 "a topic in your own words", "exact")
+"""Placeholders for a graph with no categories or keywords (the names are not stored ones:
+call ``categories``)."""
 
 SERVER_INSTRUCTIONS = """\
 Retrieval over a Neo4j graph of documents split into fragments (chapters, paragraphs,
-summaries, questions, keywords). Use `query` to find documents or fragments with a boolean
-query (read its description for the query language), `explain` to see how a query would run
-without running it, `dataset_show` to read a stored result set (a dataset) with its members,
-weights and lineage, `rerank_dataset` to reorder a dataset with the reranker into a new dataset, and
-`goal_context` to get the fragments assembled for a goal. Datasets and reranking are writes:
-they are refused unless the server was started with --allow-writes."""
+summaries, questions, keywords). Use `categories` to learn the graph's category names, values
+and ontologies, `query` to find documents or fragments with a boolean query (read its
+description for the query language), `explain` to see how a query would run without running
+it, `dataset_show` to read a stored result set (a dataset) with its members, weights and
+lineage, `rerank_dataset` to reorder a dataset with the reranker into a new dataset, and
+`goal_context` to get the fragments assembled for a goal. Answers are bounded in size: a cut
+answer says what was left out and how to get it (`cut`, `next_offset`). Datasets and
+reranking are writes: they are refused unless the server was started with --allow-writes."""
 
-__all__ = ["EXAMPLES", "QUERY_RULES", "SERVER_INSTRUCTIONS"]
+__all__ = ["NEUTRAL", "SERVER_INSTRUCTIONS", "Sample"]

@@ -5,6 +5,8 @@ input schema and its return model the output schema. The engine is synchronous, 
 runs in a worker thread and the event loop keeps serving other clients. Our errors become
 ``ToolError`` (the client gets ``isError`` and the message: a syntax error with its caret
 display, an unknown category with its "did you mean"), so a bad call never ends the server.
+Every answer is fitted to the server's output budget (``budget``) and every message leaves
+with its credentials redacted (``Tools.redact``).
 """
 
 from __future__ import annotations
@@ -12,61 +14,97 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from thalabus_graph._http import redact
 from thalabus_graph.datasets import Member
 from thalabus_graph.engine import DocumentHit, ThalabusGraph
 from thalabus_graph.errors import ThalabusError, ThalabusSyntaxError
 from thalabus_graph.fragments import Fragment
+from thalabus_graph.mcp.budget import DEFAULT_OUTPUT_CHARS, cut_text, fit_page, fit_tree
+from thalabus_graph.mcp.language import Sample
 from thalabus_graph.mcp.schemas import (
+    CategoriesOutput,
+    CategoryOut,
     DatasetOutput,
     DocumentOut,
     ExplainOutput,
     FragmentOut,
     GoalContextOutput,
     MemberOut,
+    OntologyOut,
     QueryOutput,
     RerankOutput,
+    ValueOut,
     Warning_,
 )
+from thalabus_graph.settings import Settings
 
 T = TypeVar("T")
 TEXT_CHARS = 2000
 """Longest fragment text returned; longer texts are cut (with "…") to spare the agent's
 context. The full text stays in the graph."""
 MAX_LIMIT = 200
+MAX_OFFSET = 10_000
+"""Most items a page may skip (a dataset's members are read up to ``offset + limit``)."""
 LINEAGE_DEPTH = 32
 """Most parents followed for a dataset's lineage (reranks of reranks)."""
+MAX_NAMES, MAX_VALUES = 200, 100
+"""Most category names and values per name ``categories`` lists in one answer."""
+SAMPLE_KEYWORDS = 20
+"""Keyword texts read for the examples of the tool descriptions."""
 WRITES_DISABLED = ("writes are disabled on this server (read-only mode): restart it with "
                    "`thalabus-graph mcp --allow-writes` to create datasets or rerank")
 
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="most hits returned")]
-Ontology = Annotated[str | None, Field(description="restrict to documents of this ontology")]
-Within = Annotated[list[str] | None, Field(
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="hits skipped first (a cut "
+                                                               "answer's next_offset)")]
+OntologyId = Annotated[str | None, Field(
+    description="restrict to documents of this ontology (the `categories` tool lists them)")]
+SubsetOfDatasetids = Annotated[list[str] | None, Field(
     description="restrict to the members of these datasets (ids from an earlier result)")]
 Strict = Annotated[bool, Field(
     description="true: a category name, value or ontology that no stored document has is an "
     "error (with a 'did you mean'); false: it is only reported in `warnings`")]
 
 
+def url_secrets(settings: Settings) -> list[str]:
+    """The credentials the configured service URLs and keys carry (user info of the reranker
+    and embedder URLs, as written and decoded; the API keys): redacted wherever they would
+    reach a tool answer or a log line, also when a service echoes them."""
+    found: list[str] = []
+    for url in (settings.reranker_url, settings.embedder_url):
+        try:
+            parts = urlsplit(url)
+            user, password = parts.username, parts.password
+        except ValueError:
+            continue
+        if "@" in parts.netloc:
+            userinfo = parts.netloc.rsplit("@", 1)[0]
+            found.extend([userinfo, unquote(userinfo)])
+        found.extend(unquote(v) for v in (password, user) if v and len(v) >= 4)
+    found.extend(k for k in (settings.reranker_api_key, settings.embedder_api_key) if k)
+    return sorted(set(found), key=len, reverse=True)
+
+
 @contextmanager
-def tool_errors() -> Iterator[None]:
-    """Our exceptions as ``ToolError`` with a message an agent can act on."""
+def tool_errors(secrets: list[str] | None = None) -> Iterator[None]:
+    """Our exceptions as ``ToolError`` with a message an agent can act on, its credentials
+    redacted (``secrets`` verbatim, and anything shaped like one)."""
     try:
         yield
     except ThalabusSyntaxError as exc:
-        raise ToolError(f"query syntax error: {exc}") from exc
+        raise ToolError(redact(f"query syntax error: {exc}", secrets or ())) from exc
     except ThalabusError as exc:
-        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        raise ToolError(redact(f"{type(exc).__name__}: {exc}", secrets or ())) from exc
 
 
 def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= TEXT_CHARS:
-        return text
-    return text[: TEXT_CHARS - 1] + "…"
+    return cut_text(text, TEXT_CHARS)
 
 
 def fragment_out(f: Fragment) -> FragmentOut:
@@ -91,34 +129,99 @@ def member_out(m: Member) -> MemberOut:
 
 
 def warnings_out(warnings: list[dict[str, Any]]) -> list[Warning_]:
-    """Category warnings (``QueryWarning.to_dict``) in tool form."""
-    return [Warning_(**w) for w in warnings]
+    """Warnings (``QueryWarning.to_dict``) in tool form, every field of every kind kept."""
+    return [Warning_.model_validate(w) for w in warnings]
+
+
+def next_offset(offset: int, returned: int, total: int) -> int | None:
+    """The offset of the page after this one, None when this one reaches the end."""
+    return offset + returned if offset + returned < total else None
 
 
 class Tools:
-    """The tool functions, bound to one graph object and its write permission."""
+    """The tool functions, bound to one graph object, its write permission and the output
+    budget (characters per answer)."""
 
-    def __init__(self, graph: ThalabusGraph, *, allow_writes: bool = False) -> None:
+    def __init__(self, graph: ThalabusGraph, *, allow_writes: bool = False,
+                 output_chars: int = DEFAULT_OUTPUT_CHARS) -> None:
         self.graph = graph
         self.allow_writes = allow_writes
+        self.output_chars = output_chars
+        self.secrets = url_secrets(graph.settings)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the configured credentials and anything shaped like one redacted."""
+        return redact(text, self.secrets)
 
     async def _run(self, work: Callable[[], T]) -> T:
         """``work`` in a worker thread, our errors mapped to tool errors."""
         def guarded() -> T:
-            with tool_errors():
+            with tool_errors(self.secrets):
                 return work()
         return await anyio.to_thread.run_sync(guarded)
 
+    def overview(self, ontology_id: str | None, max_names: int, max_values: int,
+                 keywords: int = 0) -> dict[str, Any]:
+        """The graph's vocabulary row (``category_overview``), bounded as asked."""
+        rows = self.graph.db.read_plain("category_overview", ontologyid=ontology_id,
+                                        max_names=max_names, max_values=max_values,
+                                        max_keywords=keywords)
+        return rows[0]
+
+    def sample(self) -> Sample:
+        """The examples' material from this graph: its two most used category names with
+        two values each, and short keyword texts."""
+        row = self.overview(None, 2, 2, SAMPLE_KEYWORDS)
+        return Sample.of([(n["name"], [v["value"] for v in n["values"]]) for n in row["names"]],
+                         row["keywords"])
+
     # --- the tools -----------------------------------------------------------------------
+    async def categories(
+            self,
+            ontology_id: Annotated[str | None, Field(
+                description="list the categories of this ontology's documents (default: "
+                "all documents)")] = None,
+            max_names: Annotated[int, Field(ge=1, le=MAX_NAMES, description="most category "
+                                            "names listed, most documents first")] = 20,
+            max_values: Annotated[int, Field(ge=1, le=MAX_VALUES, description="most values "
+                                             "listed per name, most documents first")] = 10,
+    ) -> CategoriesOutput:
+        """The graph's category names, values and ontologies with document counts."""
+        def work() -> CategoriesOutput:
+            row = self.overview(ontology_id, max_names, max_values)
+            if ontology_id is not None and ontology_id not in row["ontology_spellings"]:
+                known = ", ".join(o["ontologyid"] for o in row["ontologies"])
+                hint = (f"; did you mean {row['ontology_spellings'][0]!r}?"
+                        if row["ontology_spellings"] else "")
+                raise ToolError(f"unknown ontology {ontology_id!r}{hint} (stored: "
+                                f"{known or 'none'})")
+            out = CategoriesOutput(
+                ontology_id=ontology_id, documents=row["documents"],
+                categories=[CategoryOut(
+                    name=n["name"], documents=n["documents"],
+                    values=[ValueOut(**v) for v in n["values"]],
+                    more_values=n["values_total"] - len(n["values"])) for n in row["names"]],
+                more_categories=row["names_total"] - len(row["names"]),
+                ontologies=[OntologyOut(**o) for o in row["ontologies"]],
+                more_ontologies=row["ontologies_total"] - len(row["ontologies"]))
+            data = fit_page(out.model_dump(), "categories", self.output_chars,
+                            fitting="whole", offset=0,
+                            more="ask fewer values per name (max_values), or the categories "
+                            "of one ontology (ontology_id)")
+            return CategoriesOutput.model_validate(data)
+
+        return await self._run(work)
+
     async def query(
             self,
             query: Annotated[str, Field(description="a Thalabus query (rules above)")],
             limit: Limit = 10,
+            offset: Offset = 0,
             documents: Annotated[bool, Field(
                 description="true: documents, each with its best matching fragments; "
                 "false: the fragments themselves, best first")] = True,
-            ontology: Ontology = None,
-            within_datasets: Within = None,
+            ontology_id: OntologyId = None,
+            subset_of_datasetids: SubsetOfDatasetids = None,
             strict_categories: Strict = True,
             create_dataset: Annotated[bool, Field(
                 description="store every hit (not only the first `limit`) as a dataset and "
@@ -129,15 +232,15 @@ class Tools:
                 description="with create_dataset: attach the dataset to this goal, so "
                 "goal_context uses it")] = None,
     ) -> QueryOutput:
-        """Run a query; see ``language.QUERY_RULES`` (the tool description)."""
+        """Run a query; see ``language.Sample.rules`` (the tool description)."""
         if (create_dataset or goal_id) and not self.allow_writes:
             raise ToolError(WRITES_DISABLED)
         if goal_id and not create_dataset:
             raise ToolError("goal_id needs create_dataset=true (the new dataset is attached)")
 
         def work() -> QueryOutput:
-            result = self.graph.query(query, ontology_id=ontology,
-                                      subset_of_datasetids=within_datasets,
+            result = self.graph.query(query, ontology_id=ontology_id,
+                                      subset_of_datasetids=subset_of_datasetids,
                                       return_documents=documents,
                                       create_dataset=create_dataset, session=session,
                                       strict_categories=strict_categories)
@@ -145,33 +248,45 @@ class Tools:
             if goal_id and dataset_id:
                 self.graph.datasets.use_for_goal(goal_id, dataset_id)
             out = QueryOutput(query=query, returned="documents" if documents else "fragments",
-                              total=0, dataset_id=dataset_id,
+                              total=0, offset=offset, dataset_id=dataset_id,
                               warnings=warnings_out([w.to_dict() for w in result.warnings]),
                               bookmarks=list(self.graph.bookmarks))
+            page = slice(offset, offset + limit)
             if result.documents is not None:
                 out.total = len(result.documents)
-                out.documents = [document_out(d, 3) for d in result.documents[:limit]]
+                out.documents = [document_out(d, 3) for d in result.documents[page]]
+                returned = len(out.documents)
             else:
                 out.total = len(result.fragments)
-                out.fragments = [fragment_out(f) for f in result.fragments[:limit]]
-            return out
+                out.fragments = [fragment_out(f) for f in result.fragments[page]]
+                returned = len(out.fragments)
+            out.next_offset = next_offset(offset, returned, out.total)
+            data = fit_page(out.model_dump(), out.returned, self.output_chars,
+                            fitting="snippets", offset=offset, thin="fragments",
+                            more="call again with offset={next} for the next ones, or ask "
+                            "fewer (limit) for longer texts")
+            return QueryOutput.model_validate(data)
 
         return await self._run(work)
 
     async def explain(
             self,
             query: Annotated[str, Field(description="a Thalabus query (rules above)")],
-            ontology: Ontology = None,
-            within_datasets: Within = None,
+            ontology_id: OntologyId = None,
+            subset_of_datasetids: SubsetOfDatasetids = None,
             strict_categories: Strict = True,
     ) -> ExplainOutput:
         """The plan of a query, without running its searches."""
         def work() -> ExplainOutput:
-            plan = self.graph.explain(query, ontology_id=ontology,
-                                      subset_of_datasetids=within_datasets,
+            plan = self.graph.explain(query, ontology_id=ontology_id,
+                                      subset_of_datasetids=subset_of_datasetids,
                                       strict_categories=strict_categories)
-            return ExplainOutput(query=plan["query"], ast=plan["ast"], plan=plan["plan"],
-                                 warnings=warnings_out(plan["warnings"]))
+            out = ExplainOutput(query=plan["query"], ast=plan["ast"], plan=plan["plan"],
+                                warnings=warnings_out(plan["warnings"]))
+            data = fit_tree(out.model_dump(), self.output_chars, droppable=("ast",),
+                            tree="plan", more="the whole plan: `thalabus-graph explain "
+                            "--json` with the same query, or explain a part of the query")
+            return ExplainOutput.model_validate(data)
 
         return await self._run(work)
 
@@ -179,6 +294,8 @@ class Tools:
             self,
             dataset_id: Annotated[str, Field(description="a dataset id, e.g. 'mcp#1'")],
             limit: Limit = 20,
+            offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="members skipped "
+                                         "first (a cut answer's next_offset)")] = 0,
             include_hidden: Annotated[bool, Field(
                 description="also list members hidden from readers")] = False,
     ) -> DatasetOutput:
@@ -186,19 +303,28 @@ class Tools:
         def work() -> DatasetOutput:
             datasets = self.graph.datasets
             info = datasets.get(dataset_id)
-            members = datasets.members(dataset_id, include_hidden=include_hidden, limit=limit)
+            members = datasets.members(dataset_id, include_hidden=include_hidden,
+                                       limit=offset + limit)[offset:]
             lineage: list[str] = []
             parents = info.derived_from
             while parents and len(lineage) < LINEAGE_DEPTH:
                 lineage.append(parents[0])
                 parents = datasets.get(parents[0]).derived_from
-            return DatasetOutput(
+            listed = info.members if include_hidden else info.members - info.hidden
+            out = DatasetOutput(
                 dataset_id=info.datasetid, kind=info.kind, query=info.query,
                 session=info.session, created_at=str(info.created_at),
                 members_total=info.members, hidden=info.hidden,
-                weight_scale=info.weight_scale, reranked=info.reranked, reason=info.reason,
+                weight_scale=info.weight_scale, reranked=info.reranked,
+                reason=None if info.reason is None else self.redact(info.reason),
                 failures=info.failures, lineage=lineage,
-                members=[member_out(m) for m in members])
+                members=[member_out(m) for m in members], offset=offset,
+                next_offset=next_offset(offset, len(members), listed))
+            data = fit_page(out.model_dump(), "members", self.output_chars,
+                            fitting="snippets", offset=offset,
+                            more="call dataset_show again with offset={next}, or ask fewer "
+                            "(limit) for longer texts")
+            return DatasetOutput.model_validate(data)
 
         return await self._run(work)
 
@@ -217,14 +343,21 @@ class Tools:
         def work() -> RerankOutput:
             result = self.graph.rerank_dataset(dataset_id, query)
             members = self.graph.datasets.members(result.dataset_id, limit=limit)
-            return RerankOutput(
+            out = RerankOutput(
                 dataset_id=result.dataset_id, parent_id=result.parent_id, query=result.query,
                 reranked=result.reranked,
                 degraded=not result.reranked or result.reason is not None,
-                reason=result.reason, rounds=result.rounds, failures=result.failures,
+                reason=None if result.reason is None else self.redact(result.reason),
+                rounds=result.rounds, failures=result.failures,
                 weight_scale=result.weight_scale, unscored=result.unscored,
                 capped=result.capped, members_total=len(result.fragments),
-                members=[member_out(m) for m in members], bookmarks=list(result.bookmarks))
+                members=[member_out(m) for m in members], bookmarks=list(result.bookmarks),
+                next_offset=next_offset(0, len(members), len(result.fragments)))
+            data = fit_page(out.model_dump(), "members", self.output_chars,
+                            fitting="snippets", offset=0,
+                            more=f"dataset_show with dataset_id={result.dataset_id!r} and "
+                            "offset={next}")
+            return RerankOutput.model_validate(data)
 
         return await self._run(work)
 
@@ -237,18 +370,24 @@ class Tools:
             target: Annotated[int | None, Field(
                 ge=1, description="fragments wanted; below-threshold members fill up to it "
                 "(default: MAX_RERANKING_OUTPUT_DOC)")] = None,
+            offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="fragments "
+                                         "skipped first (a cut answer's next_offset)")] = 0,
     ) -> GoalContextOutput:
         """The fragments assembled for a goal."""
         def work() -> GoalContextOutput:
             context = self.graph.goal_context(goal_id, char_budget=char_budget, target=target)
-            return GoalContextOutput(
+            out = GoalContextOutput(
                 goal_id=goal_id, datasets=context.datasets,
-                fragments=[member_out(m) for m in context.fragments],
+                fragments=[member_out(m) for m in context.fragments[offset:]],
                 characters=context.characters, truncated=context.truncated,
                 fill_up_used=context.fill_up_used, filled_from=context.filled_from,
-                weight_scales=context.weight_scales)
+                weight_scales=context.weight_scales, offset=offset)
+            data = fit_page(out.model_dump(), "fragments", self.output_chars,
+                            fitting="whole", offset=offset,
+                            more="call goal_context again with offset={next}")
+            return GoalContextOutput.model_validate(data)
 
         return await self._run(work)
 
 
-__all__ = ["TEXT_CHARS", "WRITES_DISABLED", "Tools", "tool_errors"]
+__all__ = ["TEXT_CHARS", "WRITES_DISABLED", "Tools", "tool_errors", "url_secrets"]
