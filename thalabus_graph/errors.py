@@ -10,6 +10,7 @@
     │   └── StaleVocabulary             the counts a plan was made with changed before it ran
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
     │   ├── UnknownCategoryError        strict_categories: a filter names no stored category
+    │   ├── UnknownLanguageError        a stated query language that no one knows
     │   └── InvalidTextError (ValueError)   a text argument that is not valid Unicode
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
@@ -142,6 +143,11 @@ class UnknownCategoryError(ConfigurationError):
         self.warnings = list(warnings)
         found = "; ".join(str(w) for w in self.warnings)
         super().__init__(f"strict categories: {found}")
+
+
+class UnknownLanguageError(ConfigurationError):
+    """A query's stated language that is neither an ISO 639-1 code nor an English name of a
+    language the engine knows; the message lists the known ones."""
 
 
 class InvalidTextError(ConfigurationError, ValueError):
@@ -282,4 +288,5 @@ __all__ = [
     "ThalabusSyntaxError",
     "UnembeddedDocuments",
     "UnknownCategoryError",
+    "UnknownLanguageError",
 ]

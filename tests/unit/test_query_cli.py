@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 
@@ -68,3 +69,32 @@ def test_query_help_states_the_quoting_rule_with_one_example_of_each_form(
     assert "'...'        searches by text" in shown
     assert "thalabus-graph query '\"how do I clean a kitchen floor\"'   # by meaning" in shown
     assert "thalabus-graph query \"'kitchen floor'\"" in shown and "# by text" in shown
+
+
+@pytest.mark.parametrize("language", ["klingon", "xx"])
+def test_an_unknown_language_is_bad_input_before_any_connection(
+        language: str, capsys: pytest.CaptureFixture[str]) -> None:
+    commands = [name for name, sub in _subcommands().items()
+                if any("--language" in a.option_strings for a in sub._actions)]
+    assert {"query", "explain"} <= set(commands)
+    for command in commands:
+        with pytest.raises(SystemExit) as caught:
+            main([command, '"chocolate cake recipe"', "--language", language])
+        assert caught.value.code == 2
+        err = capsys.readouterr().err
+        assert f"unknown language {language!r}" in err and " de, " in err and " zh" in err
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    """Every sub-command's parser by its name (``datasets list`` as one name)."""
+    out: dict[str, argparse.ArgumentParser] = {}
+    stack: list[tuple[str, argparse.ArgumentParser]] = [("", build_parser())]
+    while stack:
+        prefix, parser = stack.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    full = f"{prefix} {name}".strip()
+                    out[full] = sub
+                    stack.append((full, sub))
+    return out

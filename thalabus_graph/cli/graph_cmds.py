@@ -7,10 +7,11 @@ import argparse
 import sys
 from typing import Any
 
+from thalabus_graph import languages
 from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import ConfigurationError, IngestError
+from thalabus_graph.errors import ConfigurationError, IngestError, UnknownLanguageError
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -188,9 +189,18 @@ def register(subparsers: Any) -> None:
         q.set_defaults(handler=_datasets_hide, hidden=hidden)
 
 
+def _language(text: str) -> str | None:
+    """A ``--language`` value checked before any connection: an unknown language is bad
+    input (exit 2), with the known ones named."""
+    try:
+        return languages.checked_language(text)
+    except UnknownLanguageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _add_language(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--language", default=None, metavar="LANG",
+        "--language", default=None, metavar="LANG", type=_language,
         help="the query's language (ISO 639-1 code or name): its phrases' text search uses "
              "that language's analyzer; default: detected per phrase among the graph's "
              "languages")
