@@ -18,6 +18,7 @@ from typing import Any
 from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
+from thalabus_graph.query.ast import id_form
 from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
@@ -94,6 +95,7 @@ class VocabularyCheck:
         """The check of ``node`` in its scope (None: the query has no category and no scope,
         and nothing is read)."""
         predicates = tuple(category_predicates(node))
+        ontology_id = id_form(ontology_id)
         if not predicates and ontology_id is None and datasetids is None:
             return None
         return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),
