@@ -101,3 +101,16 @@ def test_an_identifier_is_found_in_each_of_its_unicode_forms(clean_db: Database)
             result = graph.query(f"TOPIC={topic}", ontology_id=ontology, strict_categories=True)
             assert result.warnings == []
             assert [d.documentid for d in result.documents or []] == ["forms-1"]
+
+
+def test_a_typo_gets_the_closest_stored_spelling(graph: ThalabusGraph, neo4j_uri: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    query = "DIFFICULTYY=easy OR DIFFICULTY=esay"
+    expected = [(UNKNOWN_NAME, "DIFFICULTYY", "DIFFICULTY"),
+                (UNKNOWN_VALUE, "DIFFICULTY=esay", "DIFFICULTY=easy")]
+    for _ in range(2):  # read on its own, then carried by the query's first statement
+        assert kinds(graph.query(query).warnings) == expected
+    with pytest.raises(UnknownCategoryError, match="did you mean 'DIFFICULTY'"):
+        graph.query(query, strict_categories=True)
+    assert main(["query", "DIFFICULTYY=easy", "--strict-categories", "--uri", neo4j_uri]) == 2
+    assert "did you mean 'DIFFICULTY'?" in capsys.readouterr().err
