@@ -173,7 +173,7 @@ class Datasets:
                         added += int(run(tx, statement, datasetid=datasetid,
                                          rows=chunk)[0]["added"])
             if added != given:
-                raise DatasetError(f"{datasetid}: {given} members given but only {added} "
+                raise DatasetInputError(f"{datasetid}: {given} members given but only {added} "
                                    "exist in the graph")
             if derived_from is not None:
                 run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)

@@ -15,8 +15,9 @@
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
     │   └── UnembeddedDocuments         fragments lack vectors and no embedder is configured
-    ├── DatasetError                    unknown dataset / goal, or a failed dataset write
-    │   └── DatasetInputError           also a ConfigurationError: unknown id or bad session name
+    ├── DatasetError                    a dataset write that failed
+    │   └── DatasetInputError           also a ConfigurationError: an id that is not found
+    │                                   (dataset, goal, document, fragment) or a bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
     │   ├── QueryTimeout                a query outran its time budget (query_timeout_seconds)
     │   └── OutOfTransactionMemory      a write larger than the server's transaction memory
@@ -178,12 +179,13 @@ class UnembeddedDocuments(IngestError):
 
 
 class DatasetError(ThalabusError):
-    """An unknown dataset or goal, or a dataset write that was rolled back."""
+    """A dataset or goal operation that failed, e.g. a dataset write that was rolled back."""
 
 
 class DatasetInputError(DatasetError, ConfigurationError):
-    """An unknown dataset or goal id, or a session name that cannot be stored: the call must
-    change (the CLI exits 2, as for any bad input)."""
+    """An id that is not found (a dataset, goal, document or fragment) or a session name that
+    cannot be stored: the call must change. Not found is bad input: the CLI exits 2, as for
+    any bad input."""
 
 
 class GraphError(ThalabusError):

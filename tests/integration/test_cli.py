@@ -133,3 +133,13 @@ def test_errors_are_json_with_json(neo4j_uri: str, clean_db: Database,
     captured = capsys.readouterr()
     assert json.loads(captured.out)["error"]["type"] == "DatasetInputError"
     assert captured.err.count("\n") == 1
+
+
+def test_an_id_that_is_not_found_is_bad_input_everywhere(
+        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    for argv in (["goal", "load", "g1", "own-999"], ["goal", "use", "g2", "nope#1"],
+                 ["goal", "show", "nope"], ["datasets", "show", "nope#1"],
+                 ["datasets", "hide", "nope#1", "own-1-c1"], ["rerank", "nope#1"]):
+        assert main([*argv, *uri]) == 2, argv
+        assert capsys.readouterr().err.splitlines()[-1].startswith("error: "), argv
