@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from thalabus_graph import languages
+from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
@@ -167,11 +168,16 @@ def register(subparsers: Any) -> None:
                "  thalabus-graph datasets hide 'default#rerank_1' docid-1003-c2 docid-1004\n"
                "  thalabus-graph datasets unhide 'default#rerank_1' docid-1003-c2")
     sub = p.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
-    q = sub.add_parser("list", help="every dataset")
+    q = sub.add_parser("list", help="every dataset", formatter_class=fmt,
+                       epilog="examples:\n  thalabus-graph datasets list\n"
+                              "  thalabus-graph datasets list --session cli --json")
     q.add_argument("--session", default=None)
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_list)
-    q = sub.add_parser("show", help="one dataset and its best members")
+    q = sub.add_parser("show", help="one dataset and its best members", formatter_class=fmt,
+                       epilog="examples:\n  thalabus-graph datasets show 'default#dataset_1'\n"
+                              "  thalabus-graph datasets show 'default#rerank_1' --hidden "
+                              "--histogram scores.png")
     q.add_argument("dataset")
     q.add_argument("--limit", type=int, default=20)
     q.add_argument("--hidden", action="store_true", help="include hidden members")
@@ -181,7 +187,11 @@ def register(subparsers: Any) -> None:
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_show)
     for action, hidden in (("hide", True), ("unhide", False)):
-        q = sub.add_parser(action, help=f"{action} members of one dataset (for its readers only)")
+        q = sub.add_parser(
+            action, help=f"{action} members of one dataset (for its readers only)",
+            formatter_class=fmt,
+            epilog=f"example:\n  thalabus-graph datasets {action} 'default#rerank_1' "
+                   "docid-1003-c2 docid-1004")
         q.add_argument("dataset")
         q.add_argument("members", nargs="+", metavar="FRAGMENT",
                        help="fragment ids (or document ids of category members)")
@@ -272,6 +282,7 @@ def _short(text: str | None, width: int = 70) -> str:
 
 
 def _query(args: argparse.Namespace) -> int:
+    parse_within_limits(args.text, Settings.from_env())  # a malformed query needs no server
     with _graph(args) as g:
         if args.rerank:
             _say_if_no_reranker(g, "--rerank changes nothing")
@@ -310,6 +321,7 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    parse_for_explain(args.text, Settings.from_env())  # a malformed query needs no server
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
