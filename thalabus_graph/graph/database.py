@@ -35,6 +35,7 @@ from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
 from thalabus_graph.errors import GraphError, InvalidTextError, QueryTimeout
 from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.bookmarks import checked as checked_bookmarks
 from thalabus_graph.graph.connection import check_uri, redact_uri
 
 T = TypeVar("T")
@@ -232,12 +233,14 @@ class Database:
         the state another process passes to ``wait_for`` (or ``bookmarks=``) to see it."""
         return tuple(sorted(self.bookmark_manager.get_bookmarks()))
 
-    def wait_for(self, bookmarks: Iterable[str]) -> None:
+    def wait_for(self, bookmarks: Iterable[str] | str) -> None:
         """Wait until the server has applied ``bookmarks``, then keep them in the causal
         chain, so every later transaction sees that state too. A read transaction runs now
         with them: bookmarks the server does not know, or a state it does not reach in time,
-        fail here (``GraphError``) and are not kept, so this object stays usable."""
-        given = [b for b in bookmarks if b]
+        fail here (``GraphError``) and are not kept, so this object stays usable; a value that
+        is no bookmark, or one of the system database, fails before
+        (``ConfigurationError``, ``graph.bookmarks.checked``)."""
+        given = checked_bookmarks(bookmarks)
         if not given:
             return
         with mapped_errors("waiting for bookmarks"), self.session(
