@@ -17,7 +17,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.datasets import Datasets, Member
+from thalabus_graph.datasets import Datasets, Member, check_goal_id
 from thalabus_graph.errors import DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
@@ -139,6 +139,7 @@ class Goals:
         fragment attached again takes its new score. Category stubs attach their Document.
         One transaction: an id that is not in the graph fails it (``DatasetInputError``) and nothing
         is attached. Returns how many were given."""
+        check_goal_id(goalid)
         rows, stubs = _rows(fragments)
 
         def work(tx: ManagedTransaction) -> int:
@@ -156,6 +157,7 @@ class Goals:
 
     def load_document(self, goalid: str, documentid: str) -> int:
         """Load a whole document into a goal (created when new); returns its ordinal."""
+        check_goal_id(goalid)
         rows = self.db.write("goal_load_document", goalid=goalid, documentid=documentid)
         if not rows:
             raise DatasetInputError(f"no document {documentid!r}")
@@ -163,6 +165,7 @@ class Goals:
 
     def dataset_ids(self, goalid: str) -> list[str]:
         """The goal's datasets in ordinal order."""
+        check_goal_id(goalid)
         return [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
 
     def context(self, goalid: str, *, min_score: float | None = None,

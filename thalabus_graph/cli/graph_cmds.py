@@ -277,7 +277,7 @@ def _check_readable(path: str) -> None:
 def _short(text: str | None, width: int = 70) -> str:
     if text is None:
         return "-"
-    flat = " ".join(text.split())
+    flat = output.shown(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -308,13 +308,13 @@ def _query(args: argparse.Namespace) -> int:
     if result.documents is not None:
         print(f"{len(result.documents)} documents")
         for d in result.documents[:rows]:
-            print(f"  {d.score:7.4f}  {d.documentid:<16} {_short(d.title, 60)}")
+            print(f"  {d.score:7.4f}  {output.shown(d.documentid):<16} {_short(d.title, 60)}")
     else:
         print(f"{len(result.fragments)} fragments")
         for f in result.fragments[:rows]:
             print(f"  {f.score:7.4f}  {f.fragmentid:<20} {f.source:<10} {_short(f.text, 50)}")
     for datasetid in result.dataset_ids:
-        print(f"dataset: {datasetid}")
+        print(f"dataset: {output.shown(datasetid)}")
     if result.plan is not None:
         print(result.plan)  # the same tree as print(result.plan) in Python
     return common.EXIT_OK
@@ -399,8 +399,8 @@ def _datasets_list(args: argparse.Namespace) -> int:
         output.emit_json(rows)
         return common.EXIT_OK
     for r in rows:
-        parents = ",".join(r["derived_from"]) or "-"
-        print(f"{r['datasetid']:<28} {r['members']:>6} members  from {parents:<24} "
+        parents = output.shown(",".join(r["derived_from"])) or "-"
+        print(f"{output.shown(r['datasetid']):<28} {r['members']:>6} members  from {parents:<24} "
               f"{_short(r['query'], 40)}")
     return common.EXIT_OK
 
@@ -415,7 +415,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json({"dataset": info.to_dict(), "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
-    print(f"{info.datasetid}: {info.members} members ({info.hidden} hidden), "
+    print(f"{output.shown(info.datasetid)}: {info.members} members ({info.hidden} hidden), "
           f"query {info.query!r}, derived from {info.derived_from or '-'}")
     if info.reranked is not None:
         state = "reranked" if info.reranked else "NOT reranked (order kept)"

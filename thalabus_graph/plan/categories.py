@@ -22,7 +22,7 @@ from typing import Any
 from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
-from thalabus_graph.query.ast import id_form
+from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
@@ -103,6 +103,7 @@ class VocabularyCheck:
         and nothing is read)."""
         predicates = tuple(category_predicates(node))
         ontology_id = id_form(ontology_id)
+        datasetids = id_list(datasetids, "subset_of_datasetids")
         if not predicates and ontology_id is None and datasetids is None:
             return None
         return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar, overload
 
-from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
+from thalabus_graph.errors import ConfigurationError, QueryNodeError, QueryNodeTypeError
 
 T = TypeVar("T")
 
@@ -153,6 +153,29 @@ def id_form(text: str | None) -> str | None:
     documents are ingested again.
     """
     return None if text is None else unicodedata.normalize("NFKC", text)
+
+
+def id_list(ids: str | Iterable[str] | None, what: str = "ids") -> list[str] | None:
+    """A list of ids as the API takes it (the parent datasets of a scope, members to hide):
+    a lone ``str`` is one id, not its characters (``subset_of_datasetids="s#dataset_1"``
+    means that dataset); None stays None (no such scope).
+
+    Raises:
+        ConfigurationError: an item that is not a string, or ``ids`` not iterable.
+    """
+    if ids is None:
+        return None
+    if isinstance(ids, str):
+        return [ids]
+    try:
+        out = list(ids)
+    except TypeError:
+        raise ConfigurationError(f"{what} must be a string or a list of strings, not "
+                                 f"{type(ids).__name__}") from None
+    for item in out:
+        if not isinstance(item, str):
+            raise ConfigurationError(f"{what} must be strings, not {type(item).__name__}")
+    return out
 
 
 def _check_child(kind: str, child: object) -> _NodeBase:
