@@ -3,6 +3,9 @@
 // asked ontology or null. Returns the stored spellings only: the names that exist, the
 // [name, value] pairs among the asked values, and the ontology ids equal to the asked one.
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
+// The scan (only when a pair is not stored as written) also returns the spellings a typo's
+// suggestion is chosen from: every category name (known_names) and the [name, value] pairs
+// of the asked names (known_pairs), at most 1,000 of each.
 // A pattern the plan counts at run time (one not read with the vocabulary) is counted by this
 // statement too, with no names or pairs: one copy of the counting rules.
 // When every [name, value] pair of the query ($exact_pairs, as written; $exact_names their
@@ -44,13 +47,17 @@ CALL () {
 CALL (exact) {
   UNWIND CASE WHEN exact THEN [] ELSE [true] END AS scan
   MATCH (c:Category)
-  WHERE toLower(c.name) IN $names
-  RETURN collect(DISTINCT c.name) AS scanned_names,
-         collect(DISTINCT CASE WHEN toLower(c.value) IN $values THEN [c.name, c.value] END)
-           AS scanned_pairs
+  WITH c, toLower(c.name) IN $names AS asked
+  RETURN collect(DISTINCT CASE WHEN asked THEN c.name END) AS scanned_names,
+         collect(DISTINCT CASE WHEN asked AND toLower(c.value) IN $values
+                               THEN [c.name, c.value] END) AS scanned_pairs,
+         collect(DISTINCT c.name)[..1000] AS known_names,
+         collect(DISTINCT CASE WHEN asked THEN [c.name, c.value] END)[..1000]
+           AS known_pairs
 }
 WITH CASE WHEN exact THEN $exact_names ELSE scanned_names END AS names,
-     CASE WHEN exact THEN $exact_pairs ELSE scanned_pairs END AS pairs
+     CASE WHEN exact THEN $exact_pairs ELSE scanned_pairs END AS pairs,
+     known_names, known_pairs
 CALL () {
   OPTIONAL MATCH (o:Ontology)
   WHERE $ontologyid IS NOT NULL AND toLower(o.ontologyid) = toLower($ontologyid)
@@ -180,4 +187,4 @@ CALL (sizes) {
   ORDER BY i
   RETURN collect(n) AS counts
 }
-RETURN names, pairs, ontologies, sizes, counts
+RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs

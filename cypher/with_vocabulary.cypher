@@ -12,7 +12,8 @@
 CALL () {
 {{= vocabulary}}
 }
-WITH {names: names, pairs: pairs, ontologies: ontologies, sizes: sizes, counts: counts}
+WITH {names: names, pairs: pairs, ontologies: ontologies, sizes: sizes, counts: counts,
+       known_names: known_names, known_pairs: known_pairs}
        AS thalabus_vocabulary
 WITH thalabus_vocabulary,
      thalabus_vocabulary.sizes = $vocabulary_planned_sizes

@@ -24,6 +24,7 @@ from thalabus_graph.errors import DatasetError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.query import Semantic, serialize
+from thalabus_graph.query.ast import id_list
 from thalabus_graph.settings import Settings
 
 _WRITE_CHUNK = 5000
@@ -148,6 +149,8 @@ class Datasets:
         if not session or "#" in session:
             raise DatasetInputError("a session name must be non-empty and contain no '#'")
         _check_session(session)
+        if goal is not None:
+            check_goal_id(goal)
         pages: Iterable[Sequence[Fragment | Member]] = (
             [fragments] if isinstance(fragments, Sequence) else _pages(fragments))
         started = False
@@ -173,7 +176,7 @@ class Datasets:
                         added += int(run(tx, statement, datasetid=datasetid,
                                          rows=chunk)[0]["added"])
             if added != given:
-                raise DatasetError(f"{datasetid}: {given} members given but only {added} "
+                raise DatasetInputError(f"{datasetid}: {given} members given but only {added} "
                                    "exist in the graph")
             if derived_from is not None:
                 run(tx, "dataset_derive", datasetid=datasetid, parent=derived_from)
@@ -230,7 +233,8 @@ class Datasets:
     def hide(self, datasetid: str, ids: Sequence[str], hidden: bool = True) -> int:
         """Hide (or show again) members of one dataset; returns how many members matched."""
         self.get(datasetid)
-        rows = self.db.write("dataset_hide", datasetid=datasetid, ids=list(ids), hidden=hidden)
+        rows = self.db.write("dataset_hide", datasetid=datasetid,
+                             ids=id_list(ids, "member ids"), hidden=hidden)
         return int(rows[0]["changed"])
 
     def missing_members(self, datasetid: str, ids: Sequence[str]) -> list[str]:
@@ -246,9 +250,30 @@ class Datasets:
     def use_for_goal(self, goalid: str, datasetid: str) -> int:
         """Attach a dataset to a goal (created when new); returns its ordinal. The goal's
         context is built by ``goals.Goals.context``."""
+        check_goal_id(goalid)
         self.get(datasetid)
         return int(self.db.write("goal_use_dataset", goalid=goalid, datasetid=datasetid,
                                  replaces=None)[0]["ordinal"])
+
+
+def check_goal_id(goalid: str) -> None:
+    """A goal id is an indexed key: text of at most ``MAX_KEY_BYTES`` UTF-8 bytes (Neo4j
+    refuses a longer one with an index error of its own).
+
+    Raises:
+        DatasetInputError: it is not a non-empty string of at most that size.
+    """
+    if not isinstance(goalid, str) or not goalid:
+        raise DatasetInputError(f"a goal id must be a non-empty string, not {goalid!r:.40}")
+    try:
+        size = len(goalid.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise DatasetInputError("a goal id must be valid Unicode text (it holds a lone "
+                                "surrogate)") from None
+    if size > MAX_KEY_BYTES:
+        raise DatasetInputError(f"a goal id is {size} bytes long; the limit is MAX_KEY_BYTES "
+                                f"= {MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot index longer "
+                                "ids)")
 
 
 def _check_session(session: str) -> None:

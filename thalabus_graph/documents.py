@@ -68,7 +68,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
-from thalabus_graph.query.ast import NAME_PATTERN
+from thalabus_graph.query.ast import NAME_PATTERN, id_form
 from thalabus_graph.vectors import vector_problem
 
 FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "question", "keyword"]
@@ -370,7 +370,7 @@ class _Builder:
             raise IngestError(f"{key} is blank")
         if key == "ontology":
             _check_key(value, key)
-            return value
+            return id_form(value)
         _check_text(value, key)
         return _nfc(value)
 
@@ -419,7 +419,7 @@ class _Builder:
                 if not item.strip():
                     raise IngestError(f"category {name} has a blank value")
                 _check_key(item, f"category {name} value")
-                item = _nfc(item)
+                item = id_form(item)
                 if item not in values:
                     values.append(item)
             if values:

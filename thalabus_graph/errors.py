@@ -10,12 +10,14 @@
     │   └── StaleVocabulary             the counts a plan was made with changed before it ran
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
     │   ├── UnknownCategoryError        strict_categories: a filter names no stored category
+    │   ├── UnknownLanguageError        a stated query language that no one knows
     │   └── InvalidTextError (ValueError)   a text argument that is not valid Unicode
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
     │   └── UnembeddedDocuments         fragments lack vectors and no embedder is configured
-    ├── DatasetError                    unknown dataset / goal, or a failed dataset write
-    │   └── DatasetInputError           also a ConfigurationError: unknown id or bad session name
+    ├── DatasetError                    a dataset write that failed
+    │   └── DatasetInputError           also a ConfigurationError: an id that is not found
+    │                                   (dataset, goal, document, fragment) or a bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
     │   ├── QueryTimeout                a query outran its time budget (query_timeout_seconds)
     │   └── OutOfTransactionMemory      a write larger than the server's transaction memory
@@ -144,6 +146,11 @@ class UnknownCategoryError(ConfigurationError):
         super().__init__(f"strict categories: {found}")
 
 
+class UnknownLanguageError(ConfigurationError):
+    """A query's stated language that is neither an ISO 639-1 code nor an English name of a
+    language the engine knows; the message lists the known ones."""
+
+
 class InvalidTextError(ConfigurationError, ValueError):
     """A text argument (an ontology id, a dataset id, a value) holding a lone surrogate, which
     is not valid Unicode and cannot be sent to Neo4j or an inference service."""
@@ -172,12 +179,13 @@ class UnembeddedDocuments(IngestError):
 
 
 class DatasetError(ThalabusError):
-    """An unknown dataset or goal, or a dataset write that was rolled back."""
+    """A dataset or goal operation that failed, e.g. a dataset write that was rolled back."""
 
 
 class DatasetInputError(DatasetError, ConfigurationError):
-    """An unknown dataset or goal id, or a session name that cannot be stored: the call must
-    change (the CLI exits 2, as for any bad input)."""
+    """An id that is not found (a dataset, goal, document or fragment) or a session name that
+    cannot be stored: the call must change. Not found is bad input: the CLI exits 2, as for
+    any bad input."""
 
 
 class GraphError(ThalabusError):
@@ -282,4 +290,5 @@ __all__ = [
     "ThalabusSyntaxError",
     "UnembeddedDocuments",
     "UnknownCategoryError",
+    "UnknownLanguageError",
 ]

@@ -17,8 +17,8 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.datasets import Datasets, Member
-from thalabus_graph.errors import DatasetError
+from thalabus_graph.datasets import Datasets, Member, check_goal_id
+from thalabus_graph.errors import DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.settings import Settings
@@ -137,8 +137,9 @@ class Goals:
     def add_fragments(self, goalid: str, fragments: Iterable[Fragment | Member]) -> int:
         """Attach RAG fragments to the goal itself (created when new), with their scores; a
         fragment attached again takes its new score. Category stubs attach their Document.
-        One transaction: an id that is not in the graph fails it (``DatasetError``) and nothing
+        One transaction: an id that is not in the graph fails it (``DatasetInputError``) and nothing
         is attached. Returns how many were given."""
+        check_goal_id(goalid)
         rows, stubs = _rows(fragments)
 
         def work(tx: ManagedTransaction) -> int:
@@ -148,21 +149,23 @@ class Goals:
                 if chunk or statement == "goal_add_fragments":  # it also creates the goal
                     added += int(run(tx, statement, goalid=goalid, rows=chunk)[0]["added"])
             if added != len(rows) + len(stubs):
-                raise DatasetError(f"goal {goalid!r}: {len(rows) + len(stubs)} fragments given "
-                                   f"but only {added} exist in the graph")
+                raise DatasetInputError(f"goal {goalid!r}: {len(rows) + len(stubs)} fragments "
+                                        f"given but only {added} exist in the graph")
             return added
 
         return self.db.write_tx(work, what="attaching RAG fragments to a goal")
 
     def load_document(self, goalid: str, documentid: str) -> int:
         """Load a whole document into a goal (created when new); returns its ordinal."""
+        check_goal_id(goalid)
         rows = self.db.write("goal_load_document", goalid=goalid, documentid=documentid)
         if not rows:
-            raise DatasetError(f"no document {documentid!r}")
+            raise DatasetInputError(f"no document {documentid!r}")
         return int(rows[0]["ordinal"])
 
     def dataset_ids(self, goalid: str) -> list[str]:
         """The goal's datasets in ordinal order."""
+        check_goal_id(goalid)
         return [r["datasetid"] for r in self.db.read("goal_datasets", goalid=goalid)]
 
     def context(self, goalid: str, *, min_score: float | None = None,
@@ -185,7 +188,7 @@ class Goals:
         characters are taken off ``char_budget`` for the final message.
 
         Raises:
-            DatasetError: the goal uses nothing (no dataset, fragment or document).
+            DatasetInputError: the goal uses nothing (no dataset, fragment or document).
         """
         s = self.settings
         budget = s.max_rag_message_length if char_budget is None else char_budget
@@ -194,7 +197,7 @@ class Goals:
         own = self._own_fragments(goalid, budget)
         loaded = self._loaded(goalid, loaded_cap)
         if not datasets and not own.members and not loaded and not self._exists(goalid):
-            raise DatasetError(f"goal {goalid!r} uses no dataset, fragment or document")
+            raise DatasetInputError(f"goal {goalid!r} uses no dataset, fragment or document")
         collected = self._collect_datasets(
             goalid, datasets, budget=budget,
             threshold=s.min_reranking_score_frag if min_score is None else min_score,

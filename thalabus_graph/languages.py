@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from thalabus_graph.errors import UnknownLanguageError
+
 if TYPE_CHECKING:
     from lingua import Language, LanguageDetector
 
@@ -76,6 +78,32 @@ def language_of(stated: str | None) -> str | None:
         return None
     code = _ALIASES.get(match.group(1), match.group(1))
     return code if code in LANGUAGES else None
+
+
+def checked_language(stated: str | None) -> str | None:
+    """``stated`` when it names a known language (``language_of``'s forms, or a language
+    lingua knows without an analyzer, searched with the language-neutral index), None when
+    nothing is stated.
+
+    Raises:
+        UnknownLanguageError: ``stated`` names no known language (``"klingon"``, ``"xx"``):
+            searching it with the neutral index would answer another query than the one
+            asked. The message lists the known codes.
+    """
+    if stated is None or not stated.strip():
+        return None
+    if language_of(stated) is not None:
+        return stated
+    text = stated.strip().lower()
+    match = _CODE.match(text)
+    others = _lingua_codes() - set(LANGUAGES)
+    if text in _lingua_names() or (match is not None and (
+            _ALIASES.get(match.group(1), match.group(1)) in others)):
+        return stated
+    raise UnknownLanguageError(
+        f"unknown language {stated!r}: give an ISO 639-1 code or a language's English name; "
+        f"searched with their own analyzer: {', '.join(EVERY)}; with the language-neutral "
+        f"index: {', '.join(sorted(others))}; or leave the language out to detect it")
 
 
 def analyzer_of(language: str | None) -> str | None:
@@ -185,6 +213,14 @@ def detect_many(texts: Sequence[str], candidates: Sequence[str]) -> list[Detecti
             continue
         out.append(Detection(_code(language), 1.0))
     return out
+
+
+@lru_cache(maxsize=1)
+def _lingua_names() -> frozenset[str]:
+    """The English names of the languages lingua detects, in lower case (``chinese``)."""
+    from lingua import Language
+
+    return frozenset(lang.name.lower() for lang in Language.all())
 
 
 @lru_cache(maxsize=1)

@@ -35,6 +35,7 @@ from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
+from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.outcome import BranchOutcomes
@@ -138,6 +139,8 @@ class Queries:
         caller checks that the parent datasets exist, with the vocabulary read;
         ``stream_limit``: the documents a pure filter query streams at most, see
         ``SearchExecutor``)."""
+        ontology_id = id_form(ontology_id)
+        subset_of_datasetids = id_list(subset_of_datasetids, "subset_of_datasetids")
         datasetids = (_listed(subset_of_datasetids) if datasets_checked
                       else self.scope(subset_of_datasetids))
         return SearchExecutor(self.db, cost.sized(self.settings, limit),

@@ -17,7 +17,7 @@ import pytest
 
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.errors import GraphError
+from thalabus_graph.errors import ConfigurationError, GraphError
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.rerank import NoReranking
@@ -114,9 +114,34 @@ def test_wait_for_sends_the_bookmarks_to_the_server(
     with connect(neo4j_connection) as reader:
         reader.wait_for(created.bookmarks)
         assert reader.datasets.get(created.dataset_ids[0]).members == len(created.fragments)
+        forged = "FB:bm90LWEtYm9va21hcms"  # the shape of one, not one the server issued
         with pytest.raises(GraphError, match=r"(?i)bookmark"):
-            reader.wait_for(["not-a-bookmark"])  # the server refuses what it cannot parse
-        assert "not-a-bookmark" not in reader.bookmarks  # not kept: the object stays usable
+            reader.wait_for([forged])  # the server refuses what it cannot parse
+        assert forged not in reader.bookmarks  # not kept: the object stays usable
         assert reader.datasets.get(created.dataset_ids[0]).members == len(created.fragments)
     with pytest.raises(GraphError, match=r"(?i)bookmark"):
-        connect(neo4j_connection, bookmarks=("not-a-bookmark",))
+        connect(neo4j_connection, bookmarks=(forged,))
+
+
+def test_a_value_that_is_no_bookmark_is_refused_before_the_server(
+        writer: ThalabusGraph, neo4j_connection: Connection) -> None:
+    created = writer.query("KIND=cat", create_dataset=True, session="one",
+                           return_documents=False)
+    (bookmark,) = created.bookmarks
+    with connect(neo4j_connection) as reader:
+        reader.wait_for(bookmark)  # a lone string is one bookmark, not its characters
+        assert bookmark in reader.bookmarks
+        for bad in ("F", "not-a-bookmark", ["x" * 5000], [3]):
+            with pytest.raises(ConfigurationError, match="bookmark"):
+                reader.wait_for(bad)  # type: ignore[arg-type]
+
+
+def test_a_bookmark_of_the_system_database_is_refused(
+        writer: ThalabusGraph, neo4j_connection: Connection) -> None:
+    with writer.db.driver.session(database="system") as session:
+        session.run("SHOW DATABASES YIELD name").consume()  # a read: nothing changes
+        (system,) = session.last_bookmarks().raw_values
+    with pytest.raises(ConfigurationError, match="system database"):
+        writer.wait_for([system])
+    with pytest.raises(ConfigurationError, match="system database"):
+        connect(neo4j_connection, bookmarks=(system,))

@@ -90,3 +90,27 @@ def test_cli_warns_on_stderr_and_strict_exits_2(neo4j_uri: str, graph: ThalabusG
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["type"] == "UnknownCategoryError"
     assert error["warnings"][0]["suggestion"] == "DIFFICULTY=hard"
+
+
+def test_an_identifier_is_found_in_each_of_its_unicode_forms(clean_db: Database) -> None:
+    graph = ThalabusGraph(clean_db, embedder=shared_embedder())
+    graph.ingest([{"documentid": "forms-1", "ontology": "Cafe\u0301", "chapters": ["Money."],
+                   "categories": {"TOPIC": ["\ufb01nance"]}}], progress=False, strict=True)
+    for ontology in ("Caf\u00e9", "Cafe\u0301"):
+        for topic in ("finance", "\ufb01nance"):
+            result = graph.query(f"TOPIC={topic}", ontology_id=ontology, strict_categories=True)
+            assert result.warnings == []
+            assert [d.documentid for d in result.documents or []] == ["forms-1"]
+
+
+def test_a_typo_gets_the_closest_stored_spelling(graph: ThalabusGraph, neo4j_uri: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    query = "DIFFICULTYY=easy OR DIFFICULTY=esay"
+    expected = [(UNKNOWN_NAME, "DIFFICULTYY", "DIFFICULTY"),
+                (UNKNOWN_VALUE, "DIFFICULTY=esay", "DIFFICULTY=easy")]
+    for _ in range(2):  # read on its own, then carried by the query's first statement
+        assert kinds(graph.query(query).warnings) == expected
+    with pytest.raises(UnknownCategoryError, match="did you mean 'DIFFICULTY'"):
+        graph.query(query, strict_categories=True)
+    assert main(["query", "DIFFICULTYY=easy", "--strict-categories", "--uri", neo4j_uri]) == 2
+    assert "did you mean 'DIFFICULTY'?" in capsys.readouterr().err

@@ -86,7 +86,7 @@ def test_ingest_of_a_missing_file_is_one_line_and_exit_2(
 
 def test_long_output_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("thalabus-graph")
-    query = " AND ".join(f'"term {i}"' for i in range(5_000))
+    query = " AND ".join(f"K=v{i}" for i in range(5_000))  # filters: free of max_query_terms
     done = subprocess.run(f"{shlex.quote(str(script))} parse {shlex.quote(query)} | head -c 20",
                           shell=True, capture_output=True, text=True, timeout=120,
                           executable="/bin/bash")
@@ -133,3 +133,13 @@ def test_errors_are_json_with_json(neo4j_uri: str, clean_db: Database,
     captured = capsys.readouterr()
     assert json.loads(captured.out)["error"]["type"] == "DatasetInputError"
     assert captured.err.count("\n") == 1
+
+
+def test_an_id_that_is_not_found_is_bad_input_everywhere(
+        neo4j_uri: str, clean_db: Database, capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    for argv in (["goal", "load", "g1", "own-999"], ["goal", "use", "g2", "nope#1"],
+                 ["goal", "show", "nope"], ["datasets", "show", "nope#1"],
+                 ["datasets", "hide", "nope#1", "own-1-c1"], ["rerank", "nope#1"]):
+        assert main([*argv, *uri]) == 2, argv
+        assert capsys.readouterr().err.splitlines()[-1].startswith("error: "), argv

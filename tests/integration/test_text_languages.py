@@ -15,6 +15,7 @@ import pytest
 from tests.integration.sample import shared_embedder
 from tests.integration.test_migrations import migrate_before, runner
 from thalabus_graph import Settings, ThalabusGraph, languages, lucene
+from thalabus_graph.errors import UnknownLanguageError
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
 from thalabus_graph.plan.searches import bag_of_words
@@ -208,3 +209,14 @@ def test_the_graphs_languages_are_read_once_not_per_query(
     graph.query('"Wo stehen die alten Häuser?"', return_documents=False)
     graph.query('"Where do the runners run?"', return_documents=False)
     assert reads == ["search_phrase", "search_phrase"]
+
+
+def test_an_unknown_language_is_refused_by_every_entry_point(graph: ThalabusGraph) -> None:
+    phrase = '"chocolate cake recipe"'
+    for run in (graph.query, graph.explain, graph.rag_fragments):
+        for unknown in ("klingon", "xx"):
+            with pytest.raises(UnknownLanguageError, match=f"unknown language '{unknown}'"):
+                run(phrase, language=unknown)
+    with pytest.raises(UnknownLanguageError):
+        graph.query("KIND=a", language="klingon")
+    assert graph.query(phrase, language="zh").documents is not None

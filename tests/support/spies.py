@@ -1,13 +1,34 @@
-"""Spies on the engine's database wrapper, for tests that count round trips."""
+"""Spies on the engine's database wrapper, for tests that count round trips, and a counter
+of the calls a piece of work makes, for tests that measure work instead of time."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import pytest
 
 from thalabus_graph import ThalabusGraph
+
+
+def count_calls(work: Callable[[], object]) -> int:
+    """The Python and C function calls ``work()`` makes: its work, counted instead of
+    timed, so that a loaded machine cannot change a test's answer. Calls on other threads
+    are not counted."""
+    count = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal count
+        count += 1
+
+    sys.setprofile(profile)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return count
 
 
 def spy_read_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,

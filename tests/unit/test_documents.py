@@ -22,6 +22,8 @@ from thalabus_graph.documents import (
 )
 from thalabus_graph.errors import IngestError
 from thalabus_graph.fragments import document_id_of
+from thalabus_graph.query import Category
+from thalabus_graph.query.ast import id_form
 
 
 def line(obj: Any) -> str:
@@ -417,3 +419,13 @@ def test_hostile_python_values_are_ingest_errors() -> None:
         with pytest.raises(IngestError) as info:
             document_from_dict(bad, 5)
         assert info.value.line_number == 5
+
+
+def test_identifiers_are_stored_in_the_form_every_query_asks_in() -> None:
+    doc = document_from_dict({
+        "documentid": "forms-1", "ontology": "Cafe\u0301", "chapters": ["text"],
+        "categories": {"TOPIC": ["\ufb01nance", "\uff24\uff45"], "PLACE": "Cafe\u0301"}})
+    assert doc.ontology == "Café" == id_form("Cafe\u0301")
+    assert doc.categories == {"TOPIC": ("finance", "De"), "PLACE": ("Café",)}
+    assert Category("TOPIC", ("\ufb01nance",)).values == ("finance",)
+    assert Category("PLACE", ("Cafe\u0301",)).values == doc.categories["PLACE"]

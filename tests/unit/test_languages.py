@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from thalabus_graph import Settings, languages
+from thalabus_graph.errors import ConfigurationError, UnknownLanguageError
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.search.languages import PENDING_LABEL, TextLanguages
 from thalabus_graph.text_languages import languages_for, sample_text
@@ -26,12 +27,29 @@ def test_a_stated_language_maps_to_its_analyzer(stated: str, code: str, analyzer
     assert languages.analyzer_of(stated) == analyzer
 
 
-@pytest.mark.parametrize("stated", [None, "", "vi", "zh", "ja", "th", "klingon", "x y", "e"])
+@pytest.mark.parametrize("stated", [None, "", "vi", "zh", "ja", "th"])
 def test_a_language_without_an_analyzer_is_neutral(stated: str | None) -> None:
     assert languages.language_of(stated) is None
     assert languages.analyzer_of(stated) is None
     assert languages.labels_of(languages.language_of(stated), "Chapter") == []
     assert languages.index_of(None, "chapters") == "chapters_fulltext"
+
+
+@pytest.mark.parametrize("stated", ["de", "de-CH", " German ", "nb", "vi", "zh", "Chinese",
+                                    "ja-JP", None, ""])
+def test_a_known_language_is_accepted(stated: str | None) -> None:
+    assert languages.checked_language(stated) == (stated if stated else None)
+
+
+@pytest.mark.parametrize("stated", ["klingon", "xx", "tlh", "x y", "e", "deu"])
+def test_an_unknown_language_is_refused_naming_the_known_ones(stated: str) -> None:
+    with pytest.raises(UnknownLanguageError, match="unknown language") as caught:
+        languages.checked_language(stated)
+    assert isinstance(caught.value, ConfigurationError)
+    for known in ("de", "en", "zh", "vi"):
+        assert re.search(rf"\b{known}\b", str(caught.value))
+    with pytest.raises(UnknownLanguageError):
+        TextLanguages(Settings(), None, stated)
 
 
 def test_every_analyzer_is_one_neo4j_ships_and_labels_and_indexes_follow_it() -> None:

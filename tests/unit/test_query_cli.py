@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 
@@ -48,6 +49,7 @@ def test_reads_stdin_and_prints_deep_trees(
     assert main(["parse", "-"]) == 0
     assert json.loads(capsys.readouterr().out) == {"type": "SEMANTIC", "text": "a"}
     deep = " AND ".join(['"a"'] * 3000)
+    monkeypatch.setenv("THALABUS_MAX_QUERY_TERMS", "3000")  # parse holds to the limits
     assert main(["parse", "--compact", deep]) == 0
     assert capsys.readouterr().out.count('"AND"') == 2999
 
@@ -68,3 +70,71 @@ def test_query_help_states_the_quoting_rule_with_one_example_of_each_form(
     assert "'...'        searches by text" in shown
     assert "thalabus-graph query '\"how do I clean a kitchen floor\"'   # by meaning" in shown
     assert "thalabus-graph query \"'kitchen floor'\"" in shown and "# by text" in shown
+
+
+@pytest.mark.parametrize("language", ["klingon", "xx"])
+def test_an_unknown_language_is_bad_input_before_any_connection(
+        language: str, capsys: pytest.CaptureFixture[str]) -> None:
+    commands = [name for name, sub in _subcommands().items()
+                if any("--language" in a.option_strings for a in sub._actions)]
+    assert {"query", "explain"} <= set(commands)
+    for command in commands:
+        with pytest.raises(SystemExit) as caught:
+            main([command, '"chocolate cake recipe"', "--language", language])
+        assert caught.value.code == 2
+        err = capsys.readouterr().err
+        assert f"unknown language {language!r}" in err and " de, " in err and " zh" in err
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    """Every sub-command's parser by its name (``datasets list`` as one name)."""
+    out: dict[str, argparse.ArgumentParser] = {}
+    stack: list[tuple[str, argparse.ArgumentParser]] = [("", build_parser())]
+    while stack:
+        prefix, parser = stack.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    full = f"{prefix} {name}".strip()
+                    out[full] = sub
+                    stack.append((full, sub))
+    return out
+
+
+def test_every_subcommand_help_shows_an_example_of_itself() -> None:
+    missing = []
+    for name, parser in sorted(_subcommands().items()):
+        shown = parser.format_help()
+        if "example" not in shown or f"thalabus-graph {name}" not in shown:
+            missing.append(name)
+    assert missing == []
+
+
+@pytest.mark.parametrize("command", ["query", "explain", "parse"])
+def test_a_query_the_shell_split_gets_the_quoting_hint(
+        command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([command, "kitchen", "floor"], [command, "kitchen", "floor", "--json"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "arrived as 2 arguments" in err
+        assert "'\"kitchen floor\"' searches by meaning" in err
+        assert "\"'kitchen floor'\" by text" in err
+
+
+@pytest.mark.parametrize("command", ["query", "explain"])
+def test_a_malformed_query_is_refused_before_connecting(
+        command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command, "kitchen floor", "--uri", "bolt://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "unexpected bare word 'kitchen': quote it" in err and "connect" not in err
+
+
+def test_parse_holds_the_query_to_the_configured_limits(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("THALABUS_MAX_QUERY_TERMS", "2")
+    assert main(["parse", '"a" OR "b" OR "c"']) == 2
+    assert "max_query_terms" in capsys.readouterr().err
+    monkeypatch.setenv("THALABUS_MAX_QUERY_CHARS", "10")
+    monkeypatch.setattr("sys.stdin", io.StringIO('"' + "a" * 1_000_000 + '"'))
+    assert main(["parse", "-"]) == 2
+    assert "max_query_chars" in capsys.readouterr().err

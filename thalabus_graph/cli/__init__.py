@@ -63,7 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             output.emit_json({"error": {"type": "ConfigurationError", "message": undecodable}})
         return common.EXIT_BAD_INPUT
     parser = build_parser()
-    args = parser.parse_args(arguments)
+    args, extra = parser.parse_known_args(arguments)
+    split = _split_query(args, extra)
+    if split is not None:
+        print(f"error: {split}", file=sys.stderr)
+        return common.EXIT_BAD_INPUT
+    if extra:
+        args = parser.parse_args(arguments)  # argparse's own error for what it cannot place
     common.configure_logging(args)
     if getattr(args, "json", False):
         args.handler = _errors_as_json(args.handler)
@@ -75,6 +81,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+
+
+QUERY_COMMANDS = ("query", "explain", "parse")
+"""The sub-commands whose one positional argument is a query text."""
+
+
+def _split_query(args: argparse.Namespace, extra: Sequence[str]) -> str | None:
+    """The message for a query the shell split into words (``query kitchen floor``: the
+    text is ``kitchen``, and ``floor`` is left over), or None. The words are shown as the
+    query they would make, with the quoting that keeps it one argument."""
+    text = getattr(args, "text", None) or getattr(args, "query", None)
+    if (getattr(args, "command", None) not in QUERY_COMMANDS or not extra or not text
+            or any(word.startswith("-") for word in extra)):
+        return None
+    words = " ".join([text, *extra])
+    return (f"the query arrived as {len(extra) + 1} arguments ({words}): the shell splits "
+            "unquoted words, and a bare word is an error in the query language; put the "
+            f"whole query in one pair of quotes: '\"{words}\"' searches by meaning, "
+            f"\"'{words}'\" by text (thalabus-graph {args.command} --help)")
 
 
 def _undecodable(arguments: Sequence[str]) -> str | None:

@@ -7,10 +7,12 @@ import argparse
 import sys
 from typing import Any
 
+from thalabus_graph import languages
+from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import ConfigurationError, IngestError
+from thalabus_graph.errors import ConfigurationError, IngestError, UnknownLanguageError
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -166,11 +168,16 @@ def register(subparsers: Any) -> None:
                "  thalabus-graph datasets hide 'default#rerank_1' docid-1003-c2 docid-1004\n"
                "  thalabus-graph datasets unhide 'default#rerank_1' docid-1003-c2")
     sub = p.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
-    q = sub.add_parser("list", help="every dataset")
+    q = sub.add_parser("list", help="every dataset", formatter_class=fmt,
+                       epilog="examples:\n  thalabus-graph datasets list\n"
+                              "  thalabus-graph datasets list --session cli --json")
     q.add_argument("--session", default=None)
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_list)
-    q = sub.add_parser("show", help="one dataset and its best members")
+    q = sub.add_parser("show", help="one dataset and its best members", formatter_class=fmt,
+                       epilog="examples:\n  thalabus-graph datasets show 'default#dataset_1'\n"
+                              "  thalabus-graph datasets show 'default#rerank_1' --hidden "
+                              "--histogram scores.png")
     q.add_argument("dataset")
     q.add_argument("--limit", type=int, default=20)
     q.add_argument("--hidden", action="store_true", help="include hidden members")
@@ -180,7 +187,11 @@ def register(subparsers: Any) -> None:
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_show)
     for action, hidden in (("hide", True), ("unhide", False)):
-        q = sub.add_parser(action, help=f"{action} members of one dataset (for its readers only)")
+        q = sub.add_parser(
+            action, help=f"{action} members of one dataset (for its readers only)",
+            formatter_class=fmt,
+            epilog=f"example:\n  thalabus-graph datasets {action} 'default#rerank_1' "
+                   "docid-1003-c2 docid-1004")
         q.add_argument("dataset")
         q.add_argument("members", nargs="+", metavar="FRAGMENT",
                        help="fragment ids (or document ids of category members)")
@@ -188,9 +199,18 @@ def register(subparsers: Any) -> None:
         q.set_defaults(handler=_datasets_hide, hidden=hidden)
 
 
+def _language(text: str) -> str | None:
+    """A ``--language`` value checked before any connection: an unknown language is bad
+    input (exit 2), with the known ones named."""
+    try:
+        return languages.checked_language(text)
+    except UnknownLanguageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _add_language(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--language", default=None, metavar="LANG",
+        "--language", default=None, metavar="LANG", type=_language,
         help="the query's language (ISO 639-1 code or name): its phrases' text search uses "
              "that language's analyzer; default: detected per phrase among the graph's "
              "languages")
@@ -257,11 +277,12 @@ def _check_readable(path: str) -> None:
 def _short(text: str | None, width: int = 70) -> str:
     if text is None:
         return "-"
-    flat = " ".join(text.split())
+    flat = output.shown(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _query(args: argparse.Namespace) -> int:
+    parse_within_limits(args.text, Settings.from_env())  # a malformed query needs no server
     with _graph(args) as g:
         if args.rerank:
             _say_if_no_reranker(g, "--rerank changes nothing")
@@ -287,19 +308,20 @@ def _query(args: argparse.Namespace) -> int:
     if result.documents is not None:
         print(f"{len(result.documents)} documents")
         for d in result.documents[:rows]:
-            print(f"  {d.score:7.4f}  {d.documentid:<16} {_short(d.title, 60)}")
+            print(f"  {d.score:7.4f}  {output.shown(d.documentid):<16} {_short(d.title, 60)}")
     else:
         print(f"{len(result.fragments)} fragments")
         for f in result.fragments[:rows]:
             print(f"  {f.score:7.4f}  {f.fragmentid:<20} {f.source:<10} {_short(f.text, 50)}")
     for datasetid in result.dataset_ids:
-        print(f"dataset: {datasetid}")
+        print(f"dataset: {output.shown(datasetid)}")
     if result.plan is not None:
         print(result.plan)  # the same tree as print(result.plan) in Python
     return common.EXIT_OK
 
 
 def _explain(args: argparse.Namespace) -> int:
+    parse_for_explain(args.text, Settings.from_env())  # a malformed query needs no server
     with _graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
@@ -377,8 +399,8 @@ def _datasets_list(args: argparse.Namespace) -> int:
         output.emit_json(rows)
         return common.EXIT_OK
     for r in rows:
-        parents = ",".join(r["derived_from"]) or "-"
-        print(f"{r['datasetid']:<28} {r['members']:>6} members  from {parents:<24} "
+        parents = output.shown(",".join(r["derived_from"])) or "-"
+        print(f"{output.shown(r['datasetid']):<28} {r['members']:>6} members  from {parents:<24} "
               f"{_short(r['query'], 40)}")
     return common.EXIT_OK
 
@@ -393,7 +415,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json({"dataset": info.to_dict(), "members": [m.to_dict() for m in members]})
         return common.EXIT_OK
-    print(f"{info.datasetid}: {info.members} members ({info.hidden} hidden), "
+    print(f"{output.shown(info.datasetid)}: {info.members} members ({info.hidden} hidden), "
           f"query {info.query!r}, derived from {info.derived_from or '-'}")
     if info.reranked is not None:
         state = "reranked" if info.reranked else "NOT reranked (order kept)"

@@ -71,6 +71,8 @@ def register(subparsers: Any) -> None:
     status = actions.add_parser(
         "status", help="list every version: applied, pending, changed, unknown",
         description="One row per migration version with its state and installation time.",
+        epilog="example:\n  thalabus-graph migrations status --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_options(status)
     status.set_defaults(handler=handle_status)
@@ -79,6 +81,8 @@ def register(subparsers: Any) -> None:
         description="Remove every stored embedding with the wrong dimension, a value that is "
         "not finite, or a norm of (almost) zero, which `migrations status` reports; searches "
         "then pass those fragments by until their documents are re-ingested. Needs --yes.",
+        epilog="example:\n  thalabus-graph migrations repair-vectors --yes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_options(repair)
     repair.add_argument("--yes", action="store_true", help="confirm")
@@ -86,6 +90,8 @@ def register(subparsers: Any) -> None:
     unlock = actions.add_parser(
         "unlock", help="remove a lock left by a migration runner that died",
         description="Delete the migration lock node. Only when no runner is active.",
+        epilog="example:\n  thalabus-graph migrations unlock",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_options(unlock)
     unlock.set_defaults(handler=handle_unlock)
@@ -95,6 +101,9 @@ def register(subparsers: Any) -> None:
         "constraint and index, so the next `migrate` rebuilds them (e.g. after changing "
         "THALABUS_EMBEDDING_DIMENSIONS; data stays, embeddings of the old size must be "
         "re-ingested). Destructive: needs --yes.",
+        epilog="example:\n  thalabus-graph migrations clean --schema --yes && "
+               "thalabus-graph migrate",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_options(clean)
     clean.add_argument("--schema", action="store_true",

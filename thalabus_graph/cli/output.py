@@ -9,12 +9,30 @@ written compactly by an explicit stack; plan trees print through `thalabus_graph
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
 from thalabus_graph.plan_view import MAX_INDENT, plan_lines
 
-__all__ = ["MAX_INDENT", "MAX_INDENTED_DEPTH", "dumps", "emit_json", "nesting", "plan_lines"]
+__all__ = ["MAX_INDENT", "MAX_INDENTED_DEPTH", "dumps", "emit_json", "nesting", "plan_lines",
+           "shown"]
+
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Unicode categories a terminal does not show as themselves: control characters (a newline
+or NUL in a session name), format characters (the bidi overrides that reorder the rest of
+the line), surrogates, private-use and unassigned code points, line and paragraph
+separators."""
+
+
+def shown(text: str) -> str:
+    """``text`` for one line of a table: every character a terminal would act on or hide
+    (``_HIDDEN``) as its escape (``\\n``, ``\\x00``, ``\\u202e``), so a stored name can neither
+    break the line, forge another row nor reverse what follows it. JSON output is exact and
+    needs no such care."""
+    if text.isprintable():
+        return text
+    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in _HIDDEN else c for c in text)
 
 MAX_INDENTED_DEPTH = 64
 """Deeper JSON prints on one line: indented JSON grows with the square of the depth."""

@@ -10,8 +10,10 @@ import json
 import sys
 from typing import Any
 
+from thalabus_graph.bounds import parse_within_limits
 from thalabus_graph.cli import common
-from thalabus_graph.query import depth, parse, rerank_query, semantic_clauses, serialize, to_json
+from thalabus_graph.query import depth, rerank_query, semantic_clauses, serialize, to_json
+from thalabus_graph.settings import Settings
 
 MAX_INDENTED_DEPTH = 64
 """Deeper trees print on one line: indented JSON grows with the square of the depth."""
@@ -59,9 +61,13 @@ def register(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Parse ``args.query`` and print the requested form."""
-    text: str = sys.stdin.read().rstrip("\n") if args.query == "-" else args.query
-    node = parse(text)
+    """Parse ``args.query`` and print the requested form, held to the query limits the
+    ``THALABUS_*`` settings set (as ``query`` is): stdin is read up to one character past
+    ``max_query_chars``, which is then refused at that position."""
+    settings = Settings.from_env()
+    text: str = (sys.stdin.read(settings.max_query_chars + 1).rstrip("\n")
+                 if args.query == "-" else args.query)
+    node = parse_within_limits(text, settings)
     indent = None if args.compact or depth(node) > MAX_INDENTED_DEPTH else 2
     if args.canonical:
         print(serialize(node))

@@ -12,6 +12,9 @@ next transactions see the state such bookmarks name.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -33,7 +36,12 @@ from neo4j import (
 from neo4j.api import BookmarkManager
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-from thalabus_graph.errors import GraphError, InvalidTextError, QueryTimeout
+from thalabus_graph.errors import (
+    ConfigurationError,
+    GraphError,
+    InvalidTextError,
+    QueryTimeout,
+)
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.connection import check_uri, redact_uri
 
@@ -236,12 +244,14 @@ class Database:
         the state another process passes to ``wait_for`` (or ``bookmarks=``) to see it."""
         return tuple(sorted(self.bookmark_manager.get_bookmarks()))
 
-    def wait_for(self, bookmarks: Iterable[str]) -> None:
+    def wait_for(self, bookmarks: Iterable[str] | str) -> None:
         """Wait until the server has applied ``bookmarks``, then keep them in the causal
         chain, so every later transaction sees that state too. A read transaction runs now
         with them: bookmarks the server does not know, or a state it does not reach in time,
-        fail here (``GraphError``) and are not kept, so this object stays usable."""
-        given = [b for b in bookmarks if b]
+        fail here (``GraphError``) and are not kept, so this object stays usable; a value that
+        is no bookmark, or one of the system database, fails before
+        (``ConfigurationError``, ``checked_bookmarks``)."""
+        given = checked_bookmarks(bookmarks)
         if not given:
             return
         with mapped_errors("waiting for bookmarks"), self.session(
@@ -371,3 +381,66 @@ def _db_hits(profile: Any) -> int:
         return 0
     own = profile.get("dbHits") or profile.get("args", {}).get("DbHits") or 0
     return int(own) + sum(_db_hits(child) for child in profile.get("children", []))
+
+
+_BOOKMARK_SHAPE = re.compile(r"^[A-Z]{1,8}:[A-Za-z0-9+/_-]+=*$")
+SYSTEM_DATABASE_ID = bytes(15) + b"\x01"
+"""The id the ``system`` database has on every server (00000000-...-000000000001)."""
+_BOOKMARK_ID_MARKER = b"\xcc\x10"
+"""Packstream bytes(16): the database id that opens a decoded bookmark."""
+MAX_BOOKMARKS = 1000
+"""How many bookmarks one call takes: a causal chain needs one per database and server."""
+MAX_BOOKMARK_CHARS = 4096
+"""The length of one bookmark; the server issues a few dozen characters."""
+
+
+def checked_bookmarks(bookmarks: Iterable[str] | str) -> list[str]:
+    """The bookmarks to wait for, empty ones dropped; a ``str`` is one bookmark (not its
+    characters). The driver sends any string on, and the server answers a malformed one
+    with an internal error ("Range [3, 1) out of bounds") and accepts one of the ``system``
+    database, which names no state of the graph's data: both are refused here.
+
+    Raises:
+        ConfigurationError: a value that is not a bookmark string the server issued, or a
+            bookmark of the ``system`` database (it orders no data: pass the bookmarks of a
+            result of this graph, e.g. ``QueryResult.bookmarks``).
+    """
+    values = [bookmarks] if isinstance(bookmarks, str) else list(bookmarks)
+    if len(values) > MAX_BOOKMARKS:
+        raise ConfigurationError(f"{len(values)} bookmarks given; at most {MAX_BOOKMARKS}")
+    out: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            raise ConfigurationError(
+                f"a bookmark is a string a result carried (QueryResult.bookmarks), not "
+                f"{type(value).__name__}")
+        if not value:
+            continue
+        if len(value) > MAX_BOOKMARK_CHARS or not _BOOKMARK_SHAPE.fullmatch(value):
+            raise ConfigurationError(
+                f"{_short_bookmark(value)} is not a bookmark: pass the strings of a result's "
+                "bookmarks (QueryResult.bookmarks, RerankResult.bookmarks, "
+                "IngestReport.bookmarks) as they are")
+        if _database_id(value) == SYSTEM_DATABASE_ID:
+            raise ConfigurationError(
+                f"bookmark {_short_bookmark(value)} is one of the system database, which orders no "
+                "data of the graph: pass the bookmarks of a result of this graph")
+        out.append(value)
+    return out
+
+
+def _database_id(bookmark: str) -> bytes | None:
+    """The database id a bookmark opens with, when it has the form Neo4j 5 and later issue;
+    None for any other form (the server judges it)."""
+    payload = bookmark.split(":", 1)[1].replace("-", "+").replace("_", "/")
+    try:
+        raw = base64.b64decode(payload + "=" * (-len(payload) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) >= 19 and raw[1:3] == _BOOKMARK_ID_MARKER:
+        return raw[3:19]
+    return None
+
+
+def _short_bookmark(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:39] + "…")

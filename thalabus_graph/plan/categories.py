@@ -4,13 +4,17 @@ A misspelt category name or value matches no document, and under NOT it then mat
 document: ``"pizza" AND NOT difficulty=easy`` would return the ``DIFFICULTY=easy`` documents it
 meant to exclude. One read (``category_vocabulary``), restricted to the names and values the
 query uses and compared without letter case, turns each such silent miss into a warning, with
-a "did you mean" when only the case differs.
+a "did you mean": the stored spelling when only the case differs, else the closest stored
+name, or value of that name, by edit distance (``difflib``; a typo such as ``COUNTRYY``). The
+read returns the spellings a suggestion is chosen from only when a pair is not stored as
+written, so a query without a miss reads nothing more.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +22,7 @@ from typing import Any
 from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
+from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
@@ -36,7 +41,8 @@ class QueryWarning:
         kind: ``unknown_category_name``, ``unknown_category_value``, ``unknown_ontology`` or
             ``case_mismatch``.
         subject: the term as written (``difficulty``, ``DIFFICULTY=Easy``, the ontology id).
-        suggestion: the stored spelling for a case mismatch, else None.
+        suggestion: the stored spelling for a case mismatch or the closest stored spelling of
+            a typo (``NAME=value`` for a value), else None.
         message: one line for people.
     """
 
@@ -61,6 +67,8 @@ class _Vocabulary:
     ontologies: tuple[str, ...]
     sizes: dict[str, int] | None = None
     counts: tuple[int, ...] = ()
+    known_names: tuple[str, ...] = ()
+    known_pairs: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class VocabularyCheck:
         """The check of ``node`` in its scope (None: the query has no category and no scope,
         and nothing is read)."""
         predicates = tuple(category_predicates(node))
+        ontology_id = id_form(ontology_id)
+        datasetids = id_list(datasetids, "subset_of_datasetids")
         if not predicates and ontology_id is None and datasetids is None:
             return None
         return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),
@@ -193,11 +203,28 @@ def _vocabulary(row: Mapping[str, Any]) -> _Vocabulary:
                        frozenset((n, v) for n, v in row.get("pairs") or ()),
                        tuple(row.get("ontologies") or ()),
                        None if sizes is None else {k: int(v) for k, v in sizes.items()},
-                       tuple(int(n) for n in row.get("counts") or ()))
+                       tuple(int(n) for n in row.get("counts") or ()),
+                       tuple(row.get("known_names") or ()),
+                       frozenset((n, v) for n, v in row.get("known_pairs") or ()))
 
 
 def _case_matches(asked: str, stored: frozenset[str] | tuple[str, ...]) -> list[str]:
     return sorted(s for s in stored if s.lower() == asked.lower())
+
+
+SIMILAR = 0.7
+"""How alike (``difflib``'s ratio, without letter case) a stored spelling must be to be
+suggested for a typo: ``COUNTRYY`` -> ``COUNTRY`` (0.93), ``IQ`` -> ``IR`` not (0.5)."""
+
+
+def _closest(asked: str, stored: Iterable[str]) -> str | None:
+    """The stored spelling most like ``asked`` by edit distance, without letter case, or None
+    when none is alike enough (``SIMILAR``)."""
+    by_lower: dict[str, str] = {}
+    for spelling in sorted(stored):
+        by_lower.setdefault(spelling.lower(), spelling)
+    found = difflib.get_close_matches(asked.lower(), list(by_lower), n=1, cutoff=SIMILAR)
+    return by_lower[found[0]] if found else None
 
 
 def _ontology_warning(ontology_id: str, stored: tuple[str, ...]) -> QueryWarning:
@@ -219,9 +246,11 @@ def _predicate_warnings(predicate: Category, vocabulary: _Vocabulary) -> list[Qu
             return [QueryWarning(CASE_MISMATCH, name, matches[0],
                                  f"category name {name!r} matches no document (and under "
                                  f"NOT every document); did you mean {matches[0]!r}?")]
-        return [QueryWarning(UNKNOWN_NAME, name, None,
+        closest = _closest(name, vocabulary.known_names)
+        hint = "" if closest is None else f"; did you mean {closest!r}?"
+        return [QueryWarning(UNKNOWN_NAME, name, closest,
                              f"unknown category name {name!r}: it matches no document "
-                             "(and under NOT every document)")]
+                             f"(and under NOT every document){hint}")]
     out: list[QueryWarning] = []
     stored_values = frozenset(v for n, v in vocabulary.pairs if n == name)
     for value in predicate.values:
@@ -234,6 +263,10 @@ def _predicate_warnings(predicate: Category, vocabulary: _Vocabulary) -> list[Qu
                                     f"category value {subject} matches no document; "
                                     f"did you mean {name}={matches[0]}?"))
         else:
-            out.append(QueryWarning(UNKNOWN_VALUE, subject, None,
-                                    f"unknown category value {subject}: no document has it"))
+            closest = _closest(value, (v for n, v in vocabulary.known_pairs if n == name))
+            suggestion = None if closest is None else f"{name}={closest}"
+            hint = "" if suggestion is None else f"; did you mean {suggestion}?"
+            out.append(QueryWarning(UNKNOWN_VALUE, subject, suggestion,
+                                    f"unknown category value {subject}: no document has "
+                                    f"it{hint}"))
     return out

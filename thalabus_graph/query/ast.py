@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, overload
 
-from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
+from thalabus_graph.errors import ConfigurationError, QueryNodeError, QueryNodeTypeError
 
 T = TypeVar("T")
 
@@ -135,6 +135,49 @@ def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+@overload
+def id_form(text: str) -> str: ...
+@overload
+def id_form(text: None) -> None: ...
+def id_form(text: str | None) -> str | None:
+    """An identifier in the one form it is stored and asked in: Unicode normal form KC.
+
+    Identifiers are category values and ontology ids, which are matched exactly (a text
+    search matches words; an identifier matches or not). NFKC, not NFC as for text: a
+    ligature ``ﬁnance``, a full-width ``DE`` (U+FF24 U+FF25) and a decomposed ``café`` are
+    typed, pasted and converted from PDFs by people who mean ``finance``, ``DE`` and
+    ``café``, and no one means two different identifiers by them. Ingest stores this form
+    (``documents``) and every query asks in it, so the two always agree. A graph ingested
+    before identifiers took this form holds NFC values: a value whose NFC and NFKC forms
+    differ (ligatures, full-width or superscript characters) is found again after its
+    documents are ingested again.
+    """
+    return None if text is None else unicodedata.normalize("NFKC", text)
+
+
+def id_list(ids: str | Iterable[str] | None, what: str = "ids") -> list[str] | None:
+    """A list of ids as the API takes it (the parent datasets of a scope, members to hide):
+    a lone ``str`` is one id, not its characters (``subset_of_datasetids="s#dataset_1"``
+    means that dataset); None stays None (no such scope).
+
+    Raises:
+        ConfigurationError: an item that is not a string, or ``ids`` not iterable.
+    """
+    if ids is None:
+        return None
+    if isinstance(ids, str):
+        return [ids]
+    try:
+        out = list(ids)
+    except TypeError:
+        raise ConfigurationError(f"{what} must be a string or a list of strings, not "
+                                 f"{type(ids).__name__}") from None
+    for item in out:
+        if not isinstance(item, str):
+            raise ConfigurationError(f"{what} must be strings, not {type(item).__name__}")
+    return out
+
+
 def _check_child(kind: str, child: object) -> _NodeBase:
     if not isinstance(child, _NodeBase):
         raise QueryNodeTypeError(f"{kind} operands must be query nodes, not {type(child).__name__}")
@@ -205,7 +248,7 @@ class Category(_NodeBase):
             if not value.strip():
                 raise QueryNodeError("category values must not be empty or blank")
             _check_unicode("a category value", value)
-        values = tuple(nfc(value) for value in values)
+        values = tuple(id_form(value) for value in values)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_hash", hash(("CATEGORY", self.name, values)))
 

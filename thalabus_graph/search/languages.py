@@ -125,7 +125,7 @@ class TextLanguages:
                  given: str | None = None) -> None:
         self.settings = settings
         self.state = state
-        self.given = given
+        self.given = languages.checked_language(given)
         self._chosen: dict[str, TextLanguage] = {}
         self._held: dict[str, bool | None] = {}
 
