@@ -44,9 +44,9 @@ def register(subparsers: Any) -> None:
     q.set_defaults(handler=_load)
     q = sub.add_parser("show", help="the goal's context and RAG message")
     q.add_argument("goal")
-    q.add_argument("--min-score", type=float, default=None,
+    q.add_argument("--min-score", type=common.finite_float(None), default=None,
                    help="threshold of reranker weights (default MIN_RERANKING_SCORE_FRAG)")
-    q.add_argument("--min-retrieval-score", type=float, default=None,
+    q.add_argument("--min-retrieval-score", type=common.finite_float(0.0, 1.0), default=None,
                    help="threshold of retrieval weights (default MIN_RERANKING_SCORE_DOC)")
     q.add_argument("--target", type=int, default=None,
                    help="fill-up target (default MAX_RERANKING_OUTPUT_DOC)")

@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
     start.add_argument("--page-cache", default=None, metavar="SIZE",
                        help="Neo4j page cache, e.g. 4g (default: $THALABUS_NEO4J_PAGE_CACHE, "
                        "else sized from the machine's memory and the store)")
-    start.add_argument("--timeout", type=float, default=180.0,
+    start.add_argument("--timeout", type=common.finite_float(), default=180.0,
                        help="seconds to wait for the server to answer (default 180)")
     auth = start.add_mutually_exclusive_group()
     auth.add_argument("--auth", action="store_true",
@@ -97,7 +97,7 @@ def register(subparsers: Any) -> None:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_data_option(stop)
-    stop.add_argument("--timeout", type=float, default=60.0,
+    stop.add_argument("--timeout", type=common.finite_float(), default=60.0,
                       help="seconds to wait before SIGKILL (default 60)")
     common.add_common_options(stop, uri=False)
     stop.set_defaults(handler=_stop)
