@@ -91,7 +91,30 @@ public final class Launcher {
             }
         }, "thalabus-neo4j-shutdown"));
 
-        DatabaseManagementService dbms = start(home, port, conf, auth, current);
+        DatabaseManagementService dbms = build(home, port, conf, auth, current);
+        if (password == null) {
+            // The system database is up once build returns: the users decide before the
+            // default database is awaited, so a server on the wrong side of auth answers for
+            // as short a time as can be.
+            boolean users = passwordUser(dbms);
+            if (auth && users) {
+                System.out.println("THALABUS-NEO4J auth enabled for user neo4j (store set up"
+                        + " with auth)");
+            } else if (users || (auth && authMode.equals("probe"))) {
+                auth = !auth;
+                System.out.println(auth
+                        ? "THALABUS-NEO4J a user of this store has a password: auth stays on"
+                        : "THALABUS-NEO4J no user of this store has a password: auth off");
+                System.out.flush();
+                current.set(null);
+                dbms.shutdown();
+                dbms = build(home, port, conf, auth, current);
+            } else if (auth) {
+                System.out.println("THALABUS-NEO4J auth enabled for user neo4j (store set up"
+                        + " with auth)");
+            }
+        }
+        awaitDefault(dbms);
         if (password != null) {
             // Embedded transactions run with full rights; the system database holds the users.
             try {
@@ -110,22 +133,6 @@ public final class Launcher {
                 System.exit(1);  // the shutdown hook stops the DBMS cleanly
             }
             System.out.println("THALABUS-NEO4J auth enabled for user neo4j");
-        } else if (auth != passwordUser(dbms)) {
-            if (auth && !authMode.equals("probe")) {
-                System.out.println("THALABUS-NEO4J auth enabled for user neo4j (store set up"
-                        + " with auth)");
-            } else {
-                auth = !auth;
-                System.out.println(auth
-                        ? "THALABUS-NEO4J a user of this store has a password: auth stays on"
-                        : "THALABUS-NEO4J no user of this store has a password: auth off");
-                System.out.flush();
-                current.set(null);
-                dbms.shutdown();
-                dbms = start(home, port, conf, auth, current);
-            }
-        } else if (auth) {
-            System.out.println("THALABUS-NEO4J auth enabled for user neo4j (store set up with auth)");
         }
         System.out.println("THALABUS-NEO4J-AUTH " + (auth ? "on" : "off"));
         long millis = (System.nanoTime() - started) / 1_000_000;
@@ -134,8 +141,8 @@ public final class Launcher {
         stopped.await();
     }
 
-    /** Builds the DBMS and waits until its default database is up (or exits on failure). */
-    private static DatabaseManagementService start(Path home, int port, Path conf, boolean auth,
+    /** Builds the DBMS (its system database up), or exits on failure. */
+    private static DatabaseManagementService build(Path home, int port, Path conf, boolean auth,
             AtomicReference<DatabaseManagementService> current) throws Exception {
         DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(home);
         if (conf != null) {
@@ -158,6 +165,11 @@ public final class Launcher {
             return null;
         }
         current.set(dbms);
+        return dbms;
+    }
+
+    /** Waits until the default database is up, or exits when it failed. */
+    private static void awaitDefault(DatabaseManagementService dbms) {
         // Forces the default database up before we say we are ready. A database that failed
         // to start (disk full, a broken store) never comes up: its status message is printed
         // and the JVM exits, so the caller sees why at once instead of waiting out its timeout.
@@ -172,7 +184,6 @@ public final class Launcher {
             System.out.println("THALABUS-NEO4J waiting for database neo4j");
             System.out.flush();
         }
-        return dbms;
     }
 
     /** Why the default database failed to start, from its status; null while it may still. */
@@ -202,11 +213,19 @@ public final class Launcher {
     /** True when a user has a password someone set: any user but neo4j, or neo4j once its
      * initial password was changed. Such a store is an auth store. */
     private static boolean passwordUser(DatabaseManagementService dbms) {
-        return dbms.database("system").executeTransactionally(
-                "SHOW USERS YIELD user, passwordChangeRequired "
-                        + "WHERE user <> 'neo4j' OR NOT passwordChangeRequired RETURN count(*) AS n",
-                Map.of(),
-                result -> ((Number) result.next().get("n")).longValue() > 0);
+        try {
+            return dbms.database("system").executeTransactionally(
+                    "SHOW USERS YIELD user, passwordChangeRequired WHERE user <> 'neo4j' "
+                            + "OR NOT passwordChangeRequired RETURN count(*) AS n",
+                    Map.of(),
+                    result -> ((Number) result.next().get("n")).longValue() > 0);
+        } catch (Throwable e) {
+            System.out.println("THALABUS-NEO4J-FAILED could not read the users of the store: "
+                    + e.getMessage());
+            System.out.flush();
+            System.exit(1);  // the shutdown hook stops the DBMS cleanly
+            return true;
+        }
     }
 
     /** True while user neo4j still has its initial password (it must change it first). */
