@@ -3,11 +3,13 @@
 The default data dir sits inside whatever repository the user cloned, so every file the
 launcher writes or trusts there may be a link planted to a file elsewhere. The launcher must
 refuse before writing anything, never signal a process just because it holds the lock file,
-and keep an auth-enabled store's password and auth on across restarts.
+and keep an auth-enabled store's password and auth on across restarts: a lost or damaged auth
+record, or one that says "off" for a store with a password user, never starts it open.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -28,7 +30,7 @@ from thalabus_graph.graph.launcher import (
     generate_password,
     process_alive,
 )
-from thalabus_graph.graph.launcher.process import OWN_FILES
+from thalabus_graph.graph.launcher.process import AUTH_FILE, OWN_FILES
 
 pytestmark = pytest.mark.integration
 
@@ -161,3 +163,87 @@ def test_an_auth_store_restarts_with_its_password_and_keeps_auth_on_without_one(
         assert LocalNeo4j(data_dir=data).status().running is False
     finally:
         _cli_stop(data)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def _set_password(uri: str, password: str) -> None:
+    """Give user neo4j a password on a server running without auth, as any local client may."""
+    with GraphDatabase.driver(uri, auth=None) as driver:
+        driver.execute_query("ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED",
+                             {"pw": password}, database_="system")
+
+
+@pytest.fixture(scope="module")
+def plain_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """A server started without auth on a new data dir: (data dir, uri)."""
+    data = tmp_path_factory.mktemp("plain") / "data"
+    try:
+        first = _cli_start(data)
+        assert first.returncode == 0, first.stderr
+        yield data, _last_line(first)
+    finally:
+        _cli_stop(data)
+
+
+def test_a_start_of_a_running_server_prints_its_uri_last(plain_store: tuple[Path, str]) -> None:
+    data, uri = plain_store
+    pid = LocalNeo4j(data_dir=data).status().pid
+    again = _cli_start(data)
+    assert again.returncode == 0, again.stderr
+    assert _last_line(again) == uri and "already running" in again.stderr
+    shell = subprocess.run(
+        ["bash", "-c", f'export NEO4J_URI=$("{CLI}" neo4j start --data "{data}" | tail -n 1); '
+         'printf %s "$NEO4J_URI"'], capture_output=True, text=True, timeout=300, check=False)
+    assert shell.stdout == uri, shell.stderr
+    state = json.loads(_cli_start(data, "--json").stdout)
+    assert state["already_running"] is True and state["uri"] == uri and state["pid"] == pid
+    other_port = _cli_start(data, "--port", "1")
+    assert other_port.returncode == 1 and "not 1; stop it first" in other_port.stderr
+    assert LocalNeo4j(data_dir=data).status().pid == pid  # the same server, never restarted
+
+
+def test_auth_never_turns_off_when_the_record_is_lost_and_the_store_decides(
+        plain_store: tuple[Path, str]) -> None:
+    data, uri = plain_store
+    record = data / AUTH_FILE
+    assert json.loads(record.read_text()) == {"auth": False, "user": "neo4j"}  # a new store
+    password = generate_password()
+    _cli_stop(data)
+    record.unlink()
+    for damage in (None, '{"auth": tru', '{"auth": "false"}', "[]"):
+        if damage is not None:
+            record.write_text(damage)
+        refused = _cli_start(data)
+        assert refused.returncode == 1 and _last_line(refused) == ""
+        assert "--auth-password-stdin" in refused.stderr and "--no-auth" in refused.stderr
+        assert ("no auth record" if damage is None else "damaged") in refused.stderr
+        assert LocalNeo4j(data_dir=data).status().running is False
+    # Auth stated off on a store without a password user: the store agrees, auth is off.
+    stated = _cli_start(data, "--no-auth")
+    assert stated.returncode == 0, stated.stderr
+    uri = _last_line(stated)
+    _login(uri, None)
+    assert json.loads(record.read_text())["auth"] is False
+    _set_password(uri, password)  # now the store has a password user: an auth store
+    _cli_stop(data)
+    # The record says off, the store says on: auth stays on.
+    kept = _cli_start(data)
+    assert kept.returncode == 0 and "auth stays on" in kept.stderr, kept.stderr
+    uri = _last_line(kept)
+    with pytest.raises(AuthError):
+        _login(uri, None)
+    _login(uri, ("neo4j", password))
+    assert LocalNeo4j(data_dir=data).status().auth is True
+    assert json.loads(record.read_text())["auth"] is True
+    _cli_stop(data)
+    # Record lost, auth stated off: the store's password user keeps auth on.
+    record.unlink()
+    stated = _cli_start(data, "--no-auth")
+    assert stated.returncode == 0 and "auth stays on" in stated.stderr, stated.stderr
+    with pytest.raises(AuthError):
+        _login(_last_line(stated), None)
+    assert json.loads(record.read_text())["auth"] is True

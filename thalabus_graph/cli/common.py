@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from collections.abc import Callable
 
@@ -74,6 +75,31 @@ def configure_logging(args: argparse.Namespace) -> None:
     quiet = getattr(args, "log_level", None) is not None and level_name != "INFO"
     for name in NOTICE_LOGGERS:  # at the default level, notices still show
         logging.getLogger(name).setLevel(logging.NOTSET if quiet else logging.INFO)
+
+
+def finite_float(low: float | None = 0.0, high: float | None = None) -> Callable[[str], float]:
+    """An argparse ``type`` for a float flag: a finite number in ``[low, high]`` (either bound
+    None: open on that side). The default ``low=0`` suits durations and counts; a reranker
+    threshold (logits may be negative) passes ``low=None``.
+
+    ``float()`` alone accepts ``nan``, ``inf`` and ``1e999``: a NaN timeout compares false
+    with every deadline (a wait that never ends or ends at once), so such text is refused
+    like any other bad input (argparse prints it and exits 2).
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}, not {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, not {text!r}")
+        return value
+
+    return parse
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, uri: bool = True) -> None:

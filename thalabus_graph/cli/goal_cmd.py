@@ -50,9 +50,9 @@ def register(subparsers: Any) -> None:
                        epilog="examples:\n  thalabus-graph goal show my-goal\n"
                               "  thalabus-graph goal show my-goal --char-budget 8000 --json")
     q.add_argument("goal")
-    q.add_argument("--min-score", type=float, default=None,
+    q.add_argument("--min-score", type=common.finite_float(None), default=None,
                    help="threshold of reranker weights (default MIN_RERANKING_SCORE_FRAG)")
-    q.add_argument("--min-retrieval-score", type=float, default=None,
+    q.add_argument("--min-retrieval-score", type=common.finite_float(0.0, 1.0), default=None,
                    help="threshold of retrieval weights (default MIN_RERANKING_SCORE_DOC)")
     q.add_argument("--target", type=int, default=None,
                    help="fill-up target (default MAX_RERANKING_OUTPUT_DOC)")

@@ -144,10 +144,10 @@ def register(subparsers: Any) -> None:
                    help="the goal uses the new dataset (in its parent's place if it used that)")
     p.add_argument("--policy", choices=POLICIES, default="threshold",
                    help="selection policy per round (default threshold + tiers)")
-    p.add_argument("--threshold", type=float, default=None,
+    p.add_argument("--threshold", type=common.finite_float(None), default=None,
                    help="threshold: minimum reranker score; normalised: minimum in [0, 1]")
     p.add_argument("--k", type=int, default=10, help="topk: fragments kept per round")
-    p.add_argument("--percentile", type=float, default=90.0,
+    p.add_argument("--percentile", type=common.finite_float(0.0, 100.0), default=90.0,
                    help="percentile: keep scores at or above this percentile (0-100)")
     p.add_argument("--min-keep", type=int, default=1, help="gap: fewest fragments kept")
     p.add_argument("--max-keep", type=int, default=None, help="gap: most fragments kept")

@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     )
     _add_options(migrate)
     migrate.add_argument(
-        "--lock-timeout", type=float, default=120.0, metavar="SECONDS",
+        "--lock-timeout", type=common.finite_float(), default=120.0, metavar="SECONDS",
         help="wait this long for another runner's lock before failing (default 120)",
     )
     migrate.set_defaults(handler=handle_migrate)

@@ -8,12 +8,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from thalabus_graph.cli import common
-from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.graph.launcher import LocalNeo4j, default_data_dir, generate_password
+from thalabus_graph.errors import ConfigurationError, LauncherError
+from thalabus_graph.graph.launcher import (
+    LocalNeo4j,
+    ServerStatus,
+    default_data_dir,
+    generate_password,
+)
 from thalabus_graph.graph.launcher.memory import (
     HEAP_ENV,
     PAGE_CACHE_ENV,
@@ -67,7 +73,11 @@ def register(subparsers: Any) -> None:
     start = actions.add_parser(
         "start", help="start a server; prints its Bolt URI as the last line",
         description="Start Neo4j and return once it answers Bolt. The last line of stdout is "
-        "the Bolt URI (with --json: one JSON object).",
+        "the Bolt URI (with --json: one JSON object). On a data dir whose server already "
+        "runs, it prints that server's URI the same way (exit 0). Auth stays as the data "
+        "dir's record (neo4j.auth.json) says: a store that had a password keeps it; a store "
+        "whose record is missing or damaged starts only with auth stated (--auth-password-stdin "
+        "or --no-auth).",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     start.add_argument("--port", type=int, default=None,
@@ -81,13 +91,17 @@ def register(subparsers: Any) -> None:
     start.add_argument("--page-cache", default=None, metavar="SIZE",
                        help="Neo4j page cache, e.g. 4g (default: $THALABUS_NEO4J_PAGE_CACHE, "
                        "else sized from the machine's memory and the store)")
-    start.add_argument("--timeout", type=float, default=180.0,
+    start.add_argument("--timeout", type=common.finite_float(), default=180.0,
                        help="seconds to wait for the server to answer (default 180)")
     auth = start.add_mutually_exclusive_group()
     auth.add_argument("--auth", action="store_true",
                       help="enable auth for user neo4j with a generated password, printed once")
     auth.add_argument("--auth-password-stdin", action="store_true",
                       help="enable auth for user neo4j with the password on stdin's first line")
+    auth.add_argument("--no-auth", action="store_true",
+                      help="state that the store has no auth, where its record "
+                      "(neo4j.auth.json) is missing or damaged; a store with a password user "
+                      "keeps auth on all the same")
     common.add_common_options(start, uri=False)
     start.set_defaults(handler=_start)
 
@@ -97,7 +111,7 @@ def register(subparsers: Any) -> None:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_data_option(stop)
-    stop.add_argument("--timeout", type=float, default=60.0,
+    stop.add_argument("--timeout", type=common.finite_float(), default=60.0,
                       help="seconds to wait before SIGKILL (default 60)")
     common.add_common_options(stop, uri=False)
     stop.set_defaults(handler=_stop)
@@ -121,6 +135,7 @@ def _server(args: argparse.Namespace, password: str | None = None) -> LocalNeo4j
         heap=setting(getattr(args, "heap", None), HEAP_ENV),
         page_cache=setting(getattr(args, "page_cache", None), PAGE_CACHE_ENV),
         password=password,
+        auth_off=getattr(args, "no_auth", False),
     )
 
 
@@ -137,6 +152,9 @@ def _password(args: argparse.Namespace) -> str | None:
 
 
 def _start(args: argparse.Namespace) -> int:
+    running = _server(args).status()
+    if running.running:
+        return _already_running(args, running)
     password = _password(args)
     server = _server(args, password)
     if not server.installed():
@@ -165,6 +183,40 @@ def _start(args: argparse.Namespace) -> int:
         if args.auth:  # shown once: it is stored nowhere but in Neo4j's system database
             print(f"NEO4J_USERNAME=neo4j\nNEO4J_PASSWORD={password}")
         print(uri)
+    return common.EXIT_OK
+
+
+def _already_running(args: argparse.Namespace, state: ServerStatus) -> int:
+    """A start on a data dir whose server runs: its URI, as a start would print it.
+
+    ``export NEO4J_URI=$(thalabus-graph neo4j start | tail -n 1)`` in a new shell then gives
+    the running server's URI; a start that asked for another port or version cannot be met
+    by this server, so it fails and says how to get one."""
+    stop = f"thalabus-graph neo4j stop --data {state.data_dir}"
+    if args.port is not None and state.port != args.port:
+        raise LauncherError(f"Neo4j already runs on {state.data_dir} on port {state.port}, "
+                            f"not {args.port}; stop it first: {stop}")
+    if args.neo4j_version is not None and state.version not in (None, args.neo4j_version):
+        raise LauncherError(f"Neo4j {state.version} already runs on {state.data_dir}, not "
+                            f"{args.neo4j_version}; stop it first: {stop}")
+    deadline = time.monotonic() + args.timeout  # a start still under way: wait for it
+    while not state.answering and state.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+        state = LocalNeo4j(data_dir=state.data_dir).status()
+    if not state.running or state.uri is None:
+        raise LauncherError(f"the Neo4j of {state.data_dir} stopped while this start waited "
+                            "for it; start it again")
+    if args.json:
+        common.emit_json({**state.to_dict(), "already_running": True})
+        return common.EXIT_OK
+    print(f"Neo4j {state.version} is already running on {state.data_dir} (pid {state.pid}"
+          f"{', auth on' if state.auth else ''}"
+          f"{'' if state.answering else ', not answering yet'}); its URI follows "
+          f"(to stop it: {stop})", file=sys.stderr)
+    if args.auth or args.auth_password_stdin:
+        print("note: the password is set by the start that enables auth; a running server "
+              "keeps the one it has", file=sys.stderr)
+    print(state.uri)
     return common.EXIT_OK
 
 

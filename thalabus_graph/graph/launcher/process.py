@@ -24,6 +24,7 @@ from typing import Any
 
 from thalabus_graph.errors import LauncherError, PortTaken
 from thalabus_graph.graph.launcher.files import check_own_file, read_own, write_json_own
+from thalabus_graph.graph.launcher.health import LogWatch
 
 PID_FILE = "neo4j.pid.json"
 LOCK_FILE = "neo4j.lock"
@@ -42,6 +43,8 @@ OWN_FILES = (CONF_FILE, LOCK_FILE, PID_FILE, LOG_FILE, START_LOCK_FILE, AUTH_FIL
              STORE_FILE)
 """Every file the launcher writes or trusts in a data dir: each must be its own (``files``)."""
 READY_MARKER = "THALABUS-NEO4J-READY"
+AUTH_MARKER = "THALABUS-NEO4J-AUTH "
+"""Starts the launcher's line saying whether the server came up with auth ("on" or "off")."""
 LAUNCHER_CLASS = "Launcher"
 _STACK_FRAME = re.compile(r"^\s+(at |\.\.\. \d+ more)")
 
@@ -206,13 +209,32 @@ class DataDir:
         """The pid file's record; None when there is none, {} when it is unreadable."""
         return _read_json(self.pid_file)
 
-    def auth_recorded(self) -> bool:
-        """True when a start enabled auth on this store (so every later start keeps it)."""
-        return (_read_json(self.auth_file) or {}).get("auth") is True
+    def recorded_auth(self) -> bool | None:
+        """Whether the last start ran the store with auth; None when nothing was recorded.
 
-    def record_auth(self) -> None:
-        """Remember that the store has auth on; written before the server that sets it starts."""
-        write_json_own(self.auth_file, {"auth": True, "user": "neo4j"})
+        Raises ``LauncherError`` when the record exists but does not say ``{"auth": true}``
+        or ``{"auth": false}``: a damaged record must not read as "auth off".
+        """
+        try:
+            data = read_own(self.auth_file)
+        except LauncherError as exc:
+            raise LauncherError(f"the auth record is unreadable: {exc}") from exc
+        if data is None:
+            return None
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except ValueError:
+            value = None
+        auth = value.get("auth") if isinstance(value, dict) else None
+        if not isinstance(auth, bool):
+            raise LauncherError(f"the auth record {self.auth_file} is damaged (it must read "
+                                '{"auth": true} or {"auth": false})')
+        return auth
+
+    def record_auth(self, auth: bool = True) -> None:
+        """Remember whether the store runs with auth: written before a start that sets a
+        password, and after every start with the way the server came up."""
+        write_json_own(self.auth_file, {"auth": auth, "user": "neo4j"})
 
     def recorded_version(self) -> str | None:
         """The Neo4j version that last started this store; None when none was recorded."""
@@ -335,20 +357,26 @@ class DataDir:
 
 def wait_ready(proc: subprocess.Popen[bytes], *, uri: str, port: int, deadline: float,
                log_file: Path, version: str, auth: tuple[str, str] | None,
-               port_chosen: bool, auth_without_password: bool = False) -> None:
+               port_chosen: bool, auth_without_password: bool = False,
+               watch: LogWatch | None = None) -> None:
     """Wait for the ready line and a driver connection; raise with the log if that fails.
 
     ``port_chosen``: the port was picked here (not by the caller), so losing it to another
     process raises ``PortTaken`` and the start tries another one. A refused password fails at
     once: the store keeps the password its first auth start set. With
     ``auth_without_password`` (auth kept on, no password given), a refusal is the answer
-    expected from a server that is up.
+    expected from a server that is up. ``watch``: Neo4j's debug log, read while waiting, so
+    a failure it logs (out of disk space, a database that cannot start) ends the wait at once
+    with its cause rather than at the deadline.
     """
     from neo4j import GraphDatabase
     from neo4j.exceptions import AuthError, DriverError, Neo4jError
 
     while True:
         code = proc.poll()
+        failure = watch.fatal() if watch is not None else None
+        if failure is not None:
+            raise LauncherError(f"Neo4j {version} failed while starting: {failure}")
         if code is not None:
             tail = _tail(log_file)
             if port_chosen and "Address already in use" in tail:
@@ -378,6 +406,18 @@ def wait_ready(proc: subprocess.Popen[bytes], *, uri: str, port: int, deadline: 
                 f"end of {log_file}:\n{_tail(log_file)}"
             )
         time.sleep(0.2)
+
+
+def auth_in_log(log_file: Path) -> bool | None:
+    """How the launcher said the server runs (its ``THALABUS-NEO4J-AUTH on|off`` line)."""
+    try:
+        text = log_file.read_bytes()
+    except OSError:
+        return None
+    for line in reversed(text.splitlines()):
+        if line.startswith(AUTH_MARKER.encode()):
+            return line.split()[-1] == b"on"
+    return None
 
 
 def _log_says_ready(log_file: Path) -> bool:

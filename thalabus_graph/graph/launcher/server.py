@@ -14,6 +14,7 @@ from types import TracebackType
 from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
 from thalabus_graph.graph.launcher.config import conf_text, transaction_memory_for
 from thalabus_graph.graph.launcher.files import open_own, own_file_lock, write_json_own, write_own
+from thalabus_graph.graph.launcher.health import LogWatch, refuse_when_disk_is_short
 from thalabus_graph.graph.launcher.install import Installation, default_cache_root, default_version
 from thalabus_graph.graph.launcher.java import (
     JVM_FLAGS,
@@ -35,6 +36,7 @@ from thalabus_graph.graph.launcher.process import (
     MIN_PASSWORD_LENGTH,
     START_LOCK_FILE,
     DataDir,
+    auth_in_log,
     free_port,
     port_answers,
     wait_ready,
@@ -70,6 +72,7 @@ class LocalNeo4j:
         exit_with_parent: bool = False,
         class_data_sharing: bool | None = None,
         password: str | None = None,
+        auth_off: bool = False,
     ) -> None:
         """Describe a server.
 
@@ -94,7 +97,11 @@ class LocalNeo4j:
                 extra start and stop the first time); default on unless
                 ``$THALABUS_NEO4J_CDS`` is 0.
             password: start with auth enabled and this password for the user ``neo4j``
-                (at least 8 characters; see ``generate_password``); None: auth off.
+                (at least 8 characters; see ``generate_password``); None: auth as the data
+                dir's record (``neo4j.auth.json``) says, off for a new store.
+            auth_off: state that the store runs without auth, for a store whose auth record is
+                missing or damaged (such a start is refused otherwise). A store with a password
+                user keeps auth on all the same (``auth_kept``).
         """
         self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
         self.files = DataDir(self.data_dir)
@@ -126,6 +133,7 @@ class LocalNeo4j:
                 f"the Neo4j password must have at least {MIN_PASSWORD_LENGTH} characters "
                 "and no line break")
         self._password = password
+        self.auth_off = auth_off
         self.auth_kept = False
         """True after a start without a password on a store whose auth stays on."""
         self._proc: subprocess.Popen[bytes] | None = None
@@ -198,6 +206,9 @@ class LocalNeo4j:
         """
         self._refuse_if_running()
         self._refuse_an_older_line()
+        self.files.check_files()  # before anything is read or written: no link, no foreign file
+        auth_mode = self._auth_mode()
+        refuse_when_disk_is_short(self.data_dir)
         self.install()
         java = find_java(self.version, self.java_home)
         conf = self.files.conf_file
@@ -206,9 +217,11 @@ class LocalNeo4j:
         except OSError as exc:
             raise LauncherError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
         self.files.check_files()  # before anything is written: no file here may be a link
-        self.auth_kept = self._password is None and self.files.auth_recorded()
-        if self._password is not None:
-            self.files.record_auth()
+        self.auth_kept = False
+        if auth_mode == "stdin":  # the password is set before the ready line: record it first
+            self.files.record_auth(True)
+        elif auth_mode == "off" and not self.files.holds_store():
+            self.files.record_auth(False)  # a new store has no user with a password
         self.files.record_version(self.version)
         self._size_memory()
         write_own(conf, self._conf_text().encode("utf-8"))
@@ -223,11 +236,43 @@ class LocalNeo4j:
                 if port_answers(port):
                     raise LauncherError(f"port {port} on 127.0.0.1 is already in use")
                 try:
-                    return self._launch(java, port, conf, deadline, cds_flags)
+                    return self._launch(java, port, conf, deadline, cds_flags, auth_mode)
                 except PortTaken:
                     if attempt == attempts:
                         raise
         raise AssertionError("unreachable")
+
+    def _auth_mode(self) -> str:
+        """How the launcher JVM starts auth (its ``thalabus.auth``): ``stdin`` (the password
+        given), ``on`` (the record says auth), ``off`` (the record says none, or a new store),
+        ``probe`` (auth stated off where the record cannot tell: the store's users decide).
+
+        A store whose record is missing or damaged is refused unless auth is stated: reading
+        such a store as "auth off" would open an auth store to anyone on this machine.
+        """
+        if self._password is not None:
+            return "stdin"
+        try:
+            recorded = self.files.recorded_auth()
+        except LauncherError as exc:
+            if self.auth_off:
+                return "probe"
+            raise LauncherError(f"{exc}; {self._state_auth()}") from exc
+        if recorded is not None:
+            return "on" if recorded else "off"
+        if not self.files.holds_store():
+            return "off"
+        if self.auth_off:
+            return "probe"
+        raise LauncherError(
+            f"the store in {self.data_dir} has no auth record ({self.files.auth_file}), so "
+            f"whether it needs a password is unknown; {self._state_auth()}")
+
+    def _state_auth(self) -> str:
+        """What to do when the auth record cannot say whether the store has auth."""
+        return ("start it with --auth-password-stdin and the store's password for user neo4j "
+                "(Python: password=...), or with --no-auth if it never had one (Python: "
+                "auth_off=True; a store with a password user keeps auth on all the same)")
 
     def _refuse_an_older_line(self) -> None:
         """Raise when the store was last run by the calendar line and this start is 5.x: Neo4j
@@ -250,21 +295,19 @@ class LocalNeo4j:
             )
 
     def _launch(self, java: JavaInstallation, port: int, conf: Path, deadline: float,
-                cds_flags: list[str]) -> str:
+                cds_flags: list[str], auth_mode: str) -> str:
         """Start one JVM on ``port`` and wait for it; on failure kill it and drop the pid file."""
         argv = [str(java.java), f"-Xmx{self._heap()}", *JVM_FLAGS, *_version_flags(java),
                 *cds_flags]
         if self.exit_with_parent:
             argv.append(f"-Dthalabus.parentPid={os.getpid()}")
-        if self._password is not None:
-            argv.append("-Dthalabus.auth=stdin")
-        elif self.auth_kept:
-            argv.append("-Dthalabus.auth=on")
+        argv.append(f"-Dthalabus.auth={auth_mode}")
         argv += [
             "-cp", self.installation.classpath(), LAUNCHER_CLASS, str(self.data_dir), str(port),
             str(conf),
         ]
         uri = f"bolt://127.0.0.1:{port}"
+        watch = LogWatch(self.data_dir)
         with os.fdopen(open_own(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                        "wb") as log:
             proc = subprocess.Popen(
@@ -278,21 +321,30 @@ class LocalNeo4j:
             with contextlib.suppress(BrokenPipeError):
                 proc.stdin.close()
         self._proc = proc
-        write_json_own(self.pid_file, {
+        record = {
             "pid": proc.pid, "port": port, "uri": uri, "version": self.version,
             "java_home": str(java.home), "data_dir": str(self.data_dir),
             "log_file": str(self.log_file), "started_at": time.time(),
-            "auth": self._password is not None or self.auth_kept,
+            "auth": auth_mode != "off",  # until the server says (a probe starts with auth on)
             "heap": self.heap, "page_cache": self.page_cache,
             "class_data_archive": next(
                 (f.split("=", 1)[1] for f in cds_flags if f.startswith("-XX:SharedArchiveFile=")),
                 None,
             ),
-        })
+        }
+        write_json_own(self.pid_file, record)
         try:
             wait_ready(proc, uri=uri, port=port, deadline=deadline, log_file=self.log_file,
                        version=self.version, auth=self.auth, port_chosen=self.port is None,
-                       auth_without_password=self.auth_kept)
+                       auth_without_password=self._password is None, watch=watch)
+            auth = auth_in_log(self.log_file)
+            if auth is None:
+                raise LauncherError(f"Neo4j started but its log {self.log_file} does not say "
+                                    "whether auth is on; stop it and start again")
+            self.auth_kept = self._password is None and auth
+            self.files.record_auth(auth)
+            if auth != record["auth"]:
+                write_json_own(self.pid_file, {**record, "auth": auth})
         except BaseException:
             self._kill(proc.pid, grace=10.0)
             with contextlib.suppress(FileNotFoundError):
