@@ -9,7 +9,8 @@ Input format (one JSON object per line; only ``documentid`` is required)::
      "ontology": "asylum",                  optional string
      "title": "...", "language": "de",      optional strings
      "court": "BVGer", "year": 2021,        any other key with a scalar value (string, number,
-                                            boolean; null is dropped) is an extra property
+                                            boolean; null is dropped) is an extra property,
+                                            but for ENGINE_PROPERTIES (see below)
      "categories": {"COUNTRY_OF_ORIGIN": ["IQ"], "DECISION": "granted"},
                                             name -> string or list of strings
      "chapters": ["text of chapter 1", "..."],
@@ -52,6 +53,11 @@ Decisions:
   the ontology, category names and values. Neo4j's range indexes refuse a key over about 8 KB
   ("Property value is too large to index": 8,160 bytes for one string on 5.26, measured), and
   a category key holds ontology, name and value together, so each part gets a quarter.
+- Extra properties are stored on the Document node beside the engine's own, so a name the
+  engine itself writes or reads on Document and fragment nodes (``ENGINE_PROPERTIES``:
+  ``fragmentid``, ``text``, ``embedding``, ``ordinal``, ``ontologyid`` ...) is a line error: a
+  document carrying ``fragmentid`` would read as that fragment wherever a dataset member's id
+  is ``coalesce(fragmentid, documentid)``.
 - Blank lines are skipped but still counted; a UTF-8 BOM at the start is ignored.
 """
 
@@ -92,6 +98,13 @@ _RESERVED = frozenset({
     "documentid", "ontology", "title", "language", "categories", "chapters", "paragraphs",
     "summaries", "questions", "keywords", "embeddings",
 })
+ENGINE_PROPERTIES = frozenset({
+    "fragmentid", "text", "embedding", "embedding_hash", "ordinal", "ontologyid",
+    "ingest_lock",
+})
+"""Node properties the engine writes or reads on Document and fragment nodes besides the
+input's own keys (``cypher/ingest_*.cypher``, the searches, dataset members): an input
+document may not use them as extra properties."""
 _KIND_KEYS: Mapping[str, FragmentKind] = {
     "chapters": "chapter", "paragraphs": "paragraph", "summaries": "summary",
     "questions": "question",
@@ -381,6 +394,11 @@ class _Builder:
                 continue
             if not isinstance(key, str) or not NAME_PATTERN.fullmatch(key):
                 raise IngestError(f"property name {key!r} must match {NAME_PATTERN.pattern}")
+            if key in ENGINE_PROPERTIES:
+                raise IngestError(
+                    f"property name {key!r} is reserved: the engine stores its own {key} on "
+                    f"documents and fragments (reserved: {', '.join(sorted(ENGINE_PROPERTIES))}"
+                    "); rename the property")
             if isinstance(value, float) and not math.isfinite(value):
                 raise IngestError(f"property {key!r} is not a finite number")
             if not isinstance(value, str | int | float | bool):
@@ -579,6 +597,7 @@ def _json_type(value: Any) -> str:
 
 __all__ = [
     "EMBEDDED_KINDS",
+    "ENGINE_PROPERTIES",
     "INT64_MAX",
     "INT64_MIN",
     "KIND_LETTERS",
