@@ -49,6 +49,7 @@ from thalabus_graph.errors import (
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
+from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.progress import NoProgress, Progress
 from thalabus_graph.settings import Settings
 from thalabus_graph.vectors import vector_problem
@@ -180,7 +181,11 @@ class Ingestor:
             progress: show the total, rate and ETA (`thalabus_graph.progress`): a bar when
                 stderr is a terminal, else log lines on ``thalabus_graph.progress``; False:
                 nothing. The input is counted first (the lines of a file, ``len`` of a list).
+
+        Raises:
+            MigrationError: the database was never migrated (nothing is written).
         """
+        require_migrated(self.db, "ingest")
         report = IngestReport()
         start = time.perf_counter()
         show = progress is not False

@@ -13,7 +13,7 @@ from thalabus_graph.errors import (
     GraphError,
     MigrationError,
 )
-from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.database import NOT_MIGRATED, Database
 from thalabus_graph.graph.migrations.discovery import Migration, discover
 from thalabus_graph.graph.migrations.history import LOCK_NAME, HistoryDao
 from thalabus_graph.graph.migrations.lock import acquire, runner_name
@@ -71,6 +71,18 @@ class MigrationReport:
                 "current_version": self.current_version, "waiting": list(self.waiting),
                 "cleared_lock": self.cleared_lock,
                 "labelled_documents": self.labelled_documents}
+
+
+def require_migrated(database: Database, what: str) -> None:
+    """Raise ``MigrationError`` saying which command to run when no migration was ever
+    applied to the database: without the schema, writes "succeed" and every search then
+    fails on a missing index. One read of the history; nothing is written.
+
+    Example:
+        >>> require_migrated(db, "ingest")  # doctest: +SKIP
+    """
+    if not HistoryDao(database).history():
+        raise MigrationError(f"{what}: {NOT_MIGRATED}")
 
 
 class MigrationRunner:
