@@ -59,6 +59,8 @@ logger = logging.getLogger(__name__)
 INDEX_WAIT_SECONDS = 600
 """How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
+LOAD_PASSAGE = "load the embedding model"
+"""The passage embedded once to load the in-process model before its first timed batch."""
 
 
 EMBED_STEP_LOCAL = 16
@@ -169,6 +171,7 @@ class Ingestor:
         self.settings = settings
         self.embedder = embedder
         self._bar: Progress | NoProgress = NoProgress()
+        self._embedder_loaded = False
         self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -189,11 +192,10 @@ class Ingestor:
         report = IngestReport()
         start = time.perf_counter()
         show = progress is not False
-        if show and self.embedder is not None and not self.settings.embedder_url:
-            self.embedder.embed_passages(["load the model before the clock starts"])
         bar = (Progress(_total(source), terminal=sys.stderr.isatty()) if show
                else NoProgress())
         self._bar = bar
+        self._embedder_loaded = False
         try:
             for batch in self._batches(self._documents(source, strict, report)):
                 self._write_batch(batch, report, strict)
@@ -324,6 +326,7 @@ class Ingestor:
         if missing and self.embedder is None:
             raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
+            self._load_embedder(self.embedder)
             windowed = WindowedEmbedder(self.embedder, self.settings.embedding_window_chars,
                                         self.settings.embedding_max_windows)
             step = (EMBED_STEP_LOCAL if not self.settings.embedder_url else
@@ -338,6 +341,19 @@ class Ingestor:
         report.embeddings_reused += len(rows)
         report.embeddings_computed += len(missing)
         return out
+
+    def _load_embedder(self, embedder: Embedder) -> None:
+        """Load the in-process model when the first fragment needs a vector, with the
+        progress paused, so its loading time is not taken for embedding speed (the first
+        ETA). An ingest whose vectors are all supplied or reused never calls the embedder,
+        which may be one that cannot embed passages (a query-only or unreachable service)."""
+        if self._embedder_loaded:
+            return
+        self._embedder_loaded = True
+        if self.settings.embedder_url or isinstance(self._bar, NoProgress):
+            return  # a service has no model to load; without progress there is no ETA
+        with self._bar.paused():
+            embedder.embed_passages([LOAD_PASSAGE])
 
     # --- writing -------------------------------------------------------------------------
     def _write_batch(self, batch: list[SourceDocument], report: IngestReport,

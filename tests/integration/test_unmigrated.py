@@ -1,5 +1,6 @@
-"""A database the migrations never ran on: ingest refuses before writing anything, and a
-search that meets a missing index says which command creates it.
+"""A database the migrations never ran on: ingest refuses before writing anything, a search
+that meets a missing index says which command creates it, and ``g.migrate()`` then says what
+it applies, also in a program that configured no logging.
 
 Community has a single user database, so the module drops the session database's schema and
 history (the suite created that database) and migrates it again on the way out.
@@ -8,6 +9,9 @@ history (the suite created that database) and migrates it again on the way out.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +88,39 @@ def test_a_search_on_an_unmigrated_database_names_the_migration(
         message = str(caught.value)
         assert "the database is not migrated" in message, message
         assert all(command in message for command in COMMANDS), message
+
+
+MIGRATE_AND_INGEST = """
+import sys
+from thalabus_graph import ThalabusGraph
+with ThalabusGraph.connect(sys.argv[1]) as g:
+    g.migrate()
+    g.ingest(sys.argv[2], embed=False)
+"""
+
+
+def test_migrate_and_ingest_say_what_they_do_without_logging_configured(
+        unmigrated: Database, db_settings: Settings, neo4j_uri: str, tmp_path: Path) -> None:
+    unmigrated.write("migrations_delete_data_nodes")
+    vector = [1.0] + [0.0] * (db_settings.embedding_dimensions - 1)
+    corpus = tmp_path / "supplied.jsonl"
+    corpus.write_text("".join(json.dumps({
+        "documentid": f"s-{n}", "chapters": ["one paragraph"],
+        "embeddings": {"chapters": [vector], "paragraphs": [vector]}}) + "\n"
+        for n in range(2)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", MIGRATE_AND_INGEST, neo4j_uri, str(corpus)],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [line.removeprefix("INFO thalabus_graph.progress: ")
+             for line in done.stderr.splitlines()]
+    applying = [line for line in lines if line.startswith("migrate: applying ")]
+    total = len(applying)
+    assert total > 0, done.stderr
+    assert lines[0] == f"migrate: 0/{total} migrations, ? migration/s, ETA ?"
+    assert applying[0] == f"migrate: applying V0001__constraints.cypher (1/{total})"
+    migrated = re.compile(rf"migrate: {total}/{total} migrations, [\d.,]+ migration/s, "
+                          r"done in \d+ (s|min \d\d s)")
+    assert any(migrated.fullmatch(line) for line in lines), lines
+    assert "ingest: 0/2 documents, ? doc/s, ETA ?" in lines
+    ingested = re.compile(r"ingest: 2/2 documents, [\d.,]+ doc/s, done in \d+ s")
+    assert any(ingested.fullmatch(line) for line in lines), lines
