@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import IO, Any
 
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError, DatabaseError, Neo4jError
@@ -39,6 +40,7 @@ from thalabus_graph.documents import (
     SourceFragment,
     document_from_dict,
     iter_documents,
+    line_limit,
 )
 from thalabus_graph.embeddings import Embedder, WindowedEmbedder, text_hash
 from thalabus_graph.errors import (
@@ -56,6 +58,8 @@ from thalabus_graph.vectors import vector_problem
 
 logger = logging.getLogger(__name__)
 
+COUNT_CHUNK_BYTES = 1 << 20
+"""How much of an input file is read at a time while counting its lines for the progress."""
 INDEX_WAIT_SECONDS = 600
 """How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
@@ -267,7 +271,8 @@ class Ingestor:
 
     def _parsed(self, source: Any) -> Iterator[SourceDocument | LineError]:
         if isinstance(source, str | os.PathLike):
-            yield from iter_documents(source)
+            yield from iter_documents(
+                source, max_line_bytes=line_limit(self.settings.max_passage_chars))
             return
         for number, item in enumerate(source, start=1):
             if isinstance(item, SourceDocument):
@@ -569,11 +574,27 @@ def _steps(count: int, step: int) -> Iterator[tuple[int, int]]:
 
 def _total(source: object) -> int | None:
     """How many documents ``source`` holds, counted before the run: the non-blank lines of a
-    file (one pass over its bytes), ``len`` of a sized iterable, else None (no ETA)."""
+    regular file (one pass over its bytes, ``COUNT_CHUNK_BYTES`` at a time, however long a
+    line), ``len`` of a sized iterable, else None (no ETA; a pipe or device is not read
+    twice)."""
     if isinstance(source, str | os.PathLike):
         try:
+            if not stat.S_ISREG(os.stat(source).st_mode):
+                return None
             with open(source, "rb") as handle:
-                return sum(1 for line in handle if line.strip())
+                return _count_lines(handle)
         except OSError:
             return None  # the run itself reports the unreadable file
     return len(source) if isinstance(source, Sized) else None
+
+
+def _count_lines(handle: IO[bytes]) -> int:
+    """The lines of ``handle`` holding anything but whitespace, read in chunks."""
+    count, pending = 0, False   # pending: the unfinished last line has content
+    while chunk := handle.read(COUNT_CHUNK_BYTES):
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            count += pending or bool(piece.strip())
+            pending = False
+        pending = pending or bool(pieces[-1].strip())
+    return count + pending
