@@ -316,15 +316,17 @@ def _iter_path(path: str | os.PathLike[str], limit: int) -> Iterator[ParsedLine]
 
 def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
     """Each line of ``handle`` (its newline kept), or None for a line of more than ``limit``
-    bytes: that one is read past in ``SKIP_CHUNK_BYTES`` chunks up to its newline, never
-    held; no read takes more than ``limit + 1`` bytes of a line."""
+    bytes: None comes as soon as the line is known to be too long (so the caller can say so
+    before a long skip), and the rest of the line is then read past in ``SKIP_CHUNK_BYTES``
+    chunks up to its newline, never held; no read takes more than ``limit + 1`` bytes."""
     while line := handle.readline(limit + 1):
         if line.endswith(b"\n") or len(line) <= limit:
             yield line
             continue
+        del line
+        yield None
         while (rest := handle.readline(SKIP_CHUNK_BYTES)) and not rest.endswith(b"\n"):
             pass
-        yield None
 
 
 def _line_bytes_over(line: str | bytes, limit: int) -> bool:
@@ -338,7 +340,7 @@ def _line_bytes_over(line: str | bytes, limit: int) -> bool:
 
 
 def _over_long(number: int, limit: int) -> LineError:
-    message = (f"the line is longer than {limit:,} bytes (8 x max_passage_chars); it was "
+    message = (f"the line is longer than {limit:,} bytes (8 x max_passage_chars); it is "
                "skipped without being read into memory")
     logger.warning("line %d: %s", number, message)
     return LineError(number, message)
