@@ -35,6 +35,7 @@ from neo4j.exceptions import ClientError, DatabaseError, Neo4jError
 
 from thalabus_graph import languages, text_languages
 from thalabus_graph.documents import (
+    ENGINE_PROPERTIES,
     LineError,
     SourceDocument,
     SourceFragment,
@@ -238,7 +239,7 @@ class Ingestor:
         seen: dict[str, int] = {}
         for item in self._parsed(source):
             if isinstance(item, SourceDocument):
-                item = self._check_dimensions(item)
+                item = self._check(item)
             if isinstance(item, LineError):
                 if strict:
                     raise item.to_exception()
@@ -251,10 +252,15 @@ class Ingestor:
             seen[item.documentid] = line
             yield item
 
-    def _check_dimensions(self, doc: SourceDocument) -> SourceDocument | LineError:
-        """The document, or a line error when a fragment's text is longer than
-        ``max_passage_chars`` or a supplied vector fails ``vector_problem`` (dimension, finite
-        float32 values, norm bounds)."""
+    def _check(self, doc: SourceDocument) -> SourceDocument | LineError:
+        """The document, or a line error when an extra property takes a name of
+        ``ENGINE_PROPERTIES`` (a ``SourceDocument`` built in Python skips the parser's check),
+        a fragment's text is longer than ``max_passage_chars`` or a supplied vector fails
+        ``vector_problem`` (dimension, finite float32 values, norm bounds)."""
+        reserved = sorted(ENGINE_PROPERTIES.intersection(doc.properties))
+        if reserved:
+            return LineError(doc.line_number or 0, f"property name {reserved[0]!r} is reserved: "
+                             "the engine stores its own on documents and fragments")
         dims = self.settings.embedding_dimensions
         longest = max((len(f.text) for f in doc.fragments()), default=0)
         if longest > self.settings.max_passage_chars:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.documents import document_from_dict
+from thalabus_graph.documents import SourceDocument, document_from_dict
 from thalabus_graph.errors import IngestError
 from thalabus_graph.graph.database import Database
 
@@ -74,3 +74,12 @@ def test_strict_ingest_stops_at_the_reserved_name(clean_db: Database, tmp_path: 
     with pytest.raises(IngestError, match="reserved") as caught:
         _graph(clean_db).ingest(_corpus(tmp_path), strict=True, progress=False)
     assert caught.value.line_number == 2
+
+
+@pytest.mark.integration
+def test_a_document_built_in_python_is_held_to_the_same_names(clean_db: Database) -> None:
+    report = _graph(clean_db).ingest(
+        [SourceDocument("spoof-1", properties={"fragmentid": "h-1-c1"}),
+         SourceDocument("fine-1", properties={"court": "BVGer"})], progress=False)
+    assert [(e.line_number, "reserved" in e.message) for e in report.errors] == [(1, True)]
+    assert report.documents == 1
