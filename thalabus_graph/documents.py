@@ -9,7 +9,8 @@ Input format (one JSON object per line; only ``documentid`` is required)::
      "ontology": "asylum",                  optional string
      "title": "...", "language": "de",      optional strings
      "court": "BVGer", "year": 2021,        any other key with a scalar value (string, number,
-                                            boolean; null is dropped) is an extra property
+                                            boolean; null is dropped) is an extra property,
+                                            but for ENGINE_PROPERTIES (see below)
      "categories": {"COUNTRY_OF_ORIGIN": ["IQ"], "DECISION": "granted"},
                                             name -> string or list of strings
      "chapters": ["text of chapter 1", "..."],
@@ -52,12 +53,22 @@ Decisions:
   the ontology, category names and values. Neo4j's range indexes refuse a key over about 8 KB
   ("Property value is too large to index": 8,160 bytes for one string on 5.26, measured), and
   a category key holds ontology, name and value together, so each part gets a quarter.
+- Extra properties are stored on the Document node beside the engine's own, so a name the
+  engine itself writes or reads on Document and fragment nodes (``ENGINE_PROPERTIES``:
+  ``fragmentid``, ``text``, ``embedding``, ``ordinal``, ``ontologyid`` ...) is a line error: a
+  document carrying ``fragmentid`` would read as that fragment wherever a dataset member's id
+  is ``coalesce(fragmentid, documentid)``.
+- A line is read at most ``max_line_bytes`` + 1 bytes at a time (``line_limit``: 8 x
+  ``max_passage_chars`` by default, room for a longest fragment JSON-escaped at 6 bytes a
+  character beside its paragraphs and vectors): a longer line is a line error, and reading
+  goes on after its next newline, a chunk at a time, so no line is ever held whole.
 - Blank lines are skipped but still counted; a UTF-8 BOM at the start is ignored.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -65,7 +76,7 @@ import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import IO, Any, Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
 from thalabus_graph.query.ast import NAME_PATTERN, id_form
@@ -80,6 +91,12 @@ KIND_LETTERS: Mapping[FragmentKind, str] = {
 EMBEDDED_KINDS: tuple[FragmentKind, ...] = ("chapter", "paragraph", "summary", "question")
 """Fragment kinds that carry an embedding (keywords are searched as text only)."""
 
+logger = logging.getLogger(__name__)
+
+LINE_BYTES_PER_PASSAGE_CHAR = 8
+"""``line_limit``: bytes of an input line allowed per character of ``max_passage_chars``."""
+SKIP_CHUNK_BYTES = 1 << 20
+"""How much of an over-long line is read at a time while skipping to its end."""
 MAX_KEY_BYTES = 2048
 """Longest documentid, ontology, category name or category value, in UTF-8 bytes."""
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -92,6 +109,13 @@ _RESERVED = frozenset({
     "documentid", "ontology", "title", "language", "categories", "chapters", "paragraphs",
     "summaries", "questions", "keywords", "embeddings",
 })
+ENGINE_PROPERTIES = frozenset({
+    "fragmentid", "text", "embedding", "embedding_hash", "ordinal", "ontologyid",
+    "ingest_lock",
+})
+"""Node properties the engine writes or reads on Document and fragment nodes besides the
+input's own keys (``cypher/ingest_*.cypher``, the searches, dataset members): an input
+document may not use them as extra properties."""
 _KIND_KEYS: Mapping[str, FragmentKind] = {
     "chapters": "chapter", "paragraphs": "paragraph", "summaries": "summary",
     "questions": "question",
@@ -188,20 +212,37 @@ class LineError:
 ParsedLine: TypeAlias = SourceDocument | LineError
 
 
+def line_limit(max_passage_chars: int) -> int:
+    """The longest input line read, in bytes, for a ``max_passage_chars`` setting.
+
+    Example:
+        >>> line_limit(16_000_000)
+        128000000
+    """
+    return LINE_BYTES_PER_PASSAGE_CHAR * max_passage_chars
+
+
 def iter_documents(
     source: str | os.PathLike[str] | Iterable[str | bytes],
+    *,
+    max_line_bytes: int | None = None,
 ) -> Iterator[ParsedLine]:
     """Yield a :class:`SourceDocument` or :class:`LineError` per non-blank line, lazily.
 
     Args:
         source: a path to a ``.jsonl`` file, or any iterable of lines (str or bytes),
             such as an open file. Nothing is read before the iterator is advanced.
+        max_line_bytes: a longer line is a :class:`LineError`; a file is never read more
+            than this + 1 bytes of a line at a time. None: ``line_limit`` of the default
+            ``max_passage_chars``.
     """
+    limit = max_line_bytes if max_line_bytes is not None else _default_line_limit()
     if isinstance(source, str | os.PathLike):
-        yield from _iter_path(source)
+        yield from _iter_path(source, limit)
         return
     for number, line in enumerate(source, start=1):
-        parsed = _parse_line(line, number)
+        parsed = (_over_long(number, limit) if _line_bytes_over(line, limit)
+                  else _parse_line(line, number))
         if parsed is not None:
             yield parsed
 
@@ -259,12 +300,50 @@ def document_from_dict(obj: Any, line_number: int | None = None) -> SourceDocume
 # --- internals ------------------------------------------------------------------------------
 
 
-def _iter_path(path: str | os.PathLike[str]) -> Iterator[ParsedLine]:
+def _default_line_limit() -> int:
+    from thalabus_graph.settings import Settings
+
+    return line_limit(Settings.max_passage_chars)
+
+
+def _iter_path(path: str | os.PathLike[str], limit: int) -> Iterator[ParsedLine]:
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            parsed = _parse_line(raw, number)
+        for number, raw in enumerate(bounded_lines(handle, limit), start=1):
+            parsed = _over_long(number, limit) if raw is None else _parse_line(raw, number)
             if parsed is not None:
                 yield parsed
+
+
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """Each line of ``handle`` (its newline kept), or None for a line of more than ``limit``
+    bytes: None comes as soon as the line is known to be too long (so the caller can say so
+    before a long skip), and the rest of the line is then read past in ``SKIP_CHUNK_BYTES``
+    chunks up to its newline, never held; no read takes more than ``limit + 1`` bytes."""
+    while line := handle.readline(limit + 1):
+        if line.endswith(b"\n") or len(line) <= limit:
+            yield line
+            continue
+        del line
+        yield None
+        while (rest := handle.readline(SKIP_CHUNK_BYTES)) and not rest.endswith(b"\n"):
+            pass
+
+
+def _line_bytes_over(line: str | bytes, limit: int) -> bool:
+    """Whether a line given in memory is longer than ``limit`` bytes (newline aside)."""
+    if isinstance(line, str):
+        if len(line) * 4 <= limit:
+            return False
+        line = line.encode("utf-8", "surrogatepass")
+    ending = 2 if line.endswith(b"\r\n") else 1 if line.endswith(b"\n") else 0
+    return len(line) - ending > limit
+
+
+def _over_long(number: int, limit: int) -> LineError:
+    message = (f"the line is longer than {limit:,} bytes (8 x max_passage_chars); it is "
+               "skipped without being read into memory")
+    logger.warning("line %d: %s", number, message)
+    return LineError(number, message)
 
 
 def _parse_line(line: str | bytes, number: int) -> ParsedLine | None:
@@ -381,6 +460,11 @@ class _Builder:
                 continue
             if not isinstance(key, str) or not NAME_PATTERN.fullmatch(key):
                 raise IngestError(f"property name {key!r} must match {NAME_PATTERN.pattern}")
+            if key in ENGINE_PROPERTIES:
+                raise IngestError(
+                    f"property name {key!r} is reserved: the engine stores its own {key} on "
+                    f"documents and fragments (reserved: {', '.join(sorted(ENGINE_PROPERTIES))}"
+                    "); rename the property")
             if isinstance(value, float) and not math.isfinite(value):
                 raise IngestError(f"property {key!r} is not a finite number")
             if not isinstance(value, str | int | float | bool):
@@ -579,6 +663,7 @@ def _json_type(value: Any) -> str:
 
 __all__ = [
     "EMBEDDED_KINDS",
+    "ENGINE_PROPERTIES",
     "INT64_MAX",
     "INT64_MIN",
     "KIND_LETTERS",
@@ -588,9 +673,11 @@ __all__ = [
     "ParsedLine",
     "SourceDocument",
     "SourceFragment",
+    "bounded_lines",
     "document_from_dict",
     "fragmentid_for",
     "iter_documents",
+    "line_limit",
     "parse_document",
     "read_documents",
     "split_paragraphs",

@@ -23,22 +23,25 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import IO, Any
 
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ClientError, DatabaseError, Neo4jError
 
 from thalabus_graph import languages, text_languages
 from thalabus_graph.documents import (
+    ENGINE_PROPERTIES,
     LineError,
     SourceDocument,
     SourceFragment,
     document_from_dict,
     iter_documents,
+    line_limit,
 )
 from thalabus_graph.embeddings import Embedder, WindowedEmbedder, text_hash
 from thalabus_graph.errors import (
@@ -49,15 +52,20 @@ from thalabus_graph.errors import (
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, run
+from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.progress import NoProgress, Progress
 from thalabus_graph.settings import Settings
 from thalabus_graph.vectors import vector_problem
 
 logger = logging.getLogger(__name__)
 
+COUNT_CHUNK_BYTES = 1 << 20
+"""How much of an input file is read at a time while counting its lines for the progress."""
 INDEX_WAIT_SECONDS = 600
 """How long the end of an ingest waits for the index work it caused (``db.awaitIndexes``)."""
 PRECOMPUTED = "precomputed"
+LOAD_PASSAGE = "load the embedding model"
+"""The passage embedded once to load the in-process model before its first timed batch."""
 
 
 EMBED_STEP_LOCAL = 16
@@ -168,6 +176,7 @@ class Ingestor:
         self.settings = settings
         self.embedder = embedder
         self._bar: Progress | NoProgress = NoProgress()
+        self._embedder_loaded = False
         self.index_warning = ""
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
@@ -180,15 +189,18 @@ class Ingestor:
             progress: show the total, rate and ETA (`thalabus_graph.progress`): a bar when
                 stderr is a terminal, else log lines on ``thalabus_graph.progress``; False:
                 nothing. The input is counted first (the lines of a file, ``len`` of a list).
+
+        Raises:
+            MigrationError: the database was never migrated (nothing is written).
         """
+        require_migrated(self.db, "ingest")
         report = IngestReport()
         start = time.perf_counter()
         show = progress is not False
-        if show and self.embedder is not None and not self.settings.embedder_url:
-            self.embedder.embed_passages(["load the model before the clock starts"])
         bar = (Progress(_total(source), terminal=sys.stderr.isatty()) if show
                else NoProgress())
         self._bar = bar
+        self._embedder_loaded = False
         try:
             for batch in self._batches(self._documents(source, strict, report)):
                 self._write_batch(batch, report, strict)
@@ -227,7 +239,7 @@ class Ingestor:
         seen: dict[str, int] = {}
         for item in self._parsed(source):
             if isinstance(item, SourceDocument):
-                item = self._check_dimensions(item)
+                item = self._check(item)
             if isinstance(item, LineError):
                 if strict:
                     raise item.to_exception()
@@ -240,10 +252,15 @@ class Ingestor:
             seen[item.documentid] = line
             yield item
 
-    def _check_dimensions(self, doc: SourceDocument) -> SourceDocument | LineError:
-        """The document, or a line error when a fragment's text is longer than
-        ``max_passage_chars`` or a supplied vector fails ``vector_problem`` (dimension, finite
-        float32 values, norm bounds)."""
+    def _check(self, doc: SourceDocument) -> SourceDocument | LineError:
+        """The document, or a line error when an extra property takes a name of
+        ``ENGINE_PROPERTIES`` (a ``SourceDocument`` built in Python skips the parser's check),
+        a fragment's text is longer than ``max_passage_chars`` or a supplied vector fails
+        ``vector_problem`` (dimension, finite float32 values, norm bounds)."""
+        reserved = sorted(ENGINE_PROPERTIES.intersection(doc.properties))
+        if reserved:
+            return LineError(doc.line_number or 0, f"property name {reserved[0]!r} is reserved: "
+                             "the engine stores its own on documents and fragments")
         dims = self.settings.embedding_dimensions
         longest = max((len(f.text) for f in doc.fragments()), default=0)
         if longest > self.settings.max_passage_chars:
@@ -260,7 +277,8 @@ class Ingestor:
 
     def _parsed(self, source: Any) -> Iterator[SourceDocument | LineError]:
         if isinstance(source, str | os.PathLike):
-            yield from iter_documents(source)
+            yield from iter_documents(
+                source, max_line_bytes=line_limit(self.settings.max_passage_chars))
             return
         for number, item in enumerate(source, start=1):
             if isinstance(item, SourceDocument):
@@ -319,6 +337,7 @@ class Ingestor:
         if missing and self.embedder is None:
             raise UnembeddedDocuments({wanted[fragmentid].documentid for fragmentid in missing})
         if missing and self.embedder is not None:
+            self._load_embedder(self.embedder)
             windowed = WindowedEmbedder(self.embedder, self.settings.embedding_window_chars,
                                         self.settings.embedding_max_windows)
             step = (EMBED_STEP_LOCAL if not self.settings.embedder_url else
@@ -333,6 +352,19 @@ class Ingestor:
         report.embeddings_reused += len(rows)
         report.embeddings_computed += len(missing)
         return out
+
+    def _load_embedder(self, embedder: Embedder) -> None:
+        """Load the in-process model when the first fragment needs a vector, with the
+        progress paused, so its loading time is not taken for embedding speed (the first
+        ETA). An ingest whose vectors are all supplied or reused never calls the embedder,
+        which may be one that cannot embed passages (a query-only or unreachable service)."""
+        if self._embedder_loaded:
+            return
+        self._embedder_loaded = True
+        if self.settings.embedder_url or isinstance(self._bar, NoProgress):
+            return  # a service has no model to load; without progress there is no ETA
+        with self._bar.paused():
+            embedder.embed_passages([LOAD_PASSAGE])
 
     # --- writing -------------------------------------------------------------------------
     def _write_batch(self, batch: list[SourceDocument], report: IngestReport,
@@ -548,11 +580,27 @@ def _steps(count: int, step: int) -> Iterator[tuple[int, int]]:
 
 def _total(source: object) -> int | None:
     """How many documents ``source`` holds, counted before the run: the non-blank lines of a
-    file (one pass over its bytes), ``len`` of a sized iterable, else None (no ETA)."""
+    regular file (one pass over its bytes, ``COUNT_CHUNK_BYTES`` at a time, however long a
+    line), ``len`` of a sized iterable, else None (no ETA; a pipe or device is not read
+    twice)."""
     if isinstance(source, str | os.PathLike):
         try:
+            if not stat.S_ISREG(os.stat(source).st_mode):
+                return None
             with open(source, "rb") as handle:
-                return sum(1 for line in handle if line.strip())
+                return _count_lines(handle)
         except OSError:
             return None  # the run itself reports the unreadable file
     return len(source) if isinstance(source, Sized) else None
+
+
+def _count_lines(handle: IO[bytes]) -> int:
+    """The lines of ``handle`` holding anything but whitespace, read in chunks."""
+    count, pending = 0, False   # pending: the unfinished last line has content
+    while chunk := handle.read(COUNT_CHUNK_BYTES):
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            count += pending or bool(piece.strip())
+            pending = False
+        pending = pending or bool(pieces[-1].strip())
+    return count + pending

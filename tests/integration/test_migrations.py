@@ -151,6 +151,18 @@ def test_indexes_are_online_with_configured_options(runner: MigrationRunner,
     assert rows["fragment_documentid"]["properties"] == ["documentid"]
 
 
+def test_dataset_memberships_are_indexed_by_weight_and_hidden(runner: MigrationRunner) -> None:
+    """The AGGREGATES relationships of datasets carry a range index on each property readers
+    order and filter by."""
+    runner.migrate()
+    rows = {row["name"]: row for row in runner.dao.indexes()}
+    for name, prop in (("aggregates_weight", "weight"), ("aggregates_hidden", "hidden")):
+        row = rows[name]
+        assert (row["type"], row["entityType"], row["state"], row["labelsOrTypes"],
+                row["properties"]) == ("RANGE", "RELATIONSHIP", "ONLINE", ["AGGREGATES"],
+                                       [prop])
+
+
 def test_filtered_vector_indexes_exist_on_the_lines_that_build_them(
         runner: MigrationRunner, db_settings: Settings) -> None:
     """V0007 builds the ontology-filtered vector indexes on 2026.01+ (three ONLINE indexes on

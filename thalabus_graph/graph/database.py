@@ -128,6 +128,13 @@ _OPEN_READ: ContextVar[tuple[ManagedTransaction, int] | None] = ContextVar(
     "thalabus_open_read", default=None)
 """The read transaction ``Database.one_read`` holds open in this context, with the id of the
 thread that opened it (only that thread may run statements in it)."""
+NOT_MIGRATED = ("the database is not migrated: run `thalabus-graph migrate` (in Python "
+                "`g.migrate()`) first, which creates the indexes that ingest and the searches "
+                "need")
+"""What a caller is told about a database without the engine's schema (its migrations)."""
+MISSING_INDEX_MESSAGES = ("There is no such vector schema index",
+                          "There is no such fulltext schema index")
+"""How Neo4j words a search on an index that does not exist: the schema was never migrated."""
 TIMEOUT_CODES = ("Neo.ClientError.Transaction.TransactionTimedOut",
                  "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration")
 
@@ -178,6 +185,8 @@ def mapped_errors(what: str) -> Iterator[None]:
             current = _DEADLINE.get()
             raise QueryTimeout(_timeout_message(what, current[1] if current else None)
                                ) from exc
+        if any(text in (exc.message or "") for text in MISSING_INDEX_MESSAGES):
+            raise GraphError(f"{what}: {NOT_MIGRATED} ({exc.message})") from exc
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
                              "this user for a few seconds (dbms.security.auth_lock_time); check "

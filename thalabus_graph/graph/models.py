@@ -1,7 +1,11 @@
-"""neomodel classes mirroring the graph model, for inspecting results from Python.
+"""neomodel classes mirroring the graph model: the way to inspect datasets from Python.
 
-The engine itself writes with named Cypher; these models are a read-side convenience for
-applications that already use neomodel. ``bind(driver)`` points neomodel at a driver.
+The engine writes with named Cypher (``cypher/dataset_*.cypher``); these classes read what it
+wrote, every property of it: a ``Dataset`` node with its rerank flags (``reranked``,
+``reason``, ``failures``, ``weight_scale`` ...) and its members through ``Aggregates``
+(``weight``, ``hidden``, ``original_score``, ``unscored``). ``bind(driver)`` points neomodel at
+a driver. Write through the engine (``graph.datasets``, ``rerank_dataset``), not through
+these classes: the engine keeps a dataset's members, counts and flags consistent.
 
 ``FragmentNode``, ``DocumentNode`` and ``CategoryNode`` carry a ``Node`` suffix so they do not
 clash with the engine's ``Fragment`` and friends; ``__label__`` keeps their node labels
@@ -9,10 +13,14 @@ clash with the engine's ``Fragment`` and friends; ``__label__`` keeps their node
 
 Example:
     >>> from thalabus_graph.graph import models
-    >>> models.bind(graph.db.driver)                                   # doctest: +SKIP
+    >>> models.bind(graph.db.driver, graph.db.database)                # doctest: +SKIP
     >>> ds = models.Dataset.nodes.get(datasetid="demo#rerank_1")       # doctest: +SKIP
-    >>> [(m.fragmentid, rel.weight) for m in ds.fragments             # doctest: +SKIP
-    ...  for rel in [ds.fragments.relationship(m)]]
+    >>> ds.reranked, ds.reason, ds.weight_scale, ds.failures           # doctest: +SKIP
+    (True, None, 'reranker', 0)
+    >>> [(m.fragmentid, rel.weight, rel.original_score, rel.unscored)  # doctest: +SKIP
+    ...  for m in ds.fragments for rel in [ds.fragments.relationship(m)]]
+    >>> ds.weighted_members()[:2]                                      # doctest: +SKIP
+    [('docid-1001-c1', 0.93, False), ('docid-1003-p2', 0.71, False)]
 """
 
 from __future__ import annotations
@@ -43,11 +51,18 @@ def bind(driver: Driver, database: str = "neo4j") -> None:
 
 
 class Aggregates(StructuredRel):
-    """Dataset membership: ``weight`` is the score, ``hidden`` hides it from this dataset."""
+    """Dataset membership (``cypher/dataset_add_*.cypher``, ``dataset_hide.cypher``).
+
+    ``weight``: the member's score (the reranker's on a rerank dataset); ``hidden``: left out
+    by this dataset's readers; ``original_score``: the retrieval score a rerank replaced
+    (None on a query's dataset); ``unscored``: a partly failed rerank could not score it, so
+    ``weight`` is its retrieval score (None or False otherwise).
+    """
 
     weight = FloatProperty()
     hidden = BooleanProperty(default=False)
     original_score = FloatProperty()
+    unscored = BooleanProperty()
 
 
 class UsesDataset(StructuredRel):
@@ -149,14 +164,35 @@ class PendingDocument(DocumentNode):
 
 
 class Dataset(StructuredNode):
-    """A stored result set; members are fragments, or Documents for category stubs."""
+    """A stored result set; members are fragments, or Documents for category stubs.
+
+    Written by ``cypher/dataset_create.cypher`` (``datasetid`` ``{session}#{kind}_{number}``,
+    ``name``, ``kind``, ``query``, ``session``, ``number``, ``created_at``) and
+    ``dataset_flag.cypher`` (``size``: members written; ``weight_scale``: ``retrieval``,
+    ``reranker`` or ``mixed``). A dataset a rerank wrote (or a query with
+    ``automatically_rerank``) also says how its weights came about: ``reranked``, ``reason``
+    (None when complete), ``failures`` (failed batches), ``unscored`` (members left with
+    their retrieval weight), and for ``rerank_dataset`` ``capped`` (members the output cap
+    removed), ``source_query`` (the query the parent answered) and ``clauses`` (``joined``,
+    ``geometric`` or ``minimum``). A flag no writer set reads None.
+    """
 
     datasetid = StringProperty(unique_index=True, required=True)
     name = StringProperty()
     kind = StringProperty()
     query = StringProperty()
     session = StringProperty(index=True)
+    number = IntegerProperty()
+    size = IntegerProperty()
     created_at = DateTimeNeo4jFormatProperty()
+    weight_scale = StringProperty()
+    reranked = BooleanProperty()
+    reason = StringProperty()
+    failures = IntegerProperty()
+    unscored = IntegerProperty()
+    capped = IntegerProperty()
+    source_query = StringProperty()
+    clauses = StringProperty()
     fragments = RelationshipTo(FragmentNode, "AGGREGATES", model=Aggregates)
     documents = RelationshipTo(DocumentNode, "AGGREGATES", model=Aggregates)
     derived_from = RelationshipTo("Dataset", "DERIVED_FROM")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from thalabus_graph.errors import (
     GraphError,
     MigrationError,
 )
-from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.database import NOT_MIGRATED, Database
 from thalabus_graph.graph.migrations.discovery import Migration, discover
 from thalabus_graph.graph.migrations.history import LOCK_NAME, HistoryDao
 from thalabus_graph.graph.migrations.lock import acquire, runner_name
@@ -26,6 +27,7 @@ from thalabus_graph.graph.migrations.status import (
     status_rows,
 )
 from thalabus_graph.graph.migrations.vectors import VectorCheck, check_vectors, remove_bad_vectors
+from thalabus_graph.progress import NoProgress, Progress
 from thalabus_graph.settings import Settings
 
 
@@ -73,6 +75,18 @@ class MigrationReport:
                 "labelled_documents": self.labelled_documents}
 
 
+def require_migrated(database: Database, what: str) -> None:
+    """Raise ``MigrationError`` saying which command to run when no migration was ever
+    applied to the database: without the schema, writes "succeed" and every search then
+    fails on a missing index. One read of the history; nothing is written.
+
+    Example:
+        >>> require_migrated(db, "ingest")  # doctest: +SKIP
+    """
+    if not HistoryDao(database).history():
+        raise MigrationError(f"{what}: {NOT_MIGRATED}")
+
+
 class MigrationRunner:
     """Applies pending migrations under the lock; reports status.
 
@@ -117,8 +131,13 @@ class MigrationRunner:
         unknown / out-of-order."""
         return status_rows(self.analyze())
 
-    def migrate(self) -> MigrationReport:
+    def migrate(self, *, progress: bool = True) -> MigrationReport:
         """Apply every pending migration in order, then wait for indexes to be ONLINE.
+
+        ``progress``: while migrations are applied (building indexes takes seconds each),
+        say which one runs and show the count, rate and ETA (``thalabus_graph.progress``: a
+        bar on a terminal, else log lines, which reach stderr even when the application
+        configured no logging); False: nothing. A run with nothing to apply shows nothing.
 
         Raises:
             ChecksumMismatch: an applied file was edited.
@@ -137,7 +156,7 @@ class MigrationRunner:
         try:
             analysis = analyze(local, self.dao.history(), values, self.dao.server())
             analysis.raise_for_problems()
-            steps = [self._apply(m, values) for m in analysis.pending]
+            steps = self._apply_all(analysis.pending, values, progress)
             self._await_indexes()
             versions = [m.version for m, _ in analysis.applied] + [s.version for s in steps]
             failed = False
@@ -180,6 +199,24 @@ class MigrationRunner:
             if not quiet:
                 raise MigrationError(f"could not release the migration lock: {exc}; remove it "
                                      "with `thalabus-graph migrations unlock`") from exc
+
+    def _apply_all(self, pending: Sequence[Migration], values: Mapping[str, str],
+                   progress: bool) -> list[AppliedStep]:
+        """Apply ``pending`` in order, each named as it starts (``progress``)."""
+        if not pending:
+            return []
+        bar = (Progress(len(pending), label="migrate", unit="migrations",
+                        rate_unit="migration", terminal=sys.stderr.isatty())
+               if progress else NoProgress())
+        steps: list[AppliedStep] = []
+        try:
+            for number, migration in enumerate(pending, start=1):
+                bar.say(f"migrate: applying {migration.name} ({number}/{len(pending)})")
+                steps.append(self._apply(migration, values))
+                bar.advance(1)
+        finally:
+            bar.close()
+        return steps
 
     def _apply(self, migration: Migration, values: Mapping[str, str]) -> AppliedStep:
         rendered = migration.render(values)
