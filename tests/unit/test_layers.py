@@ -24,8 +24,8 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view", "calibration", "calibration_file", "reliability",
-     "languages"},
+    {"settings", "errors", "progress", "plan_view", "calibration", "calibration_file",
+     "reliability", "languages"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 
