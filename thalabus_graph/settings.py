@@ -264,10 +264,11 @@ class Settings:
     max_reranking_output_doc: int = 10
     """Goal context: the fill-up target."""
     max_rag_message_length: int = 40000
-    """Character budget of a goal context."""
+    """Character budget of a goal context: of each collection, and of the whole message with
+    its loaded documents."""
     max_loaded_document_length: int = 20000
-    """Goal context: characters of the loaded documents; taken off MAX_RAG_MESSAGE_LENGTH only
-    when the final message is cut (each collection keeps the whole of it)."""
+    """Goal context: characters of the loaded documents' text, which the message holds first
+    (each collection keeps the whole of MAX_RAG_MESSAGE_LENGTH)."""
 
     # --- bounds -----------------------------------------------------------------------
     max_query_chars: int = 1_000_000
