@@ -76,7 +76,7 @@ class Settings:
     embedder_max_concurrency: int = 4
     """Embedding requests in flight."""
     embedder_timeout_seconds: float = 60.0
-    """Timeout of one embedding request."""
+    """Timeout of one embedding request, from sending it to the reply's last byte."""
     embedder_max_retries: int = 4
     """Retries on 429 / 5xx / timeouts, with exponential backoff."""
     embedder_input_type: bool = True
@@ -239,11 +239,14 @@ class Settings:
     reranker_batch_size: int = 32
     """Passages per score request (1 = one call per fragment)."""
     reranker_timeout_seconds: float = 30.0
-    """Timeout of one score request."""
+    """Timeout of one score request, from sending it to the reply's last byte."""
     reranker_max_retries: int = 3
     """Retries on 429 (Retry-After honoured) / 5xx / timeouts."""
     max_parallelism: int = 10
     """Score requests in flight."""
+    service_max_reply_bytes: int = 64 * 1024 * 1024
+    """Largest reply body read from an embedding or score service, in bytes; a larger one is
+    refused as it streams in (a failed batch), never held whole."""
     max_rerank_chars: int = 24000
     """Passages are cut at this many characters before scoring."""
     max_reranking_input_frag: int = 5000
@@ -395,6 +398,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "reranker_timeout_seconds": (0.001, 86_400),
     "reranker_max_retries": (0, 100),
     "max_parallelism": (1, 1024),
+    "service_max_reply_bytes": (1, _HUGE),
     "max_rerank_chars": (1, _HUGE),
     "max_reranking_input_frag": (1, _BIG),
     "min_reranking_score_frag": (-_HUGE, _HUGE),
