@@ -88,7 +88,8 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
     stubs: set[str] = set()  # filled while the rounds are read, one page at a time
 
     def rounds() -> Iterator[list[Passage]]:
-        for page in datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
+        for page in datasets.pages(dataset_id, page_size=s.max_reranking_input_frag,
+                                   max_chars=s.max_rerank_chars):
             stubs.update(m.fragmentid for m in page if m.source == "category")
             yield [Passage(m.fragmentid, m.rerank_text or m.text or "", m.score, m.documentid)
                    for m in page]

@@ -245,7 +245,7 @@ class Goals:
         """The goal's own RAG fragments, best first, within the whole message budget (one
         that does not fit is skipped)."""
         picked = _Picked(budget)
-        for row in self.db.read("goal_rag_fragments", goalid=goalid):
+        for row in self.db.read("goal_rag_fragments", goalid=goalid, max_chars=budget):
             picked.take(_member(row))
             if picked.done:
                 break
@@ -266,46 +266,54 @@ class Goals:
         scales: dict[str, str] = {}
         for datasetid in datasets:
             scale = scales[datasetid] = self.datasets.weight_scale(datasetid)
-            below: list[Member] = []  # read best first: the first `target` are the candidates
-            for member in self._members(datasetid):
+            cuts = (threshold, retrieval_threshold)
+            any_below = False
+            for member in self._members(datasetid, budget):
                 if member.fragmentid in picked.members:
                     continue
-                on_retrieval = scale == "retrieval" or member.unscored
-                cut = retrieval_threshold if on_retrieval else threshold
-                if member.score < cut:
-                    if len(below) < target:
-                        below.append(member)
+                if _below(member, scale, *cuts):
+                    any_below = True
                     continue
                 picked.take(member)
                 if picked.done:
                     break
-            if picked.exhausted or not below or len(picked.members) >= target:
+            if picked.exhausted or not any_below or len(picked.members) >= target:
                 continue
             fill_up = True
             before = len(picked.members)
-            for member in sorted(below, key=lambda m: (m.unscored, -m.score, m.fragmentid)):
+            read = 0
+            # the members come best first, scored before unscored: the fill-up's order; a
+            # second read, so that repeats and members too long are passed over, not counted
+            for member in self._members(datasetid, budget):
                 if len(picked.members) >= target or picked.done:
                     break
+                if member.fragmentid in picked.members or not _below(member, scale, *cuts):
+                    continue
+                read += 1
                 picked.take(member)
             filled_from.append(datasetid)
             logger.info("goal %s: fill-up from %s (%s scale) added %d of %d members below "
-                        "the threshold", goalid, datasetid, scale,
-                        len(picked.members) - before, len(below))
+                        "the threshold it read", goalid, datasetid, scale,
+                        len(picked.members) - before, read)
         return _Collected(picked, fill_up, filled_from, scales)
 
-    def _members(self, datasetid: str) -> Iterator[Member]:
-        """A dataset's visible members best first, read a page at a time."""
-        for page in self.datasets.pages(datasetid, page_size=_PAGE):
+    def _members(self, datasetid: str, budget: int) -> Iterator[Member]:
+        """A dataset's visible members best first, read a page at a time, each text cut to
+        the budget (a longer member cannot be taken: its whole length says so)."""
+        for page in self.datasets.pages(datasetid, page_size=_PAGE, max_chars=budget):
             yield from page
 
     def _loaded(self, goalid: str, budget: int) -> list[LoadedDocument]:
-        """The loaded documents in ordinal order, cut to what the budget leaves each one."""
+        """The loaded documents in ordinal order, cut to what the budget leaves each one (the
+        server reads no chapter beyond the budget; ``characters`` is the whole length)."""
         out: list[LoadedDocument] = []
         left = budget
-        for row in self.db.read("goal_loaded_documents", goalid=goalid):
+        for row in self.db.read("goal_loaded_documents", goalid=goalid, max_chars=budget):
             text = "\n\n".join(t for t in row["chapters"] if t)
+            sizes = [n for n in row["sizes"] if n]
+            whole = sum(sizes) + 2 * max(0, len(sizes) - 1)
             out.append(LoadedDocument(row["documentid"], row["title"], text[:max(0, left)],
-                                      len(text)))
+                                      whole))
             left -= len(out[-1].text)
         return out
 
@@ -358,6 +366,13 @@ def truncate_lines(lines: Iterable[str], budget: int) -> tuple[list[str], bool]:
             out.append(line[:room - len(ELLIPSIS)] + ELLIPSIS)
         return out, True
     return out, False
+
+
+def _below(member: Member, scale: str, threshold: float, retrieval_threshold: float) -> bool:
+    """Whether a member is under the threshold of its weight's scale (retrieval-scale weights,
+    and a partly failed rerank's unscored members, to ``retrieval_threshold``)."""
+    on_retrieval = scale == "retrieval" or member.unscored
+    return member.score < (retrieval_threshold if on_retrieval else threshold)
 
 
 def _normalised(text: str) -> str:
@@ -473,8 +488,8 @@ class _Picked:
             self.repeats += 1
             return True
         inner = self.texts.inside(member)
-        freed = sum(len(self.members[i].text or "") for i in inner)
-        size = len(member.text or "")
+        freed = sum(self.members[i].size for i in inner)
+        size = member.size
         if self.used - freed + size > self.budget:
             self.truncated = True
             self.exhausted = self.exhausted or size <= self.budget
@@ -492,7 +507,7 @@ class _Picked:
 
 def _member(row: Record) -> Member:
     return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
-                  row["source"])
+                  row["source"], characters=row["characters"])
 
 
 def _rows(fragments: Iterable[Fragment | Member]

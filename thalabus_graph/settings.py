@@ -274,6 +274,11 @@ class Settings:
     (each collection keeps the whole of MAX_RAG_MESSAGE_LENGTH)."""
 
     # --- bounds -----------------------------------------------------------------------
+    max_result_text_chars: int = 20000
+    """Longest fragment text a dataset read returns (datasets show, the MCP tools); a longer
+    one comes back as its first characters with its whole length beside it, so one huge
+    chapter does not fill the server's memory for every reader. Reranking reads
+    MAX_RERANK_CHARS, a goal context its budget."""
     max_query_chars: int = 1_000_000
     """Longest query text, in characters (also for explain)."""
     max_query_terms: int = 512
@@ -409,6 +414,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "max_rag_message_length": (1, _HUGE),
     "max_loaded_document_length": (0, _HUGE),
     "write_batch_size": (1, _BIG),
+    "max_result_text_chars": (1, _HUGE),
     "max_query_chars": (1, _HUGE),
     "max_query_terms": (1, _BIG),
     "max_query_depth": (1, _BIG),

@@ -306,6 +306,9 @@ LONG = "own-long"
 """A document whose one chapter is longer than the default message budget."""
 NESTED = "own-002"
 """A one-paragraph chapter (c1 = p1) and a two-paragraph chapter (c2 = p2 + p3)."""
+HUGE = "own-huge"
+"""A document whose one chapter holds a million characters."""
+HUGE_TEXT = ("Ein sehr langer Abschnitt über Verfahren und Fristen. " * 20_000)[:1_000_000]
 
 
 @pytest.fixture(scope="module")
@@ -314,6 +317,8 @@ def extra(graph: ThalabusGraph) -> ThalabusGraph:
     long_text = (words * 2)[:graph.settings.max_rag_message_length + 1]
     graph.ingest([{"documentid": LONG, "title": "Long", "language": "de",
                    "chapters": [long_text]},
+                  {"documentid": HUGE, "title": "Huge", "language": "de",
+                   "chapters": [HUGE_TEXT]},
                   {"documentid": NESTED, "title": "Nested", "language": "en",
                    "chapters": ["Bob the cat sleeps on the mat.",
                                 "Jane sweeps the kitchen floor.\n\nBob watches her."]}],
@@ -365,3 +370,25 @@ def test_a_text_reaches_the_message_once(extra: ThalabusGraph) -> None:
     assert loaded.fragments == [] and loaded.repeats == 5
     assert loaded.lines == [f"[{NESTED}] Nested\nBob the cat sleeps on the mat.\n\n"
                             "Jane sweeps the kitchen floor.\n\nBob watches her."]
+
+
+def test_a_huge_chapter_is_read_back_cut_to_each_readers_bound(extra: ThalabusGraph) -> None:
+    s = extra.settings
+    ds = reranked(extra, "huge", {f"{HUGE}-c1": 0.9, IDS[0]: 0.8})
+    huge, small = extra.datasets.members(ds)
+    assert huge.characters == len(HUGE_TEXT) and huge.text_truncated
+    assert huge.text == HUGE_TEXT[:s.max_result_text_chars]
+    assert huge.to_dict()["text_truncated"] and not small.text_truncated
+    assert small.characters == len(small.text or "")
+    result = extra.rerank_dataset(ds, '"Fristen"', session="huge")
+    assert [len(f.text) for f in result.fragments if f.fragmentid == huge.fragmentid] == \
+        [s.max_rerank_chars]
+    extra.goals.use_dataset("g-huge", ds)
+    extra.goals.add_fragments("g-huge", weighted({f"{HUGE}-p1": 0.9}))
+    extra.goals.load_document("g-huge", HUGE)
+    ctx = extra.goal_context("g-huge", min_score=0.5)
+    assert ids(ctx.fragments) == [IDS[0]] and ctx.truncated
+    loaded = ctx.loaded[0]
+    assert loaded.characters == len(HUGE_TEXT) and loaded.truncated
+    assert loaded.text == HUGE_TEXT[:s.max_loaded_document_length]
+    assert len(ctx.message) <= s.max_rag_message_length
