@@ -19,6 +19,15 @@ any other status (1xx/3xx) `ServiceReplyError`, not retried (redirects are not f
 
 408 (Request Timeout) is retried: the server says it gave up waiting for the request, so it
 never acted on it and sending it again is safe, as for a client-side timeout.
+
+Every request has a whole-request deadline, ``Endpoint.timeout_seconds`` from the moment it is
+sent to the last byte of its reply: httpx's own timeout bounds each network wait, so a server
+that drips its reply a byte at a time would never trip it. The reply is read as a stream, held
+to the deadline and to ``Endpoint.max_reply_bytes`` as it arrives (a declared Content-Length
+over the cap fails before any body byte is read): past the deadline a `ServiceTimeout` (retried
+like any timeout), past the cap a `ServiceReplyError` (not retried). The async path is also
+cancelled at the deadline itself; the sync path checks it whenever bytes arrive, so it ends at
+most one network wait (``timeout_seconds``) late.
 """
 
 from __future__ import annotations
@@ -50,6 +59,9 @@ logger = logging.getLogger(__name__)
 
 RETRIED_STATUSES = frozenset({408, 429})
 """Statuses below 500 that are retried (every 5xx is retried too)."""
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""The default cap on one reply's body (``Settings.service_max_reply_bytes``): a batch of 64
+embeddings of 4,096 dimensions as JSON floats is about 6 MB, a score reply far less."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,10 @@ class Endpoint:
     name: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_seconds: float = 30.0
+    """The whole-request deadline: from sending the request to the reply's last byte."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    """The largest reply body read; a larger one is a `ServiceReplyError`."""
 
     @property
     def label(self) -> str:
@@ -263,22 +278,86 @@ async def post_json_async(
     attempt = 0
     while True:
         try:
-            try:
-                response = await client.post(
-                    endpoint.url, json=body, headers=dict(endpoint.headers),
-                    timeout=endpoint.timeout_seconds)
-            except httpx.TransportError as exc:
-                raise transport_failure(endpoint, exc) from exc
-            return decode_response(endpoint, response)
+            return await _post_once_async(client, endpoint, body)
         except RetryableServiceError as exc:
             await sleep(next_delay(endpoint, attempt, exc))
             attempt += 1
 
 
+class _Reply:
+    """One reply's body as it arrives, held to the request's deadline and size cap."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.deadline = time.monotonic() + endpoint.timeout_seconds
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    def late(self) -> ServiceTimeout:
+        """The error of a request that outran its deadline."""
+        return ServiceTimeout(f"{self.endpoint.label} did not send its whole reply within "
+                              f"{self.endpoint.timeout_seconds}s")
+
+    def too_large(self, size: int) -> ServiceReplyError:
+        """The error of a reply larger than the cap."""
+        return ServiceReplyError(
+            f"{self.endpoint.label} sent a reply of more than {self.endpoint.max_reply_bytes} "
+            f"bytes ({size} or more); raise THALABUS_SERVICE_MAX_REPLY_BYTES if it is meant "
+            "to be that large, else send smaller batches")
+
+    def head(self, response: httpx.Response) -> None:
+        """Check the deadline and a declared Content-Length before any body byte is read."""
+        self.check_time()
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.endpoint.max_reply_bytes:
+            raise self.too_large(int(declared))
+
+    def add(self, chunk: bytes) -> None:
+        """Hold ``chunk``; raise past the cap or the deadline."""
+        self.size += len(chunk)
+        if self.size > self.endpoint.max_reply_bytes:
+            raise self.too_large(self.size)
+        self.chunks.append(chunk)
+        self.check_time()
+
+    def check_time(self) -> None:
+        """Raise `ServiceTimeout` when the deadline has passed."""
+        if time.monotonic() > self.deadline:
+            raise self.late()
+
+    def response(self, streamed: httpx.Response) -> httpx.Response:
+        """A complete response: ``streamed``'s status and headers with the body read."""
+        return httpx.Response(streamed.status_code, headers=streamed.headers,
+                              content=b"".join(self.chunks), request=streamed.request)
+
+
 def _post_once(client: httpx.Client, endpoint: Endpoint, body: Any) -> Any:
+    reply = _Reply(endpoint)
     try:
-        response = client.post(endpoint.url, json=body, headers=dict(endpoint.headers),
-                               timeout=endpoint.timeout_seconds)
+        with client.stream("POST", endpoint.url, json=body, headers=dict(endpoint.headers),
+                           timeout=endpoint.timeout_seconds) as streamed:
+            reply.head(streamed)
+            for chunk in streamed.iter_bytes():
+                reply.add(chunk)
+            response = reply.response(streamed)
+    except httpx.TransportError as exc:
+        raise transport_failure(endpoint, exc) from exc
+    return decode_response(endpoint, response)
+
+
+async def _post_once_async(client: httpx.AsyncClient, endpoint: Endpoint, body: Any) -> Any:
+    reply = _Reply(endpoint)
+    try:
+        async with asyncio.timeout(endpoint.timeout_seconds):
+            async with client.stream("POST", endpoint.url, json=body,
+                                     headers=dict(endpoint.headers),
+                                     timeout=endpoint.timeout_seconds) as streamed:
+                reply.head(streamed)
+                async for chunk in streamed.aiter_bytes():
+                    reply.add(chunk)
+                response = reply.response(streamed)
+    except TimeoutError as exc:
+        raise reply.late() from exc
     except httpx.TransportError as exc:
         raise transport_failure(endpoint, exc) from exc
     return decode_response(endpoint, response)
@@ -292,6 +371,7 @@ def as_service_error(exc: BaseException) -> ServiceError:
 
 
 __all__ = [
+    "MAX_REPLY_BYTES",
     "RETRIED_STATUSES",
     "Endpoint",
     "RetryPolicy",

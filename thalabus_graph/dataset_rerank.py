@@ -18,6 +18,7 @@ from thalabus_graph.datasets import Datasets, Member
 from thalabus_graph.query import parse, rerank_query, semantic_clauses, serialize
 from thalabus_graph.rerank import (
     NoReranking,
+    Passage,
     Reranker,
     ScoredFragment,
     SelectionPolicy,
@@ -86,10 +87,12 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
     s = settings
     stubs: set[str] = set()  # filled while the rounds are read, one page at a time
 
-    def rounds() -> Iterator[list[tuple[str, str, float]]]:
-        for page in datasets.pages(dataset_id, page_size=s.max_reranking_input_frag):
+    def rounds() -> Iterator[list[Passage]]:
+        for page in datasets.pages(dataset_id, page_size=s.max_reranking_input_frag,
+                                   max_chars=s.max_rerank_chars):
             stubs.update(m.fragmentid for m in page if m.source == "category")
-            yield [(m.fragmentid, m.rerank_text or m.text or "", m.score) for m in page]
+            yield [Passage(m.fragmentid, m.rerank_text or m.text or "", m.score, m.documentid)
+                   for m in page]
 
     chosen = policy or ThresholdWithTiers.from_settings(s)
     cap = max_output or getattr(chosen, "max_output_frag", s.max_reranking_output_frag)
@@ -101,8 +104,8 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
     scale = ("retrieval" if not result.reranked
              else "mixed" if result.unscored_ids else "reranker")
     unscored = set(result.unscored_ids)
-    members = [Member(f.fragmentid, f.fragmentid if f.fragmentid in stubs else f.documentid,
-                      f.text, f.score, "category" if f.fragmentid in stubs else "fragment",
+    members = [Member(f.fragmentid, f.documentid, f.text, f.score,
+                      "category" if f.fragmentid in stubs else "fragment",
                       original_score=f.original_score,
                       unscored=result.reranked and f.fragmentid in unscored)
                for f in result.fragments]

@@ -40,6 +40,10 @@ class Member:
 
     ``score`` is what the graph stores as the ``weight`` of the member's ``AGGREGATES``
     relationship (docs/architecture.md, "Vocabulary"); the JSON form keeps the graph's name.
+    A read returns at most a bound of text (``MAX_RESULT_TEXT_CHARS`` for a reader,
+    ``MAX_RERANK_CHARS`` for reranking, the message budget for a goal): ``text`` is then the
+    stored text's first characters, unchanged, and ``characters`` its whole length
+    (``text_truncated`` says whether it was cut); None when unknown.
     """
 
     fragmentid: str
@@ -51,13 +55,25 @@ class Member:
     original_score: float | None = None
     rerank_text: str = ""
     unscored: bool = False
+    characters: int | None = None
+
+    @property
+    def size(self) -> int:
+        """The whole text's length (``characters`` when read, else the text's own)."""
+        return len(self.text or "") if self.characters is None else self.characters
+
+    @property
+    def text_truncated(self) -> bool:
+        """Whether the read cut the text at its bound."""
+        return self.size > len(self.text or "")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"fragmentid": self.fragmentid, "documentid": self.documentid,
                 "text": self.text, "weight": self.score, "source": self.source,
                 "hidden": self.hidden, "original_score": self.original_score,
-                "unscored": self.unscored}
+                "unscored": self.unscored, "characters": self.characters,
+                "text_truncated": self.text_truncated}
 
 
 @dataclass(frozen=True)
@@ -206,23 +222,28 @@ class Datasets:
 
     def members(self, datasetid: str, *, include_hidden: bool = False,
                 limit: int | None = None) -> list[Member]:
-        """Members best first (ties by id); hidden ones only when asked."""
+        """Members best first (ties by id); hidden ones only when asked; texts cut to
+        ``MAX_RESULT_TEXT_CHARS`` (see `Member`)."""
         self.get(datasetid)
         out: list[Member] = []
         for page in self.pages(datasetid, page_size=limit or 10000,
-                               include_hidden=include_hidden):
+                               include_hidden=include_hidden,
+                               max_chars=self.settings.max_result_text_chars):
             out.extend(page)
             if limit is not None and len(out) >= limit:
                 return out[:limit]
         return out
 
-    def pages(self, datasetid: str, *, page_size: int,
-              include_hidden: bool = False) -> Iterator[list[Member]]:
-        """Members in pages of ``page_size``, best first: one page in memory at a time."""
+    def pages(self, datasetid: str, *, page_size: int, include_hidden: bool = False,
+              max_chars: int | None = None) -> Iterator[list[Member]]:
+        """Members in pages of ``page_size``, best first: one page in memory at a time; texts
+        cut to ``max_chars`` (default ``MAX_RESULT_TEXT_CHARS``) by the server itself."""
+        bound = self.settings.max_result_text_chars if max_chars is None else max_chars
         skip = 0
         while True:
             rows = self.db.read("dataset_members", datasetid=datasetid, skip=skip,
-                                limit=page_size, include_hidden=include_hidden)
+                                limit=page_size, include_hidden=include_hidden,
+                                max_chars=bound)
             if not rows:
                 return
             yield [_member(r) for r in rows]
@@ -292,7 +313,7 @@ def _check_session(session: str) -> None:
 def _member(row: Record) -> Member:
     return Member(row["fragmentid"], row["documentid"], row["text"], float(row["weight"]),
                   row["source"], bool(row["hidden"]), row["original_score"],
-                  row["rerank_text"] or "", bool(row["unscored"]))
+                  row["rerank_text"] or "", bool(row["unscored"]), row["characters"])
 
 
 def _pages(fragments: Iterable[Fragment | Member]) -> Iterator[list[Fragment | Member]]:

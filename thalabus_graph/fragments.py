@@ -15,8 +15,19 @@ from typing import Any
 CATEGORY_SOURCE = "category"
 
 
-def document_id_of(fragmentid: str) -> str:
-    """The document id of a fragment id: everything before the last hyphen."""
+def document_id_of(fragmentid: str, source: str | None = None) -> str:
+    """The document id of a fragment id: everything before the last hyphen.
+
+    A category stub's id is its document's id whole (``fragmentid == documentid``), hyphens
+    and all, and nothing in the id tells it from a fragment's: a caller holding a stub passes
+    its ``source`` (``"category"``), or better keeps the document id it read with the id.
+
+    Example:
+        >>> document_id_of("docid-1001-c2"), document_id_of("docid-1001", "category")
+        ('docid-1001', 'docid-1001')
+    """
+    if source == CATEGORY_SOURCE:
+        return fragmentid
     head, sep, _ = fragmentid.rpartition("-")
     return head if sep else fragmentid
 

@@ -294,9 +294,11 @@ class Queries:
                     self._check_datasets(check, stale.row)
                     warnings, reads = check.judge(stale.row)
                     evaluator, fragments, outcomes = evaluate(reads, None)
+            # a dataset is written from the raw fragments before any aggregation: its query
+            # aggregates once the dataset is written (the details the searches read serve it)
             documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
                                       limit=limit if cut else None)
-                         if return_documents else None)
+                         if return_documents and not create_dataset else None)
             return warnings, evaluator, fragments, documents, outcomes, start
 
         # one read transaction for the check and every search (Database.one_read); a
@@ -322,6 +324,10 @@ class Queries:
         if create_dataset:  # the canonical text only where it is stored or shown
             dataset_ids.append(self.datasets.create(fragments, session=session,
                                                     query=serialize(node), flags=flags))
+            if return_documents:
+                documents = documents_of(self.db, fragments,
+                                         known=evaluator.executor.details,
+                                         limit=limit if cut else None)
         if cut and limit is not None and documents is None:
             fragments = fragments[:limit]  # documents_of already kept the best `limit`
         plan = None

@@ -76,7 +76,7 @@ class Settings:
     embedder_max_concurrency: int = 4
     """Embedding requests in flight."""
     embedder_timeout_seconds: float = 60.0
-    """Timeout of one embedding request."""
+    """Timeout of one embedding request, from sending it to the reply's last byte."""
     embedder_max_retries: int = 4
     """Retries on 429 / 5xx / timeouts, with exponential backoff."""
     embedder_input_type: bool = True
@@ -239,11 +239,14 @@ class Settings:
     reranker_batch_size: int = 32
     """Passages per score request (1 = one call per fragment)."""
     reranker_timeout_seconds: float = 30.0
-    """Timeout of one score request."""
+    """Timeout of one score request, from sending it to the reply's last byte."""
     reranker_max_retries: int = 3
     """Retries on 429 (Retry-After honoured) / 5xx / timeouts."""
     max_parallelism: int = 10
     """Score requests in flight."""
+    service_max_reply_bytes: int = 64 * 1024 * 1024
+    """Largest reply body read from an embedding or score service, in bytes; a larger one is
+    refused as it streams in (a failed batch), never held whole."""
     max_rerank_chars: int = 24000
     """Passages are cut at this many characters before scoring."""
     max_reranking_input_frag: int = 5000
@@ -264,12 +267,18 @@ class Settings:
     max_reranking_output_doc: int = 10
     """Goal context: the fill-up target."""
     max_rag_message_length: int = 40000
-    """Character budget of a goal context."""
+    """Character budget of a goal context: of each collection, and of the whole message with
+    its loaded documents."""
     max_loaded_document_length: int = 20000
-    """Goal context: characters of the loaded documents; taken off MAX_RAG_MESSAGE_LENGTH only
-    when the final message is cut (each collection keeps the whole of it)."""
+    """Goal context: characters of the loaded documents' text, which the message holds first
+    (each collection keeps the whole of MAX_RAG_MESSAGE_LENGTH)."""
 
     # --- bounds -----------------------------------------------------------------------
+    max_result_text_chars: int = 20000
+    """Longest fragment text a dataset read returns (datasets show, the MCP tools); a longer
+    one comes back as its first characters with its whole length beside it, so one huge
+    chapter does not fill the server's memory for every reader. Reranking reads
+    MAX_RERANK_CHARS, a goal context its budget."""
     max_query_chars: int = 1_000_000
     """Longest query text, in characters (also for explain)."""
     max_query_terms: int = 512
@@ -394,6 +403,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "reranker_timeout_seconds": (0.001, 86_400),
     "reranker_max_retries": (0, 100),
     "max_parallelism": (1, 1024),
+    "service_max_reply_bytes": (1, _HUGE),
     "max_rerank_chars": (1, _HUGE),
     "max_reranking_input_frag": (1, _BIG),
     "min_reranking_score_frag": (-_HUGE, _HUGE),
@@ -404,6 +414,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "max_rag_message_length": (1, _HUGE),
     "max_loaded_document_length": (0, _HUGE),
     "write_batch_size": (1, _BIG),
+    "max_result_text_chars": (1, _HUGE),
     "max_query_chars": (1, _HUGE),
     "max_query_terms": (1, _BIG),
     "max_query_depth": (1, _BIG),

@@ -15,7 +15,7 @@ from tests.support.loopback import LoopbackServer
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.datasets import Member
-from thalabus_graph.errors import DatasetError
+from thalabus_graph.errors import ConfigurationError, DatasetError
 from thalabus_graph.fragments import document_id_of
 from thalabus_graph.goals import ELLIPSIS, truncate_lines
 from thalabus_graph.graph.database import Database
@@ -111,7 +111,9 @@ def test_fill_up_is_skipped_when_the_target_is_met(graph: ThalabusGraph) -> None
 
 def test_the_goals_own_rag_fragments_come_first_each_fragment_once(
         graph: ThalabusGraph) -> None:
-    own = graph.query('"religious conversion"', return_documents=False).fragments[:4]
+    found = graph.query('"religious conversion"', return_documents=False).fragments
+    own = [f for n, f in enumerate(found)  # the best of each of four documents
+           if f.documentid not in {g.documentid for g in found[:n]}][:4]
     assert graph.goals.add_fragments("g-own", own) == 4
     ctx = graph.goal_context("g-own", char_budget=BIG)  # a goal with no dataset
     assert ids(ctx.fragments) == [f.fragmentid for f in own] and ctx.rag_fragments == 4
@@ -147,7 +149,7 @@ def test_each_collection_fills_the_message_budget_and_the_message_is_cut_to_it(
     assert ctx.lines[:3] == [f"[{i}] {' '.join(texts[i].split())}" for i in own]
 
 
-def test_loaded_documents_have_their_own_budget_taken_off_the_message(
+def test_the_message_holds_the_loaded_documents_first_within_its_budget(
         graph: ThalabusGraph) -> None:
     chapters = {d["documentid"]: "\n\n".join(d["chapters"]) for d in documents()
                 if d["documentid"] in ("docid-1003", "docid-1005")}
@@ -164,7 +166,11 @@ def test_loaded_documents_have_their_own_budget_taken_off_the_message(
                                                          False)
     assert two.text == chapters["docid-1005"][:100] and two.truncated
     assert two.characters == len(chapters["docid-1005"])
-    assert ctx.message_budget == 5000 - cap and len(ctx.message) <= ctx.message_budget
+    assert ctx.message_budget == 5000 and len(ctx.message) <= 5000
+    titles = {d["documentid"]: d["title"] for d in documents()}
+    assert ctx.lines[0] == f"[docid-1003] {titles['docid-1003']}\n{one.text}"
+    assert ctx.message.startswith(ctx.lines[0] + "\n[docid-1005] ")
+    assert "docid-1003-c2" not in ids(ctx.fragments) and ctx.repeats == 1  # in the loaded text
     assert ctx.characters <= 5000  # the collection itself keeps the whole ceiling
     roomy = graph.goal_context("g-loaded", min_score=0.5, char_budget=5000, loaded_budget=0)
     assert [d.text for d in roomy.loaded] == ["", ""] and roomy.message_budget == 5000
@@ -264,7 +270,7 @@ def test_the_goal_command_links_loads_and_shows(graph: ThalabusGraph, neo4j_uri:
     shown = json.loads(capsys.readouterr().out)
     ctx = graph.goal_context("g-cli", char_budget=3000, loaded_budget=500, min_score=0.5)
     assert shown == {"goal": "g-cli", **json.loads(json.dumps(ctx.to_dict()))}
-    assert shown["message_budget"] == 2500 and shown["loaded"][0]["truncated"]
+    assert shown["message_budget"] == 3000 and shown["loaded"][0]["truncated"]
     assert main(["goal", "show", "g-cli", "--char-budget", "3000", "--loaded-budget", "500",
                  "--min-score", "0.5", *uri]) == 0
     out = capsys.readouterr().out
@@ -292,3 +298,97 @@ def test_a_goal_reads_back_through_the_neomodel_model(graph: ThalabusGraph) -> N
     assert [f.fragmentid for f in goal.rag_fragments.all()] == [IDS[1]]
     assert [d.documentid for d in goal.rag_documents.all()] == ["docid-1004"]
     assert [d.documentid for d in goal.loaded_documents.all()] == ["docid-1003"]
+
+
+# --- long members and repeated text -------------------------------------------------------
+
+LONG = "own-long"
+"""A document whose one chapter is longer than the default message budget."""
+NESTED = "own-002"
+"""A one-paragraph chapter (c1 = p1) and a two-paragraph chapter (c2 = p2 + p3)."""
+HUGE = "own-huge"
+"""A document whose one chapter holds a million characters."""
+HUGE_TEXT = ("Ein sehr langer Abschnitt über Verfahren und Fristen. " * 20_000)[:1_000_000]
+
+
+@pytest.fixture(scope="module")
+def extra(graph: ThalabusGraph) -> ThalabusGraph:
+    words = ("Sehr langer Abschnitt über Asylverfahren. " * 1000)
+    long_text = (words * 2)[:graph.settings.max_rag_message_length + 1]
+    graph.ingest([{"documentid": LONG, "title": "Long", "language": "de",
+                   "chapters": [long_text]},
+                  {"documentid": HUGE, "title": "Huge", "language": "de",
+                   "chapters": [HUGE_TEXT]},
+                  {"documentid": NESTED, "title": "Nested", "language": "en",
+                   "chapters": ["Bob the cat sleeps on the mat.",
+                                "Jane sweeps the kitchen floor.\n\nBob watches her."]}],
+                 strict=True, progress=False)
+    return graph
+
+
+def test_a_member_longer_than_the_budget_is_skipped_and_the_rest_fill_the_context(
+        extra: ThalabusGraph) -> None:
+    budget = extra.settings.max_rag_message_length
+    ds = reranked(extra, "long", {f"{LONG}-c1": 0.99, IDS[0]: 0.9, IDS[1]: 0.8})
+    extra.goals.use_dataset("g-long", ds)
+    extra.goals.add_fragments("g-long-own", weighted({f"{LONG}-c1": 0.99, IDS[2]: 0.5}))
+    ctx = extra.goal_context("g-long", min_score=0.5)
+    assert ids(ctx.fragments) == [IDS[0], IDS[1]] and ctx.truncated
+    assert ctx.message and len(ctx.message) <= budget and not ctx.message_truncated
+    own = extra.goal_context("g-long-own")
+    assert ids(own.fragments) == [IDS[2]] and own.rag_fragments == 1
+    below = reranked(extra, "long", {f"{LONG}-c1": 0.4, IDS[3]: 0.3})
+    extra.goals.use_dataset("g-long-fill", below)
+    filled = extra.goal_context("g-long-fill", min_score=0.5, target=2)
+    assert filled.fill_up_used and ids(filled.fragments) == [IDS[3]]
+
+
+@pytest.mark.parametrize("arguments", [
+    {"char_budget": float("nan")}, {"char_budget": float("inf")}, {"char_budget": -1},
+    {"char_budget": 0}, {"char_budget": 2.5}, {"loaded_budget": float("nan")},
+    {"loaded_budget": -1}, {"target": float("nan")}, {"target": -3},
+    {"min_score": float("nan")}, {"min_retrieval_score": float("inf")},
+])
+def test_a_budget_target_or_threshold_out_of_range_is_refused(
+        graph: ThalabusGraph, arguments: dict[str, object]) -> None:
+    graph.goals.use_dataset("g-range", reranked(graph, "range", {IDS[0]: 0.9}))
+    with pytest.raises(ConfigurationError, match=next(iter(arguments))):
+        graph.goal_context("g-range", **arguments)  # type: ignore[arg-type]
+
+
+def test_a_text_reaches_the_message_once(extra: ThalabusGraph) -> None:
+    c1, p1, c2, p2, p3 = (f"{NESTED}-{s}" for s in ("c1", "p1", "c2", "p2", "p3"))
+    ds = reranked(extra, "nested", {p1: 0.95, c1: 0.9, p2: 0.8, c2: 0.7, p3: 0.6})
+    extra.goals.use_dataset("g-nested", ds)
+    ctx = extra.goal_context("g-nested", min_score=0.5, char_budget=BIG)
+    assert ids(ctx.fragments) == [p1, c2] and ctx.repeats == 3
+    texts = [line.split("] ", 1)[1] for line in ctx.lines]
+    assert len(ctx.lines) == 2
+    assert not any(a in b for a in texts for b in texts if a is not b)
+    extra.goals.load_document("g-nested", NESTED)
+    loaded = extra.goal_context("g-nested", min_score=0.5, char_budget=BIG)
+    assert loaded.fragments == [] and loaded.repeats == 5
+    assert loaded.lines == [f"[{NESTED}] Nested\nBob the cat sleeps on the mat.\n\n"
+                            "Jane sweeps the kitchen floor.\n\nBob watches her."]
+
+
+def test_a_huge_chapter_is_read_back_cut_to_each_readers_bound(extra: ThalabusGraph) -> None:
+    s = extra.settings
+    ds = reranked(extra, "huge", {f"{HUGE}-c1": 0.9, IDS[0]: 0.8})
+    huge, small = extra.datasets.members(ds)
+    assert huge.characters == len(HUGE_TEXT) and huge.text_truncated
+    assert huge.text == HUGE_TEXT[:s.max_result_text_chars]
+    assert huge.to_dict()["text_truncated"] and not small.text_truncated
+    assert small.characters == len(small.text or "")
+    result = extra.rerank_dataset(ds, '"Fristen"', session="huge")
+    assert [len(f.text) for f in result.fragments if f.fragmentid == huge.fragmentid] == \
+        [s.max_rerank_chars]
+    extra.goals.use_dataset("g-huge", ds)
+    extra.goals.add_fragments("g-huge", weighted({f"{HUGE}-p1": 0.9}))
+    extra.goals.load_document("g-huge", HUGE)
+    ctx = extra.goal_context("g-huge", min_score=0.5)
+    assert ids(ctx.fragments) == [IDS[0]] and ctx.truncated
+    loaded = ctx.loaded[0]
+    assert loaded.characters == len(HUGE_TEXT) and loaded.truncated
+    assert loaded.text == HUGE_TEXT[:s.max_loaded_document_length]
+    assert len(ctx.message) <= s.max_rag_message_length

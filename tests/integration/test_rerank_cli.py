@@ -4,6 +4,7 @@ and the goal fill-up's INFO line per dataset."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import struct
@@ -17,6 +18,7 @@ from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.graph.database import Database
+from thalabus_graph.mcp.tools import Tools
 from thalabus_graph.rerank import (
     Percentile,
     PerQueryNormalised,
@@ -184,3 +186,26 @@ def test_rerank_query_is_a_plain_question(graph: ThalabusGraph, with_reranker: N
     assert out["query"] == question and out["reranked"]
     assert main(["rerank", parent, "--query", "   ", *uri]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_reranked_category_stubs_keep_their_whole_document_id(
+        graph: ThalabusGraph, with_reranker: None, uri: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    parent = make_dataset(graph, "COUNTRY_OF_ORIGIN=IQ", "stubs")
+    stubs = graph.datasets.members(parent)
+    assert stubs and all(m.source == "category" and "-" in m.documentid for m in stubs)
+    api = graph.rerank_dataset(parent, '"asylum"', session="stubs")
+    assert api.reranked and api.fragments
+    assert [(f.fragmentid, f.documentid) for f in api.fragments] == \
+        [(f.fragmentid, f.fragmentid) for f in api.fragments]
+    assert {m.documentid for m in graph.datasets.members(api.dataset_id)} == \
+        {f.fragmentid for f in api.fragments}
+    assert main(["rerank", parent, "--query", "asylum", *uri, "--json"]) == 0
+    shell = json.loads(capsys.readouterr().out)["fragments"]
+    assert shell and all(f["documentid"] == f["fragmentid"] for f in shell)
+    kept = graph.rerank_dataset(parent, session="stubs")
+    assert not kept.reranked
+    assert all(f.documentid == f.fragmentid for f in kept.fragments)
+    tools = Tools(graph, allow_writes=True)
+    out = asyncio.run(tools.rerank_dataset(parent, '"asylum"'))
+    assert out.members and all(m.documentid == m.fragmentid for m in out.members)

@@ -4,12 +4,13 @@ Neo4j, with the reranker speaking the vLLM /score wire format to a loopback HTTP
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
-from tests.integration.sample import graph_scored_by
+from tests.integration.sample import docs_where, graph_scored_by, has
 from tests.support.loopback import LoopbackServer, Request, Response, score_handler
-from thalabus_graph import ThalabusGraph
+from thalabus_graph import ThalabusGraph, querying
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
@@ -158,3 +159,42 @@ def test_datasets_read_back_through_the_neomodel_models(graph: ThalabusGraph) ->
     assert node.weighted_members() == expected
     assert any(isinstance(f, models.Chapter) for f in node.fragments.all())
     assert [d.documentid for d in node.documents.all()] == ["docid-2002"]
+
+
+def test_a_not_within_several_parent_datasets_takes_the_documents_of_any_of_them(
+        graph: ThalabusGraph) -> None:
+    bob = make_dataset(graph, "CHARACTER=Bob", "universe")
+    iraq = make_dataset(graph, '"asylum" AND COUNTRY_OF_ORIGIN=IQ', "universe")
+    in_iraq = {m.documentid for m in graph.datasets.members(iraq)}
+    assert in_iraq and in_iraq <= docs_where(has("COUNTRY_OF_ORIGIN", "IQ"))
+    result = graph.query("NOT CHARACTER=Jane", subset_of_datasetids=[bob, iraq],
+                         return_documents=False)
+    expected = (docs_where(has("CHARACTER", "Bob")) | in_iraq) - \
+        docs_where(has("CHARACTER", "Jane"))
+    assert {f.documentid for f in result.fragments} == expected
+    assert all(f.is_stub for f in result.fragments)
+    one = graph.query("NOT CHARACTER=Jane", subset_of_datasetids=[bob],
+                      return_documents=False)
+    assert {f.documentid for f in one.fragments} < expected
+
+
+def test_a_query_writes_its_dataset_before_it_aggregates_documents(
+        graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[str] = []
+    aggregate, write = querying.documents_of, graph.queries.datasets.create
+
+    def aggregating(*args: Any, **kwargs: Any) -> Any:
+        events.append("aggregate")
+        return aggregate(*args, **kwargs)
+
+    def writing(*args: Any, **kwargs: Any) -> Any:
+        events.append("write")
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(querying, "documents_of", aggregating)
+    monkeypatch.setattr(graph.queries.datasets, "create", writing)
+    result = graph.query('"Bob the cat"', create_dataset=True, session="order")
+    assert events == ["write", "aggregate"]
+    assert result.documents and result.dataset_ids
+    members = graph.datasets.members(result.dataset_ids[0])
+    assert {m.documentid for m in members} == {d.documentid for d in result.documents}

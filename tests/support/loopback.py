@@ -10,7 +10,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -33,13 +33,21 @@ class Request:
 
 @dataclass
 class Response:
-    """What a handler answers: ``json_body`` is encoded unless ``raw`` is given."""
+    """What a handler answers: ``json_body`` is encoded unless ``raw`` is given.
+
+    ``drip``: seconds between the body's bytes, sent one at a time (a slow-drip server).
+    ``chunks``: a body streamed in these pieces with chunked transfer encoding (no
+    Content-Length), instead of ``json_body`` / ``raw``. The server counts what it sent in
+    ``LoopbackServer.bytes_sent`` and stops when the client has gone.
+    """
 
     status: int = 200
     json_body: Any = None
     raw: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drip: float = 0.0
+    chunks: Iterable[bytes] | None = None
 
 
 Handler = Callable[[Request], Response]
@@ -59,6 +67,8 @@ class LoopbackServer:
         self.requests: list[Request] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.bytes_sent = 0
+        """Body bytes written to clients, over every request."""
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -102,11 +112,33 @@ class LoopbackServer:
                         outer.in_flight -= 1
                 self.send_response(response.status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                if response.chunks is None:
+                    self.send_header("Content-Length", str(len(payload)))
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
                 for key, value in response.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self._send_body(response, payload)
+                except OSError:
+                    self.close_connection = True  # the client gave up: stop sending
+
+            def _send_body(self, response: Response, payload: bytes) -> None:
+                if response.chunks is not None:
+                    for chunk in response.chunks:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        outer._sent(len(chunk))
+                    self.wfile.write(b"0\r\n\r\n")
+                elif response.drip:
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i:i + 1])
+                        self.wfile.flush()
+                        outer._sent(1)
+                        time.sleep(response.drip)
+                else:
+                    self.wfile.write(payload)
+                    outer._sent(len(payload))
 
         class _Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -121,6 +153,10 @@ class LoopbackServer:
         )
         self._thread.start()
         return self
+
+    def _sent(self, count: int) -> None:
+        with self._lock:
+            self.bytes_sent += count
 
     def stop(self) -> None:
         """Stop serving and close the socket."""

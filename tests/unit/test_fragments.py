@@ -36,6 +36,11 @@ def test_document_id_is_everything_before_the_last_hyphen() -> None:
     assert document_id_of("plain") == "plain"
 
 
+def test_a_category_stub_is_its_own_document_hyphens_and_all() -> None:
+    assert document_id_of("docid-1001", "category") == "docid-1001"
+    assert document_id_of("docid-1001-c1", "chapters") == "docid-1001"
+
+
 def test_and_of_two_scored_sides_uses_geometric_mean_with_the_best_of_the_other_side() -> None:
     left = [frag("d1-c1", 0.8), frag("d1-c2", 0.4), frag("d2-c1", 0.9)]
     right = [frag("d1-p1", 0.5, "paragraphs"), frag("d3-p1", 0.7, "paragraphs")]

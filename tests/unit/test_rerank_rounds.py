@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
+from thalabus_graph.fragments import Fragment
 from thalabus_graph.rerank import (
     NoReranking,
     Passage,
@@ -301,3 +302,14 @@ def test_bad_candidate_tuples_are_rejected() -> None:
         rerank_in_rounds_sync([[("a-1", "t")]], "q", NoReranking())  # type: ignore[list-item]
     with pytest.raises(ConfigurationError):
         list(rounds_of([1], 0))
+
+
+def test_the_document_id_given_with_a_candidate_is_kept_scored_or_not() -> None:
+    stub = Passage("docid-1001", "a title", 1.0, "docid-1001")
+    chapter = Fragment("docid-1002-c1", "docid-1002", "text", 0.5, "chapters")
+    table = TableReranker({"docid-1001": 0.9, "docid-1002-c1": 0.4})
+    scored = rerank_in_rounds_sync([[stub, chapter]], "q", table, TopK(5))
+    kept = rerank_in_rounds_sync([[stub, chapter]], "", table, TopK(5))
+    for result in (scored, kept):
+        assert {(f.fragmentid, f.documentid) for f in result.fragments} == {
+            ("docid-1001", "docid-1001"), ("docid-1002-c1", "docid-1002")}

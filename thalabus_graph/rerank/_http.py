@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from thalabus_graph._http import (
+    MAX_REPLY_BYTES,
     Endpoint,
     RetryPolicy,
     as_service_error,
@@ -48,15 +49,18 @@ class HttpPoster:
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         max_connections: int = 10,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         if not url:
             raise ConfigurationError("an HTTP reranker needs a URL")
         if timeout_seconds <= 0:
             raise ConfigurationError("timeout_seconds must be positive")
+        if max_reply_bytes < 1:
+            raise ConfigurationError("max_reply_bytes must be at least 1")
         if client is not None and transport is not None:
             raise ConfigurationError("pass either client or transport, not both")
         self.endpoint = Endpoint(url, "", bearer_headers(api_key), timeout_seconds,
-                                 retry or RetryPolicy())
+                                 retry or RetryPolicy(), max_reply_bytes)
         self.timeout_seconds = timeout_seconds
         self._client = client
         self._transport = transport
@@ -157,6 +161,7 @@ class HttpReranker:
         client: httpx.AsyncClient | None,
         transport: httpx.AsyncBaseTransport | None,
         available: bool,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         self.endpoint = endpoint
         self.model = model
@@ -165,7 +170,8 @@ class HttpReranker:
         self._available = available
         self._poster = HttpPoster(endpoint, api_key=api_key, timeout_seconds=timeout_seconds,
                                   retry=retry, client=client, transport=transport,
-                                  max_connections=max_parallelism)
+                                  max_connections=max_parallelism,
+                                  max_reply_bytes=max_reply_bytes)
         self._semaphores = LoopSemaphores(max_parallelism)
 
     @property

@@ -27,6 +27,7 @@ class _HttpOptions(TypedDict):
     max_retries: int
     client: httpx.AsyncClient | None
     transport: httpx.AsyncBaseTransport | None
+    max_reply_bytes: int
 
 
 def reranker_from_settings(
@@ -61,6 +62,7 @@ def reranker_from_settings(
         max_retries=settings.reranker_max_retries,
         client=client,
         transport=transport,
+        max_reply_bytes=settings.service_max_reply_bytes,
     )
     if protocol == "chat":
         return ModelReranker(url, **options)

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import httpx
 
-from thalabus_graph._http import RetryPolicy
+from thalabus_graph._http import MAX_REPLY_BYTES, RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 from thalabus_graph.rerank._http import HttpReranker
 from thalabus_graph.rerank.protocol import Passage, clip, is_score
@@ -121,6 +121,7 @@ class ModelReranker(HttpReranker):
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         available: bool = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         if not model:
             raise ConfigurationError("ModelReranker needs a model name")
@@ -130,7 +131,8 @@ class ModelReranker(HttpReranker):
                          batch_size=batch_size, max_parallelism=max_parallelism,
                          timeout_seconds=timeout_seconds,
                          retry=RetryPolicy(max_retries, backoff_seconds), client=client,
-                         transport=transport, available=available)
+                         transport=transport, available=available,
+                         max_reply_bytes=max_reply_bytes)
         self.temperature = temperature
 
     def request_body(self, query: str, passages: Sequence[Passage]) -> dict[str, Any]:

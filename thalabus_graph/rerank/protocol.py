@@ -18,6 +18,10 @@ from thalabus_graph.errors import ServiceError, ServiceReplyError, ServiceTimeou
 class Passage(NamedTuple):
     """One passage to score: its fragment id, its text and the score retrieval gave it.
 
+    ``documentid`` is the document it belongs to, when the caller read it: a reranker never
+    looks at it, but the results built from the passage carry it, and a category stub's id
+    (its document's id) has no fragment suffix to derive it from. None: derived from the id.
+
     Example:
         >>> Passage("docid-1-c1", "Bob the cat sleeps.", 0.71).fragmentid
         'docid-1-c1'
@@ -26,6 +30,7 @@ class Passage(NamedTuple):
     fragmentid: str
     text: str
     score: float | None = None
+    documentid: str | None = None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ class FragmentLike(Protocol):
 
 
 CandidateLike = Passage | tuple[str, str, float] | tuple[str, str, None] | FragmentLike
-"""A round member: a `Passage`, a ``(fragmentid, text, score)`` tuple or a fragment object."""
+"""A round member: a `Passage`, a ``(fragmentid, text, score)`` tuple or a fragment object
+(whose ``documentid``, when it has one, the results keep)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,10 @@ class RoundsResult:
 
 
 def as_passage(candidate: CandidateLike) -> Passage:
-    """A `Passage` from a tuple, a `Passage` or an object with fragment attributes."""
+    """A `Passage` from a tuple, a `Passage` or an object with fragment attributes (its
+    ``documentid`` kept when it has one: a stub's cannot be derived from its id)."""
+    if isinstance(candidate, Passage):
+        return candidate
     if isinstance(candidate, tuple):
         if len(candidate) != 3:
             raise ConfigurationError(
@@ -101,7 +105,9 @@ def as_passage(candidate: CandidateLike) -> Passage:
             )
         fragmentid, text, score = candidate
         return Passage(str(fragmentid), str(text), None if score is None else float(score))
-    return Passage(candidate.fragmentid, candidate.text, candidate.score)
+    documentid = getattr(candidate, "documentid", None)
+    return Passage(candidate.fragmentid, candidate.text, candidate.score,
+                   documentid if isinstance(documentid, str) and documentid else None)
 
 
 def rounds_of(candidates: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -205,7 +211,8 @@ async def rerank_in_rounds(
                 unscored[p.fragmentid] = None
                 continue
             scored.append(ScoredFragment(p.fragmentid, p.text, float(value),
-                                         original_score=p.score))
+                                         original_score=p.score,
+                                         documentid=p.documentid or ""))
         any_scored = any_scored or bool(scored)
         explain = getattr(chosen_policy, "select_explained", None)
         if explain is not None:
@@ -293,7 +300,8 @@ async def _keep_order(
 
 def _original(p: Passage) -> ScoredFragment:
     score = p.score if p.score is not None and math.isfinite(p.score) else 0.0
-    return ScoredFragment(p.fragmentid, p.text, score, original_score=p.score)
+    return ScoredFragment(p.fragmentid, p.text, score, original_score=p.score,
+                          documentid=p.documentid or "")
 
 
 def _dedupe(passages: Iterable[Passage]) -> list[Passage]:

@@ -12,7 +12,7 @@ from typing import Any, Final, Literal, get_args
 
 import httpx
 
-from thalabus_graph._http import RetryPolicy
+from thalabus_graph._http import MAX_REPLY_BYTES, RetryPolicy
 from thalabus_graph.errors import ConfigurationError, ServiceReplyError
 from thalabus_graph.rerank._http import HttpReranker
 from thalabus_graph.rerank.protocol import Passage, clip, is_score
@@ -63,8 +63,10 @@ class ScoreApiReranker(HttpReranker):
     Passages are cut at ``max_chars``, sent ``batch_size`` per request (``batch_size=1`` is one
     call per passage), at most ``max_parallelism`` requests at a time. 429 (honouring
     Retry-After), 5xx and timeouts are retried ``max_retries`` times with exponential backoff.
-    A batch whose reply has the wrong count, an unknown or repeated index, a non-numeric score
-    or is not JSON gives no scores and is reported in ``RerankReply.failures``.
+    A batch whose reply has the wrong count, an unknown or repeated index, a non-numeric score,
+    is not JSON or is larger than ``max_reply_bytes`` gives no scores and is reported in
+    ``RerankReply.failures``; so is one whose whole reply did not arrive within
+    ``timeout_seconds`` (a deadline per request, not per network read).
 
     Example:
         >>> reranker = ScoreApiReranker("http://127.0.0.1:8000", protocol="vllm-score",
@@ -92,6 +94,7 @@ class ScoreApiReranker(HttpReranker):
         client: httpx.AsyncClient | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         available: bool = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError("batch_size must be at least 1")
@@ -104,7 +107,8 @@ class ScoreApiReranker(HttpReranker):
                          batch_size=batch_size, max_parallelism=max_parallelism,
                          timeout_seconds=timeout_seconds,
                          retry=RetryPolicy(max_retries, backoff_seconds, max_backoff_seconds),
-                         client=client, transport=transport, available=available)
+                         client=client, transport=transport, available=available,
+                         max_reply_bytes=max_reply_bytes)
         self.protocol = protocol
 
     async def _score_batch(
