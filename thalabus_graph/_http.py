@@ -189,8 +189,10 @@ def snippet(text: str, limit: int = SNIPPET_CHARS, secrets: Iterable[str] = ()) 
 
 
 def _secrets(endpoint: Endpoint) -> list[str]:
-    """The credentials the request carried (header values and the tokens in them)."""
-    found: list[str] = []
+    """The credentials the request carried: header values and the tokens in them, and the
+    URL's user info (a server may echo ``alice:pw`` without the URL around it)."""
+    userinfo = httpx.URL(endpoint.url).userinfo.decode("ascii", "replace")
+    found: list[str] = [userinfo, *userinfo.split(":", 1)] if userinfo else []
     for name, value in endpoint.headers.items():
         if name.lower() in ("authorization", "x-api-key", "api-key", "proxy-authorization"):
             found.append(value)

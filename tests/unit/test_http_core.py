@@ -193,3 +193,16 @@ def test_parse_retry_after_forms() -> None:
     when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))
     seconds = parse_retry_after(when)
     assert seconds is not None and 55 <= seconds <= 61
+
+
+@RUNNERS
+def test_an_echoed_url_user_info_is_redacted_from_the_error(run: Any) -> None:
+    """A server that echoes the URL's ``user:password`` (without the URL around it) in its
+    error body shows neither in the error."""
+    ep = Endpoint("http://alice:s3cret-pw@svc.test/x", "test service", {}, 5.0,
+                  RetryPolicy(max_retries=0, backoff_seconds=0.1))
+    answers: list[httpx.Response | Exception] = [
+        httpx.Response(401, text="login alice:s3cret-pw refused; s3cret-pw is wrong")]
+    with pytest.raises(ServiceStatusError) as info:
+        run(answers, ep)
+    assert "s3cret-pw" not in str(info.value)
