@@ -253,14 +253,17 @@ class LanguageSlots:
     @classmethod
     def fit(cls, query: str, semantic: Sequence[Fragment], text: Sequence[Fragment], *,
             languages: Mapping[str, str | None], text_weight: float,
-            full_coverage: float) -> LanguageSlots:
+            full_coverage: float, low: float | None = None) -> LanguageSlots:
         """Fit the rule on the phrase's unrestricted semantic and text candidates.
 
         ``text`` scores are divided by their search's best hit; ``languages`` maps each
-        candidate's document id to its language (missing = None, one group of its own).
+        candidate's document id to its language (missing = None, one group of its own);
+        ``low``: the bottom of the semantic range (default: the lowest candidate), given by a
+        caller that reads it from a fixed sample of the phrase's candidates so that a pool
+        sized to a request does not move it.
         """
         sem = _best(semantic)
-        lo = min(sem.values(), default=0.0)
+        lo = min(sem.values(), default=0.0) if low is None or not sem else low
         hit_found, idf = _rarity(words(query), text, sem)
         model = cls((lo, _highest(sem)), text_weight, full_coverage, lo if sem else 1.0, idf)
         evidence = model._evidence_scores(text, hit_found)

@@ -58,6 +58,34 @@ def _loaded(model: str, path: str) -> Calibration | None:
     return load_for(model, path)
 
 
+BACKGROUND_TOP_N = 200
+"""Best candidates per vector source a phrase's background is read from, whatever pool the
+request keeps (a query with a ``limit`` keeps fewer; its search returns the scores and texts
+of the rest, ``search_phrase``'s ``background`` row): a fragment's calibrated score then does
+not depend on ``limit``, an adapter's ``k`` or the pool settings. 200 is the candidate list
+the shipped calibration was fitted on (``benchmarks/calibration.py``)."""
+
+
+def sample(semantic: Iterable[Fragment], beyond: Iterable[tuple[str, float, str | None]] = ()
+           ) -> list[tuple[str, float, str | None]]:
+    """(source, index-scale score, text) of the best ``BACKGROUND_TOP_N`` candidates of each
+    vector source among a phrase's unrestricted fragments and the candidates ``beyond`` its
+    pool (a fragment found twice counts once)."""
+    by_source: dict[str, list[tuple[float, str, str | None]]] = {}
+    seen: set[str] = set()
+    for f in semantic:
+        if f.fragmentid not in seen:
+            seen.add(f.fragmentid)
+            by_source.setdefault(f.source, []).append((f.score, f.fragmentid, f.text))
+    for source, score, text in beyond:
+        by_source.setdefault(source, []).append((score, "", text))
+    out: list[tuple[str, float, str | None]] = []
+    for source, found in sorted(by_source.items()):
+        found.sort(key=lambda t: (-t[0], t[1]))
+        out += [(source, score, text) for score, _, text in found[:BACKGROUND_TOP_N]]
+    return out
+
+
 @dataclass
 class PhraseScale:
     """The calibrated scale of one evaluation's phrases.
@@ -84,21 +112,24 @@ class PhraseScale:
         return self.calibration is not None
 
     def remember(self, phrase: str, semantic: Sequence[Fragment],
-                 sizes: Mapping[str, int]) -> None:
-        """Keep the phrase's background from its unrestricted semantic fragments (index scale,
-        no factor) of every source and those sources' fragment counts (``sizes``), with the
-        phrase's lexical share among their texts when the gate reads it (tokenised here, once
-        per phrase: no query of its own)."""
+                 sizes: Mapping[str, int],
+                 beyond: Iterable[tuple[str, float, str | None]] = ()) -> None:
+        """Keep the phrase's background from its unrestricted semantic candidates (index
+        scale, no factor): the best ``BACKGROUND_TOP_N`` of every source (``sample``: the
+        pool's fragments, then ``beyond`` it, as the search returned them), and those sources'
+        fragment counts (``sizes``), with the phrase's lexical share among their texts when
+        the gate reads it (tokenised here, once per phrase: no query of its own)."""
         if self.calibration is None or phrase in self.remembered:
             return
-        sources = {f.source for f in semantic}
+        drawn = sample(semantic, beyond)
+        sources = {source for source, _, _ in drawn}
         size = sum(int(sizes.get(source, 0)) for source in sources)
         gate = self.calibration.gate
-        if semantic:
-            share = (lexical_share(phrase, (f.text for f in semantic))
+        if drawn:
+            share = (lexical_share(phrase, (text for _, _, text in drawn))
                      if gate is not None and gate.share_slope is not None else None)
-            bg = self.calibration.background([2.0 * f.score - 1.0 for f in semantic], size,
-                                             share)
+            bg = self.calibration.background([2.0 * score - 1.0 for _, score, _ in drawn],
+                                             size, share)
             if (self.held is not None and self.calibration.language_matters(bg)
                     and self.held(phrase) is False):
                 bg = dataclasses.replace(bg, foreign=True)

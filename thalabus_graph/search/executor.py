@@ -34,7 +34,7 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
-from thalabus_graph.scale import PhraseScale, calibration_of
+from thalabus_graph.scale import BACKGROUND_TOP_N, PhraseScale, calibration_of, sample
 from thalabus_graph.search.batch import PhraseBatch, batched
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
@@ -116,7 +116,9 @@ class SearchExecutor:
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,
-                                      text_language=self.text_language.choose)
+                                      text_language=self.text_language.choose,
+                                      background=(BACKGROUND_TOP_N if self.scale.calibrated
+                                                  else 0))
         self.batch = PhraseBatch(self.runner, self.reads, settings, self.query_vectors,
                                  self.phrases, details=document_details,
                                  exact_details=document_details or exact_details)
@@ -192,8 +194,10 @@ class SearchExecutor:
                 semantic, text = self.phrases.fragments(search.phrase,
                                                         with_text=search.with_text)
                 if search.statistics:
+                    self._sample(search.phrase, semantic)
                     self.fusion.remember_range(search.phrase, semantic)
-                    self.scale.remember(search.phrase, semantic, self._sizes())
+                    self.scale.remember(search.phrase, semantic, self._sizes(),
+                                        self.phrases.beyond.get(search.phrase, ()))
                     self.fusion.unrestricted[search.phrase] = (semantic, text)
                 if search.results:
                     found["results"][0].extend(semantic)
@@ -208,10 +212,13 @@ class SearchExecutor:
         if not plan.semantic:
             return sort_fragments(text)
         semantic = sort_fragments(semantic)
+        if plan.unrestricted:
+            self._sample(plan.text, semantic)
         if plan.unrestricted and plan.text not in self.fusion.ranges:
             self.fusion.remember_range(plan.text, semantic)
         if plan.unrestricted:
-            self.scale.remember(plan.text, semantic, self._sizes())
+            self.scale.remember(plan.text, semantic, self._sizes(),
+                                self.phrases.beyond.get(plan.text, ()))
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])
             self.scale.remember(plan.text, found["range"][0], self._sizes())
@@ -225,6 +232,16 @@ class SearchExecutor:
         # fused on the index scale, then the phrase's one scale (scale.PhraseScale)
         return self.scale.apply(plan.text, self.fusion.fuse(
             plan.text, semantic, text, restricted=fusion.restricted, fit=fit))
+
+    def _sample(self, phrase: str, semantic: Sequence[Fragment]) -> None:
+        """Keep the bottom of the phrase's semantic range from its fixed candidate sample
+        (``scale.sample``: its unrestricted fragments and, when the pool is sized to a limit,
+        the candidates beyond it), once per phrase."""
+        if (self.scale.calibrated and phrase not in self.fusion.lows
+                and phrase in self.phrases.beyond):
+            drawn = sample(semantic, self.phrases.beyond[phrase])
+            if drawn:
+                self.fusion.lows[phrase] = min(score for _, score, _ in drawn)
 
     def _sizes(self) -> dict[str, int]:
         """Fragments per source in the graph, for a phrase's background (empty while

@@ -27,6 +27,9 @@ class PhraseFusion:
             restricted search read them first (the language-slots rule is fitted on them).
         fitted: phrase -> its language-slots rule.
         languages: documentid -> stored language (None: none or unknown).
+        lows: phrase -> the bottom of its semantic range, read from the fixed sample of its
+            unrestricted candidates (``scale.sample``) so that a pool sized to a request
+            does not move a fused score.
     """
 
     def __init__(self, runner: Runner, settings: Settings) -> None:
@@ -36,10 +39,12 @@ class PhraseFusion:
         self.unrestricted: dict[str, tuple[list[Fragment], list[Fragment]]] = {}
         self.fitted: dict[str, LanguageSlots] = {}
         self.languages: dict[str, str | None] = {}
+        self.lows: dict[str, float] = {}
 
     def remember_range(self, phrase: str, fragments: Sequence[Fragment]) -> None:
-        """Keep the phrase's semantic range from its unrestricted fragments."""
-        lo = min((f.score for f in fragments), default=0.0)
+        """Keep the phrase's semantic range from its unrestricted fragments (its bottom from
+        ``lows`` when the phrase's fixed candidate sample gave one)."""
+        lo = self.lows.get(phrase, min((f.score for f in fragments), default=0.0))
         hi = max((f.score for f in fragments), default=0.0)
         self.ranges[phrase] = (lo, hi)
 
@@ -83,7 +88,8 @@ class PhraseFusion:
             self.fitted[phrase] = LanguageSlots.fit(
                 phrase, semantic, text, languages=languages,
                 text_weight=self.settings.fusion_text_weight,
-                full_coverage=self.settings.fusion_full_coverage)
+                full_coverage=self.settings.fusion_full_coverage,
+                low=self.lows.get(phrase))
         return self.fitted[phrase]
 
     def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:

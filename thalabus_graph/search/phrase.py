@@ -31,6 +31,10 @@ class PhraseSearches:
 
     Args:
         vector: the phrase's query embedding (computed once per phrase).
+        background: the best candidates per vector source a phrase's calibrated background
+            reads (``scale.BACKGROUND_TOP_N``; 0: none); a call keeping fewer (a pool sized
+            to a limit) also returns the scores and texts of those beyond its pool, kept in
+            ``beyond`` (phrase -> (source, index-scale score, text), best first per source).
         best: the text normalisation divisors, which an unrestricted call gives itself.
         languages: the documents' stored languages, which every call returns.
     """
@@ -39,8 +43,11 @@ class PhraseSearches:
                  vector: Callable[[str], list[float]], *, details: bool,
                  best: dict[tuple[str, str, str | None], float],
                  languages: dict[str, str | None],
-                 text_language: Callable[[str], TextLanguage] | None = None) -> None:
+                 text_language: Callable[[str], TextLanguage] | None = None,
+                 background: int = 0) -> None:
         self.runner = runner
+        self.background = background
+        self.beyond: dict[str, list[tuple[str, float, str | None]]] = {}
         self.reads = reads
         self.settings = settings
         self.vector = vector
@@ -97,6 +104,7 @@ class PhraseSearches:
         self.runner.share_call(steps, steps[0].cypher)
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
+        beyond: list[tuple[str, float, str | None]] = []
         for row in rows:
             columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
             self.languages.update(zip(row["documentids"],
@@ -107,8 +115,12 @@ class PhraseSearches:
                 ontology_size = sizes.pop("ontology", 0)
                 if probing:
                     self.reads.learn(sizes, ontology_size)
+            elif row["kind"] == "background":
+                beyond += [(str(row["source"]), float(score), text)
+                           for text, score in zip(row["texts"], row["scores"], strict=True)]
             else:
                 grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
+        self.beyond[phrase] = beyond
         self.reads.learn(sizes)
         if probing and self.reads.sized().ontology_pattern() is not None:
             for step in steps:
@@ -144,9 +156,11 @@ class PhraseSearches:
         vector_searches: list[dict[str, Any]] = []
         for src in VECTOR_SOURCES:
             top_n = cost.top_n(self.settings, src)
+            background = self.background if self.background > top_n else 0
             vector_searches.append({"source": src.source, "index": src.index,
-                                    "k": cost.unfiltered_k(self.settings, top_n),
-                                    "top_n": top_n})
+                                    "k": max(cost.unfiltered_k(self.settings, top_n),
+                                             background),
+                                    "top_n": top_n, "background": background})
         query = lucene.terms_query(phrase) if with_text else ""
         text_searches: list[dict[str, Any]] = [
             {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}
