@@ -1,9 +1,9 @@
 // Part: the body of search_phrase (its rules and parameters), which search_phrase_filtered
 // also runs for a restricted phrase's unrestricted statistics. A vector search's optional
 // `background` (at most its k) asks for the scores and texts of its candidates ranked
-// top_n + 1 .. background too, in a 'background' row (no ids, languages or details): the
-// calibrated scale reads a phrase's background from a fixed number of its best candidates,
-// however few the request keeps.
+// top_n + 1 .. background too, in a 'background' row (texts, scores and their documents'
+// languages; no ids or details): the calibrated scale reads a phrase's background from a
+// fixed number of its best candidates, however few the request keeps.
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
      COUNT { (:Paragraph) } AS paragraphs, COUNT { (:Summary) } AS summaries,
@@ -12,7 +12,7 @@ WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
 RETURN 'size' AS kind, null AS source,
        ['documents', 'chapters', 'paragraphs', 'summaries', 'questions', 'keywords',
         'ontology'] AS fragmentids,
-       [] AS documentids, [] AS texts,
+       COLLECT { MATCH (m:EmbeddingModel) RETURN m.model_id } AS documentids, [] AS texts,
        [documents, chapters, paragraphs, summaries, questions, keywords, ontology] AS scores,
        [] AS languages, [] AS details
 UNION ALL
@@ -44,6 +44,9 @@ CALL (s) {
        hits[s.top_n..coalesce(s.background, 0)] AS beyond
   RETURN fragmentids, documentids, texts, scores, languages, details,
          [hit IN beyond | hit[0].text] AS background_texts,
+         [hit IN beyond | coalesce(COLLECT {
+            MATCH (d:Document {documentid: hit[0].documentid}) RETURN d.language }[0], '')]
+           AS background_languages,
          [hit IN beyond | CASE WHEN $rescore
                                THEN vector.similarity.cosine(hit[0].embedding, $vector)
                                ELSE hit[1] END] AS background_scores
@@ -55,7 +58,7 @@ RETURN kind, s.source AS source,
        CASE kind WHEN 'semantic' THEN documentids ELSE [] END AS documentids,
        CASE kind WHEN 'semantic' THEN texts ELSE background_texts END AS texts,
        CASE kind WHEN 'semantic' THEN scores ELSE background_scores END AS scores,
-       CASE kind WHEN 'semantic' THEN languages ELSE [] END AS languages,
+       CASE kind WHEN 'semantic' THEN languages ELSE background_languages END AS languages,
        CASE kind WHEN 'semantic' THEN details ELSE [] END AS details
 UNION ALL
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})

@@ -34,7 +34,13 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
-from thalabus_graph.scale import BACKGROUND_TOP_N, PhraseScale, calibration_of, sample
+from thalabus_graph.scale import (
+    BACKGROUND_TOP_N,
+    PhraseScale,
+    calibration_of,
+    sample,
+    settings_for,
+)
 from thalabus_graph.search.batch import PhraseBatch, batched
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
@@ -95,6 +101,8 @@ class SearchExecutor:
                  text_languages: TextLanguageState | None = None,
                  vocabulary: PlannedVocabulary | None = None,
                  stream_limit: int | None = None) -> None:
+        # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
+        settings = settings_for(settings, embedder.model_id)
         self.settings = settings
         self.stream_limit = stream_limit
         self.text_language = TextLanguages(settings, text_languages, language)
@@ -193,11 +201,13 @@ class SearchExecutor:
             if isinstance(search, PhraseCall):
                 semantic, text = self.phrases.fragments(search.phrase,
                                                         with_text=search.with_text)
+                self.scale.check_model(self.embedder.model_id, self.phrases.stored_models)
                 if search.statistics:
                     self._sample(search.phrase, semantic)
                     self.fusion.remember_range(search.phrase, semantic)
                     self.scale.remember(search.phrase, semantic, self._sizes(),
-                                        self.phrases.beyond.get(search.phrase, ()))
+                                        self.phrases.beyond.get(search.phrase, ()), text,
+                                        self.fusion.languages)
                     self.fusion.unrestricted[search.phrase] = (semantic, text)
                 if search.results:
                     found["results"][0].extend(semantic)
@@ -218,7 +228,8 @@ class SearchExecutor:
             self.fusion.remember_range(plan.text, semantic)
         if plan.unrestricted:
             self.scale.remember(plan.text, semantic, self._sizes(),
-                                self.phrases.beyond.get(plan.text, ()))
+                                self.phrases.beyond.get(plan.text, ()), text,
+                                self.fusion.languages)
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])
             self.scale.remember(plan.text, found["range"][0], self._sizes())
@@ -241,7 +252,7 @@ class SearchExecutor:
                 and phrase in self.phrases.beyond):
             drawn = sample(semantic, self.phrases.beyond[phrase])
             if drawn:
-                self.fusion.lows[phrase] = min(score for _, score, _ in drawn)
+                self.fusion.lows[phrase] = min(c.score for c in drawn)
 
     def _sizes(self) -> dict[str, int]:
         """Fragments per source in the graph, for a phrase's background (empty while
