@@ -38,7 +38,12 @@ cosines, best first) and the number of fragments that source holds:
    passage of their subject removed from the corpus), both weighing the same: how similar an
    unrelated best hit is, is a property of the embedding model, so ``thalabus-graph
    calibrate`` keeps the model's shipped gate. A gate without a share slope reads the cosine
-   alone.
+   alone. Two signals that need no shared word lift it (``gate_of``): the cosine-only
+   ``foreign_gate`` of the best candidate in another language than the best one's
+   (``Background.other``: a topic the corpus holds only in other languages), and a short
+   phrase one candidate holds whole (``Background.lexical``, ``covers``), which passes. A
+   phrase without a word of ``SHARE_MIN_LETTERS`` letters reads all its words
+   (``phrase_words``), a script written without spaces its character bigrams (``words``).
 
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:

@@ -9,7 +9,9 @@ remembered from the phrase's unrestricted search (so a pushed filter never chang
 and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
 ``calibrated:<source> <raw> -> <calibrated>``.
 
-One background per phrase, fitted on the candidates of all its vector sources together (their
+One background per phrase, fitted on a fixed sample of its candidates, the best
+``BACKGROUND_TOP_N`` of each vector source, whatever pool a request keeps (``sample``; a sized
+pool's ``search_phrase`` returns the rest in its ``background`` row), all sources together (their
 sizes added; its best cosine and the phrase's lexical share among those candidates' texts,
 ``calibration.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
 something the graph lacks drops whole; candidates whose texts were not read give a share of
@@ -22,7 +24,16 @@ A fused fragment's index-scale score is a slot value (a semantic score of its la
 or, for a fragment only the text search found, a value below every semantic score of the
 phrase, so a text-only hit stays below the phrase's semantic hits on the calibrated scale too.
 
-Without a calibration (an embedding model with none shipped and no ``CALIBRATION_FILE``)
+Recall comes before silence (docs/architecture.md, "Score calibration"): the gate also
+reads the best candidate in another language (``other_language_best``) and whether a short
+phrase is held whole (``calibration.covers``); a fragment holding every word of a short phrase
+scores at least the phrase's best; a phrase the other-language rule lifted that ``MIN_SCORE``
+would empty keeps its candidates above ``DOUBT x MIN_SCORE``; and each emptied, doubtful or
+gate-cut phrase is a ``DroppedWarning`` the query returns.
+
+The calibration is the one of the embedder in use (``settings_for``: its ``model_id``), not of
+``EMBEDDER_MODEL``. Without a calibration (an embedder whose model has none shipped and no
+``CALIBRATION_FILE``)
 scores stay on the index scale: factor, cap and ``MIN_SCORE`` apply to the semantic hits
 before fusion, as ``semantic_scaler`` says.
 """

@@ -61,3 +61,4 @@ def test_an_emptied_phrase_says_what_was_dropped(graph: ThalabusGraph) -> None:
     assert warning.subject == "lattice quantum chromodynamics on supercomputers"
     assert warning.dropped > 0 and warning.best_cosine is not None
     assert warning.to_dict()["rule"] in ("gate", "min_score", "doubtful")
+

@@ -56,3 +56,16 @@ def test_a_fragments_score_does_not_depend_on_the_adapters_k(graph: ThalabusGrap
             fid = node.node.metadata["fragment_id"]
             assert node.score is not None
             assert abs(node.score - full[fid]) <= TOLERANCE, ("llamaindex", k, fid)
+
+
+@pytest.mark.parametrize("fusion", ["convex", "max", "rrf"])
+def test_every_fusion_rule_keeps_its_documents_on_the_calibrated_scale(
+        graph: ThalabusGraph, fusion: str) -> None:
+    """Each rule's fused order carries the phrase's semantic scores (``fusion.ranked_onto``),
+    so the calibration reads a fused score as the index scale it was fitted on."""
+    ruled = ThalabusGraph(graph.db, settings=graph.settings.replace(fusion=fusion),
+                          embedder=graph.embedder)
+    for limit in (3, None):
+        result = ruled.query(semantic_phrase(QUESTIONS[0]), limit=limit)
+        assert result.documents, (fusion, limit)
+        assert result.documents[0].documentid == "docid-2003", (fusion, limit)

@@ -121,6 +121,7 @@ class SearchExecutor:
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
         self.scale = PhraseScale(settings, calibration_of(settings), self.text_language.held)
+        self.fusion.semantic_scale = self.scale.calibrated
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,
