@@ -288,8 +288,9 @@ class PhraseScale:
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
         """The phrase's fragments on the calibrated scale, those under ``MIN_SCORE`` dropped,
         best first. A fragment holding every word of a short phrase (``calibration.covers``:
-        a keyword, a title) scores at least the phrase's best, so an exact match is never
-        lost to its lower fused slot. When every fragment drops and the gate was lifted by a
+        a keyword, a title) scores at least the phrase's best candidate (its background's
+        ``best``, the same whatever a restricted search kept), so an exact match is never lost
+        to its lower fused slot. When every fragment drops and the gate was lifted by a
         candidate in another language, those at or above ``DOUBT x MIN_SCORE`` are kept;
         either way a phrase losing fragments to its gate, or emptied, gets a
         ``DroppedWarning`` (``warnings``). Unchanged without a calibration or a background
@@ -306,9 +307,10 @@ class PhraseScale:
         for f in fragments:
             factor, cap = factors[f.source]
             calibrated.append((f, min(scored(2.0 * f.score - 1.0) * factor, cap)))
-        if calibrated and is_short(phrase):
-            top = max(score for _, score in calibrated)
-            calibrated = [(f, max(score, top) if covers(phrase, (f.text,)) else score)
+        if calibrated and is_short(phrase) and bg.best is not None:
+            top = scored(bg.best)  # the phrase's best candidate's, whatever this search kept
+            calibrated = [(f, max(score, min(top, factors[f.source][1]))
+                           if covers(phrase, (f.text,)) else score)
                           for f, score in calibrated]
         kept = [(f, score) for f, score in calibrated if score >= floor]
         doubtful: list[tuple[Fragment, float]] = []

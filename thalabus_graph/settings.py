@@ -117,11 +117,10 @@ class Settings:
     (benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the
     index scale (1 + cos) / 2, where it removes nothing with multilingual-e5."""
     calibration_file: str = ""
-    """Semantic-score calibration: empty = the one shipped for the model of the embedder in
-    use (its ``model_id``, which may differ from ``embedder_model`` when a caller gives an
-    embedder); a file written by ``thalabus-graph calibrate``; ``none`` keeps the vector
-    index's scale. The index scale is (1 + cos) / 2, also when no calibration is shipped for
-    the model (logged once per process). See docs/architecture.md "Score calibration"."""
+    """Semantic-score calibration: empty = the one shipped for ``embedder_model``; a file
+    written by ``thalabus-graph calibrate``; ``none`` keeps the vector index's scale. The
+    index scale is (1 + cos) / 2, also when no calibration is shipped for the model. See
+    docs/architecture.md "Score calibration"."""
     short_query_max_words: int = 4
     """With ``hybrid_all_queries`` off, a SEMANTIC phrase of at most this many words still runs the
     text search (fused); with it on (the default) every phrase does."""
@@ -131,9 +130,7 @@ class Settings:
     fusion: Fusion = "language-slots"
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
-    language keeping the semantic ranks its documents held (README "Hybrid fusion"). On the
-    calibrated scale every rule's order carries the phrase's semantic scores, so each gives
-    its index-scale nDCG@10 (docs/benchmarks.md)."""
+    language keeping the semantic ranks its documents held (README "Hybrid fusion")."""
     fusion_text_weight: float = 0.5
     """Weight of the text evidence in convex and language-slots fusion (semantic min-max
     normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
