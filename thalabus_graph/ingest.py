@@ -351,6 +351,8 @@ class Ingestor:
         report.embeddings_supplied += supplied
         report.embeddings_reused += len(rows)
         report.embeddings_computed += len(missing)
+        if missing and self.embedder is not None:  # whose vectors the graph stores
+            self.db.write("ingest_record_model", model_id=self.embedder.model_id)
         return out
 
     def _load_embedder(self, embedder: Embedder) -> None:

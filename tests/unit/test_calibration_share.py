@@ -22,6 +22,7 @@ from thalabus_graph.calibration import (
     SourceMap,
     fit_gate,
     lexical_share,
+    phrase_words,
     share_of,
     shipped,
     words,
@@ -52,7 +53,7 @@ def test_the_share_lies_in_0_1_and_is_none_only_without_a_text(
         assert share is None
         return
     assert share is not None and 0.0 <= share <= 1.0
-    if words(phrase):
+    if phrase_words(phrase):
         # the phrase itself as a candidate holds every word it has
         assert lexical_share(phrase, [*candidates, phrase]) == 1.0
     else:
@@ -170,6 +171,6 @@ mixed = st.lists(pieces | texts, max_size=12).map("".join)
 @settings(max_examples=300, deadline=None)
 def test_the_search_share_equals_the_tokenised_share(phrase: str,
                                                      candidates: list[str | None]) -> None:
-    read = [words(t) for t in candidates if t is not None]
-    expected = share_of(words(phrase), read) if read else None
+    read = [words(t, 1) for t in candidates if t is not None]
+    expected = share_of(phrase_words(phrase), read) if read else None
     assert lexical_share(phrase, candidates) == expected

@@ -211,3 +211,16 @@ def test_language_slots_is_the_default_and_its_settings_are_checked() -> None:
         Settings(fusion_full_coverage=1.5)
     with pytest.raises(ConfigurationError):
         Settings(fusion="slots")
+
+
+def test_ranked_onto_keeps_the_fused_order_on_the_semantic_scores() -> None:
+    from thalabus_graph.fusion import ranked_onto
+
+    semantic = [Fragment(f"s{i}", f"d{i}", None, s, "chapters", ())
+                for i, s in enumerate((0.91, 0.88, 0.80))]
+    text_only = Fragment("t", "dt", None, 1.0, "chapters", ())
+    fused = fuse_rrf(semantic, [text_only, semantic[2]], 60)
+    out = ranked_onto(fused, semantic)
+    assert [f.fragmentid for f in out] == [f.fragmentid for f in fused]
+    assert [f.score for f in out[:3]] == [0.91, 0.88, 0.80]
+    assert 0.0 <= out[3].score < 0.80

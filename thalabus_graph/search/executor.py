@@ -34,7 +34,13 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
-from thalabus_graph.scale import PhraseScale, calibration_of
+from thalabus_graph.scale import (
+    BACKGROUND_TOP_N,
+    PhraseScale,
+    calibration_of,
+    sample,
+    settings_for,
+)
 from thalabus_graph.search.batch import PhraseBatch, batched
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
@@ -95,6 +101,8 @@ class SearchExecutor:
                  text_languages: TextLanguageState | None = None,
                  vocabulary: PlannedVocabulary | None = None,
                  stream_limit: int | None = None) -> None:
+        # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
+        settings = settings_for(settings, embedder.model_id)
         self.settings = settings
         self.stream_limit = stream_limit
         self.text_language = TextLanguages(settings, text_languages, language)
@@ -113,10 +121,13 @@ class SearchExecutor:
         self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
         self.fusion = PhraseFusion(self.runner, settings)
         self.scale = PhraseScale(settings, calibration_of(settings), self.text_language.held)
+        self.fusion.semantic_scale = self.scale.calibrated
         self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
                                       details=document_details, best=self.texts.best,
                                       languages=self.fusion.languages,
-                                      text_language=self.text_language.choose)
+                                      text_language=self.text_language.choose,
+                                      background=(BACKGROUND_TOP_N if self.scale.calibrated
+                                                  else 0))
         self.batch = PhraseBatch(self.runner, self.reads, settings, self.query_vectors,
                                  self.phrases, details=document_details,
                                  exact_details=document_details or exact_details)
@@ -191,9 +202,13 @@ class SearchExecutor:
             if isinstance(search, PhraseCall):
                 semantic, text = self.phrases.fragments(search.phrase,
                                                         with_text=search.with_text)
+                self.scale.check_model(self.embedder.model_id, self.phrases.stored_models)
                 if search.statistics:
+                    self._sample(search.phrase, semantic)
                     self.fusion.remember_range(search.phrase, semantic)
-                    self.scale.remember(search.phrase, semantic, self._sizes())
+                    self.scale.remember(search.phrase, semantic, self._sizes(),
+                                        self.phrases.beyond.get(search.phrase, ()), text,
+                                        self.fusion.languages)
                     self.fusion.unrestricted[search.phrase] = (semantic, text)
                 if search.results:
                     found["results"][0].extend(semantic)
@@ -208,10 +223,14 @@ class SearchExecutor:
         if not plan.semantic:
             return sort_fragments(text)
         semantic = sort_fragments(semantic)
+        if plan.unrestricted:
+            self._sample(plan.text, semantic)
         if plan.unrestricted and plan.text not in self.fusion.ranges:
             self.fusion.remember_range(plan.text, semantic)
         if plan.unrestricted:
-            self.scale.remember(plan.text, semantic, self._sizes())
+            self.scale.remember(plan.text, semantic, self._sizes(),
+                                self.phrases.beyond.get(plan.text, ()), text,
+                                self.fusion.languages)
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])
             self.scale.remember(plan.text, found["range"][0], self._sizes())
@@ -225,6 +244,16 @@ class SearchExecutor:
         # fused on the index scale, then the phrase's one scale (scale.PhraseScale)
         return self.scale.apply(plan.text, self.fusion.fuse(
             plan.text, semantic, text, restricted=fusion.restricted, fit=fit))
+
+    def _sample(self, phrase: str, semantic: Sequence[Fragment]) -> None:
+        """Keep the bottom of the phrase's semantic range from its fixed candidate sample
+        (``scale.sample``: its unrestricted fragments and, when the pool is sized to a limit,
+        the candidates beyond it), once per phrase."""
+        if (self.scale.calibrated and phrase not in self.fusion.lows
+                and phrase in self.phrases.beyond):
+            drawn = sample(semantic, self.phrases.beyond[phrase])
+            if drawn:
+                self.fusion.lows[phrase] = min(c.score for c in drawn)
 
     def _sizes(self) -> dict[str, int]:
         """Fragments per source in the graph, for a phrase's background (empty while

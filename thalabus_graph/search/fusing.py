@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import assert_never
 
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf
+from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf, ranked_onto
 from thalabus_graph.search.hits import stored_language
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.settings import Settings
@@ -27,6 +27,12 @@ class PhraseFusion:
             restricted search read them first (the language-slots rule is fitted on them).
         fitted: phrase -> its language-slots rule.
         languages: documentid -> stored language (None: none or unknown).
+        semantic_scale: the fused scores must lie on the semantic (index) scale, which the
+            calibration reads: convex, max and rrf then give their order the phrase's
+            semantic scores (``fusion.ranked_onto``).
+        lows: phrase -> the bottom of its semantic range, read from the fixed sample of its
+            unrestricted candidates (``scale.sample``) so that a pool sized to a request
+            does not move a fused score.
     """
 
     def __init__(self, runner: Runner, settings: Settings) -> None:
@@ -36,10 +42,13 @@ class PhraseFusion:
         self.unrestricted: dict[str, tuple[list[Fragment], list[Fragment]]] = {}
         self.fitted: dict[str, LanguageSlots] = {}
         self.languages: dict[str, str | None] = {}
+        self.lows: dict[str, float] = {}
+        self.semantic_scale = False
 
     def remember_range(self, phrase: str, fragments: Sequence[Fragment]) -> None:
-        """Keep the phrase's semantic range from its unrestricted fragments."""
-        lo = min((f.score for f in fragments), default=0.0)
+        """Keep the phrase's semantic range from its unrestricted fragments (its bottom from
+        ``lows`` when the phrase's fixed candidate sample gave one)."""
+        lo = self.lows.get(phrase, min((f.score for f in fragments), default=0.0))
         hi = max((f.score for f in fragments), default=0.0)
         self.ranges[phrase] = (lo, hi)
 
@@ -49,8 +58,9 @@ class PhraseFusion:
 
         language-slots: fitted once per phrase on its unrestricted (scoped) candidates, then
         applied to these hits; convex: ``(1 - w) * semantic_minmax + w * text``; max: the
-        larger of the two; rrf: reciprocal rank fusion. Semantic scores are min-max
-        normalised over the phrase's unrestricted search, so a pushed-down filter never
+        larger of the two; rrf: reciprocal rank fusion (with ``semantic_scale``, those three
+        orders carry the phrase's semantic scores, ``fusion.ranked_onto``). Semantic scores
+        are min-max normalised over the phrase's unrestricted search, so a pushed-down filter never
         changes a fragment's fused score (rrf ranks do change). ``restricted`` says these
         hits are a filtered search; ``fit``: the phrase's unrestricted candidates, searched
         for the language-slots rule (the plan asks for them when the rule is not fitted yet
@@ -58,16 +68,18 @@ class PhraseFusion:
         searched it when it was not known).
         """
         rule = self.settings.fusion
-        if rule == "rrf":
-            return fuse_rrf(semantic, text, self.settings.rrf_k)
         if rule == "language-slots":
             return self._slots(phrase, semantic, text, restricted, fit).fuse(semantic, text)
-        if rule == "max":
-            return fuse_max(semantic, text, semantic_range=self.ranges[phrase])
-        if rule == "convex":
-            return fuse_convex(semantic, text, semantic_range=self.ranges[phrase],
-                               text_weight=self.settings.fusion_text_weight)
-        assert_never(rule)  # mypy: every Fusion value is handled above
+        if rule == "rrf":
+            fused = fuse_rrf(semantic, text, self.settings.rrf_k)
+        elif rule == "max":
+            fused = fuse_max(semantic, text, semantic_range=self.ranges[phrase])
+        elif rule == "convex":
+            fused = fuse_convex(semantic, text, semantic_range=self.ranges[phrase],
+                                text_weight=self.settings.fusion_text_weight)
+        else:
+            assert_never(rule)  # mypy: every Fusion value is handled above
+        return ranked_onto(fused, semantic) if self.semantic_scale else fused
 
     def _slots(self, phrase: str, semantic: Sequence[Fragment], text: Sequence[Fragment],
                restricted: bool, fit: Fragments | None) -> LanguageSlots:
@@ -83,7 +95,8 @@ class PhraseFusion:
             self.fitted[phrase] = LanguageSlots.fit(
                 phrase, semantic, text, languages=languages,
                 text_weight=self.settings.fusion_text_weight,
-                full_coverage=self.settings.fusion_full_coverage)
+                full_coverage=self.settings.fusion_full_coverage,
+                low=self.lows.get(phrase))
         return self.fitted[phrase]
 
     def document_languages(self, documentids: Iterable[str]) -> dict[str, str | None]:

@@ -18,6 +18,7 @@ from thalabus_graph.plan.steps import (
     VECTOR_SOURCES,
     Step,
 )
+from thalabus_graph.scale import Candidate
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.hits import Hit, semantic_fragments, stored_language, text_fragments
 from thalabus_graph.search.languages import TextLanguage
@@ -31,6 +32,13 @@ class PhraseSearches:
 
     Args:
         vector: the phrase's query embedding (computed once per phrase).
+        background: the best candidates per vector source a phrase's calibrated background
+            reads (``scale.BACKGROUND_TOP_N``; 0: none); a call keeping fewer (a pool sized
+            to a limit) also returns the scores and texts of those beyond its pool, kept in
+            ``beyond`` (phrase -> its candidates there, ``scale.Candidate``).
+
+    ``stored_models``: the embedding models whose vectors ingest stored (the call's size row;
+    None until a call returned it).
         best: the text normalisation divisors, which an unrestricted call gives itself.
         languages: the documents' stored languages, which every call returns.
     """
@@ -39,8 +47,12 @@ class PhraseSearches:
                  vector: Callable[[str], list[float]], *, details: bool,
                  best: dict[tuple[str, str, str | None], float],
                  languages: dict[str, str | None],
-                 text_language: Callable[[str], TextLanguage] | None = None) -> None:
+                 text_language: Callable[[str], TextLanguage] | None = None,
+                 background: int = 0) -> None:
         self.runner = runner
+        self.background = background
+        self.beyond: dict[str, list[Candidate]] = {}
+        self.stored_models: tuple[str, ...] | None = None
         self.reads = reads
         self.settings = settings
         self.vector = vector
@@ -97,18 +109,28 @@ class PhraseSearches:
         self.runner.share_call(steps, steps[0].cypher)
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
+        beyond: list[Candidate] = []
         for row in rows:
             columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
-            self.languages.update(zip(row["documentids"],
-                                      map(stored_language, row["languages"]), strict=True))
+            if row["kind"] not in ("background", "size"):  # no documents: see the statement
+                self.languages.update(zip(row["documentids"],
+                                          map(stored_language, row["languages"]),
+                                          strict=True))
             self.runner.details.update((entry[0], entry) for entry in row["details"])
             if row["kind"] == "size":
+                self.stored_models = tuple(str(m) for m in row["documentids"])
                 sizes = {name: int(n) for name, n in zip(columns[0], columns[3], strict=True)}
                 ontology_size = sizes.pop("ontology", 0)
                 if probing:
                     self.reads.learn(sizes, ontology_size)
+            elif row["kind"] == "background":
+                beyond += [Candidate(str(row["source"]), float(score), text,
+                                     stored_language(language))
+                           for text, score, language in zip(row["texts"], row["scores"],
+                                                            row["languages"], strict=True)]
             else:
                 grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
+        self.beyond[phrase] = beyond
         self.reads.learn(sizes)
         if probing and self.reads.sized().ontology_pattern() is not None:
             for step in steps:
@@ -144,9 +166,11 @@ class PhraseSearches:
         vector_searches: list[dict[str, Any]] = []
         for src in VECTOR_SOURCES:
             top_n = cost.top_n(self.settings, src)
+            background = self.background if self.background > top_n else 0
             vector_searches.append({"source": src.source, "index": src.index,
-                                    "k": cost.unfiltered_k(self.settings, top_n),
-                                    "top_n": top_n})
+                                    "k": max(cost.unfiltered_k(self.settings, top_n),
+                                             background),
+                                    "top_n": top_n, "background": background})
         query = lucene.terms_query(phrase) if with_text else ""
         text_searches: list[dict[str, Any]] = [
             {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}

@@ -65,7 +65,7 @@ class Batch:
 
 PHRASE_KEY: BatchKey = ("phrase", "", "statistics")
 """The batched call's unrestricted statistics (``search_phrase``'s rows)."""
-PHRASE_KINDS = frozenset({"size", "semantic", "text"})
+PHRASE_KINDS = frozenset({"size", "semantic", "text", "background"})
 
 
 class Runner:
