@@ -24,12 +24,7 @@ from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.branches import BranchRerank
-from thalabus_graph.plan.categories import (
-    QueryReads,
-    QueryWarning,
-    VocabularyCheck,
-    check_query,
-)
+from thalabus_graph.plan.categories import QueryReads, VocabularyCheck, check_query
 from thalabus_graph.plan.compile import pushed_patterns
 from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
@@ -37,6 +32,7 @@ from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit, documents_of, log_sources

@@ -62,7 +62,7 @@ from thalabus_graph.calibration import (
     words,
 )
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
-from thalabus_graph.plan.categories import QueryWarning
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.settings import Settings
 
 logger = logging.getLogger("thalabus_graph.scale")

@@ -17,8 +17,8 @@ from thalabus_graph.plan.categories import (
     UNKNOWN_NAME,
     UNKNOWN_ONTOLOGY,
     UNKNOWN_VALUE,
-    QueryWarning,
 )
+from thalabus_graph.query_warning import QueryWarning
 
 pytestmark = pytest.mark.integration
 

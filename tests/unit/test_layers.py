@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"_http"},
     {"graph"},
     {"settings", "errors", "progress", "plan_view", "calibration", "calibration_file",
-     "reliability", "languages"},
+     "reliability", "languages", "query_warning"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

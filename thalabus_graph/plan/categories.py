@@ -23,6 +23,7 @@ from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
 from thalabus_graph.query.ast import id_form, id_list
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
@@ -31,33 +32,6 @@ UNKNOWN_ONTOLOGY = "unknown_ontology"
 CASE_MISMATCH = "case_mismatch"
 DATASETS_FOUND = "datasets_found"
 """The key of the read's sizes counting the scope's parent datasets that exist."""
-
-
-@dataclass(frozen=True)
-class QueryWarning:
-    """One finding about a query: what is wrong, where, and the stored spelling if any.
-
-    Attributes:
-        kind: ``unknown_category_name``, ``unknown_category_value``, ``unknown_ontology`` or
-            ``case_mismatch``.
-        subject: the term as written (``difficulty``, ``DIFFICULTY=Easy``, the ontology id).
-        suggestion: the stored spelling for a case mismatch or the closest stored spelling of
-            a typo (``NAME=value`` for a value), else None.
-        message: one line for people.
-    """
-
-    kind: str
-    subject: str
-    suggestion: str | None
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"kind": self.kind, "subject": self.subject, "suggestion": self.suggestion,
-                "message": self.message}
 
 
 @dataclass(frozen=True)

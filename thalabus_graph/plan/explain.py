@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from thalabus_graph.plan.categories import QueryWarning
 from thalabus_graph.plan.compile import CompiledPlan, Compiler
 from thalabus_graph.query import Node, serialize
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.search.executor import SearchExecutor
 
 
