@@ -33,7 +33,7 @@ CALL (s) {
                     ELSE score END AS score
     OPTIONAL MATCH (d:Document {documentid: node.documentid})
     RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-           collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
+           collect(left(node.text, $max_text)) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
            collect(CASE WHEN $details AND d IS NOT NULL
                    THEN [d.documentid, properties(d),
                          [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
@@ -43,7 +43,7 @@ CALL (s) {
   WITH fragmentids, documentids, texts, scores, languages, details,
        hits[s.top_n..coalesce(s.background, 0)] AS beyond
   RETURN fragmentids, documentids, texts, scores, languages, details,
-         [hit IN beyond | hit[0].text] AS background_texts,
+         [hit IN beyond | left(hit[0].text, $max_text)] AS background_texts,
          [hit IN beyond | coalesce(COLLECT {
             MATCH (d:Document {documentid: hit[0].documentid}) RETURN d.language }[0], '')]
            AS background_languages,
@@ -71,7 +71,7 @@ CALL (t) {
   CALL db.index.fulltext.queryNodes(t.index, t.query, {limit: t.k}) YIELD node, score
   OPTIONAL MATCH (d:Document {documentid: node.documentid})
   RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
+         collect(left(node.text, $max_text)) AS texts, collect(score) AS scores, collect(coalesce(d.language, '')) AS languages,
          collect(CASE WHEN $details AND d IS NOT NULL
                  THEN [d.documentid, properties(d),
                        [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],

@@ -4,5 +4,5 @@
 // index's drifting scores never differ from the exact path (search_vector_exact).
 ORDER BY score DESC, node.fragmentid
 LIMIT $top_n
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text,
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, left(node.text, $max_text) AS text,
        vector.similarity.cosine(node.embedding, $vector) AS score,

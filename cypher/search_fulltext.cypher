@@ -4,5 +4,5 @@
 // hit; $details adds the document's details (part _search_details).
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 {{> search_restriction}}
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, left(node.text, $max_text) AS text, score,
 {{> search_details}}

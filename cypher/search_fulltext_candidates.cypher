@@ -12,5 +12,5 @@ WITH collect(node) AS candidates
 CALL db.index.fulltext.queryNodes($index, $query, {limit: $k}) YIELD node, score
 WITH node, score
 WHERE node IN candidates
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, left(node.text, $max_text) AS text, score,
 {{> search_details}}

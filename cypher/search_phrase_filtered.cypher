@@ -44,7 +44,7 @@ CALL (documents) {
     UNWIND ranked[..s.k] AS hit
     WITH hit[0] AS node, hit[1] AS score
     RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-           collect(node.text) AS texts, collect(score) AS scores,
+           collect(left(node.text, $max_text)) AS texts, collect(score) AS scores,
            collect(CASE WHEN $exact_details THEN COLLECT {
              MATCH (doc:Document {documentid: node.documentid})
              RETURN [doc.documentid, properties(doc),
@@ -66,7 +66,7 @@ CALL (documents) {
     WITH node, score
     WHERE node IN candidates
     RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-           collect(node.text) AS texts, collect(score) AS scores,
+           collect(left(node.text, $max_text)) AS texts, collect(score) AS scores,
            collect(CASE WHEN $details THEN COLLECT {
              MATCH (doc:Document {documentid: node.documentid})
              RETURN [doc.documentid, properties(doc),
@@ -90,7 +90,7 @@ CALL (s) {
 CALL (s, ranked) {
   UNWIND ranked[..s.top_n] AS node
   RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts,
+         collect(left(node.text, $max_text)) AS texts,
          collect(vector.similarity.cosine(node.embedding, $vector)) AS scores,
          collect(CASE WHEN $details THEN COLLECT {
            MATCH (doc:Document {documentid: node.documentid})
@@ -107,7 +107,7 @@ CALL (t) {
   CALL db.index.fulltext.queryNodes(t.index, t.query, {limit: t.k}) YIELD node, score
 {{> search_restriction}}
   RETURN collect(node.fragmentid) AS fragmentids, collect(node.documentid) AS documentids,
-         collect(node.text) AS texts, collect(score) AS scores,
+         collect(left(node.text, $max_text)) AS texts, collect(score) AS scores,
          collect(CASE WHEN $details THEN COLLECT {
            MATCH (doc:Document {documentid: node.documentid})
            RETURN [doc.documentid, properties(doc),

@@ -11,5 +11,5 @@ WHERE node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vector) AS score
 ORDER BY score DESC, node.fragmentid
 LIMIT $k
-RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, node.text AS text, score,
+RETURN node.fragmentid AS fragmentid, node.documentid AS documentid, left(node.text, $max_text) AS text, score,
 {{> search_details}}

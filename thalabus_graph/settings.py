@@ -275,10 +275,11 @@ class Settings:
 
     # --- bounds -----------------------------------------------------------------------
     max_result_text_chars: int = 20000
-    """Longest fragment text a dataset read returns (datasets show, the MCP tools); a longer
-    one comes back as its first characters with its whole length beside it, so one huge
-    chapter does not fill the server's memory for every reader. Reranking reads
-    MAX_RERANK_CHARS, a goal context its budget."""
+    """Longest fragment text a search or a dataset read returns (query results, datasets
+    show, the MCP tools): a longer one comes back as its first characters (a dataset member
+    with its whole length beside it), cut on the server, so one huge chapter does not fill
+    the server's memory for every query that meets it. A case-sensitive text term past the
+    cut is still found. Reranking reads MAX_RERANK_CHARS, a goal context its budget."""
     max_query_chars: int = 1_000_000
     """Longest query text, in characters (also for explain)."""
     max_query_terms: int = 512

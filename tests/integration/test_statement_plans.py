@@ -82,6 +82,8 @@ def _vector(graph: ThalabusGraph) -> list[float]:
     return [float(x) for x in graph.embedder.embed_queries(["asylum seeker"])[0]]
 
 
+COUNTS = 4
+"""The column of ``category_vocabulary`` that counts each pattern's documents."""
 IQ_PATTERN = CategoryPattern("COUNTRY_OF_ORIGIN", ("IQ",))
 IQ_FILTER = FilterPattern("", (), conjunctions=((IQ_PATTERN,),))
 
@@ -90,7 +92,7 @@ IQ_FILTER = FilterPattern("", (), conjunctions=((IQ_PATTERN,),))
 def test_exact_search_of_a_category_scans_no_document(
         graph: ThalabusGraph, category: CategoryPattern) -> None:
     rows, scans = _profile(graph, "search_vector_exact", label="Chapter",
-                           vector=_vector(graph), k=200, documentids=None, details=False,
+                           vector=_vector(graph), k=200, documentids=None, details=False, max_text=100,
                            **_scope(), **pattern_params(category))
     assert rows and {r[1] for r in rows} <= IQ
     assert scans == [] or max(scans) == 0, scans
@@ -100,7 +102,7 @@ def test_exact_search_of_a_negated_category_still_reads_every_document(
         graph: ThalabusGraph) -> None:
     negated = CategoryPattern("COUNTRY_OF_ORIGIN", ("IQ",), negated=True)
     rows, scans = _profile(graph, "search_vector_exact", label="Chapter",
-                           vector=_vector(graph), k=1000, documentids=None, details=False,
+                           vector=_vector(graph), k=1000, documentids=None, details=False, max_text=100,
                            **_scope(), **pattern_params(negated))
     assert rows and not {r[1] for r in rows} & IQ
     assert scans and max(scans) > 0  # the guard is true: the branch runs
@@ -111,7 +113,7 @@ def test_counting_a_category_at_run_time_scans_no_document(graph: ThalabusGraph)
     # vocabulary statement with no names or pairs.
     rows, scans = _profile(graph, "category_vocabulary", names=[], values=[], exact_names=[],
                            exact_pairs=[], **_scope(), patterns=[pattern_params(IQ_PATTERN)])
-    assert rows[0][-1] == [len(IQ)]
+    assert rows[0][COUNTS] == [len(IQ)]
     assert scans == [] or max(scans) == 0, scans
 
 
@@ -124,7 +126,7 @@ def _vocabulary(graph: ThalabusGraph, name: str, value: str,
 
 def test_the_vocabulary_check_scans_no_document(graph: ThalabusGraph) -> None:
     rows, scans = _vocabulary(graph, "COUNTRY_OF_ORIGIN", "IQ", "Document")
-    assert rows[0][-1] == [len(IQ)]
+    assert rows[0][COUNTS] == [len(IQ)]
     assert scans == [] or max(scans) == 0, scans
 
 
@@ -160,7 +162,7 @@ def test_a_scoped_search_without_a_category_reads_no_category(
         if statement == "search_vector"
         else {"index": "chapters_fulltext", "k": 100, "query": "asylum"})
     rows, touched = _rows_touching(
-        graph, statement, "Category", documentids=None, details=False,
+        graph, statement, "Category", documentids=None, details=False, max_text=100,
         **_scope(ontologyid="asylum"), **pattern_params(None), **search)
     assert rows and {r[1] for r in rows} <= docs_where(lambda d: d.get("ontology") == "asylum")
     assert touched == 0

@@ -298,3 +298,18 @@ def test_a_search_without_parent_datasets_never_names_the_dataset_label() -> Non
         assert "datasetids" in cypher_library.sections(name), name
         assert ":Dataset" not in _loaded(name, {"datasetids": None}), name
         assert ":Dataset" in _loaded(name, {"datasetids": ["d"]}), name
+
+
+def test_the_text_bounded_statements_are_those_that_cut_texts() -> None:
+    """The runner gives ``$max_text`` to exactly the statements that read it: one it missed
+    would return every text as null, one it gave needlessly would plan a parameter for
+    nothing."""
+    from thalabus_graph.search.runner import TEXT_BOUNDED
+
+    def reads_the_bound(file: str) -> bool:
+        return "$max_text" in (cypher_library.cypher_dir() / f"{file}.cypher").read_text()
+
+    reading = {name for name in cypher_library.available()
+               if reads_the_bound(name)
+               or any(reads_the_bound("_" + part) for part in cypher_library.includes(name))}
+    assert reading == set(TEXT_BOUNDED)

@@ -108,7 +108,8 @@ class SearchExecutor:
         self.text_language = TextLanguages(settings, text_languages, language)
         self.embedder = embedder
         self.document_details = document_details
-        self.runner = Runner(db, profile=profile, vocabulary=vocabulary)
+        self.runner = Runner(db, profile=profile, vocabulary=vocabulary,
+                             text_cap=settings.max_result_text_chars)
         self.reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
                                 ids=ids, in_index=in_index)
         # a callable object, not a bound method: the searches hold it, and a reference back

@@ -34,6 +34,13 @@ PLAIN = DETAILED | {"document_category_keys", "document_languages", "search_cate
 """Statements that return plain values only (strings, numbers, lists and maps of them; no
 node): their records skip the driver's recursive ``data()`` (~10 ms on 200 rows with
 details)."""
+TEXT_BOUNDED = frozenset({"search_phrase", "search_phrase_filtered", "search_vector",
+                          "search_vector_in_index", "search_vector_exact",
+                          "search_vector_exact_guarded", "search_fulltext",
+                          "search_fulltext_candidates"})
+"""Statements that return fragment texts cut on the server to ``$max_text`` characters
+(``Runner.text_cap``): one huge chapter then costs every query that meets it that many
+characters, not its whole text, in the server's memory, on the wire and in the result."""
 
 
 BatchKey = tuple[str, str, str]
@@ -80,11 +87,15 @@ class Runner:
         vocabulary: the query's vocabulary read its first statement carries
             (``search.planned_vocabulary``; None: the query read it before planning, or has
             none).
+        text_cap: the longest fragment text a search statement returns (``$max_text`` of
+            the ``TEXT_BOUNDED`` statements; ``MAX_RESULT_TEXT_CHARS``).
     """
 
     def __init__(self, db: Database, *, profile: bool = False,
-                 vocabulary: PlannedVocabulary | None = None) -> None:
+                 vocabulary: PlannedVocabulary | None = None,
+                 text_cap: int = 20_000) -> None:
         self.db = db
+        self.text_cap = text_cap
         self.profile = profile
         self.vocabulary = vocabulary
         self.steps: list[Step] = []
@@ -100,7 +111,11 @@ class Runner:
 
     def quiet(self, name: str, /, **params: Any) -> list[Record]:
         """A read no step shows (the node counts, the scope's size, a normalisation)."""
-        return self._rows(name, params, plain=False)
+        return self._rows(name, self._capped(name, params), plain=False)
+
+    def _capped(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with the text bound of a ``TEXT_BOUNDED`` statement."""
+        return {**params, "max_text": self.text_cap} if name in TEXT_BOUNDED else params
 
     def _rows(self, name: str, params: dict[str, Any], *, plain: bool) -> list[Record]:
         """The rows of the read ``name``, in the statement that carries the query's
@@ -116,6 +131,7 @@ class Runner:
         skip the driver's recursive ``data()`` conversion (milliseconds on long lists).
         ``ahead``: the call already started (``prefetch``); its rows are waited for and
         booked on ``step`` like a call made here."""
+        params = self._capped(name, params)
         start = time.perf_counter()
         if ahead is not None:
             rows = ahead.result()
@@ -139,6 +155,7 @@ class Runner:
         the call is appended to its search's list by its ``kind`` and ``source``, the
         unrestricted statistics' rows (kinds size, semantic, text) to the ``PHRASE_KEY``
         list."""
+        params = self._capped(name, params)
         start = time.perf_counter()
         hits = 0
         if self.profile:
@@ -205,7 +222,7 @@ class Runner:
         with ThreadPoolExecutor(max_workers=len(calls)) as pool:
             for key, params in calls:
                 # each call in a copy of this context: the query's deadline goes along
-                read = functools.partial(self.db.read_plain, name, **params)
+                read = functools.partial(self.db.read_plain, name, **self._capped(name, params))
                 self.prefetched[key] = pool.submit(contextvars.copy_context().run, read)
 
     @staticmethod

@@ -45,7 +45,7 @@ class TextSearches:
         # a batched call ran it (search.batch)
         batched = self.runner.take(step, batch_key(search))
         if batched is not None:
-            rows = _ordered(batched, exact)
+            rows = self._ordered(batched, exact)
         else:
             rows = self._fulltext(step, search.index, search.query, search.restriction, exact,
                                   search.category, search.k,
@@ -73,7 +73,23 @@ class TextSearches:
             rows = self.runner.read(step, "search_fulltext_candidates", label=label, **params)
         else:
             rows = self.runner.read(step, "search_fulltext", **params)
-        return _ordered(rows, exact)
+        return self._ordered(rows, exact)
+
+    def _ordered(self, rows: list[Record], exact: str | None) -> list[Record]:
+        """Full-text rows best first, kept only where the text contains ``exact`` (if given).
+
+        A text the statement cut to the result bound (``Runner.text_cap``) that lacks
+        ``exact`` in its returned part is asked about whole on the server
+        (``fragment_texts_contain``), so the bound never loses a case-sensitive hit."""
+        rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
+        if exact is None:
+            return rows
+        cap = self.runner.text_cap
+        unsure = [r["fragmentid"] for r in rows
+                  if len(r["text"] or "") >= cap and exact not in r["text"]]
+        whole = ({r["fragmentid"] for r in self.runner.quiet(
+            "fragment_texts_contain", fragmentids=unsure, term=exact)} if unsure else set())
+        return [r for r in rows if exact in (r["text"] or "") or r["fragmentid"] in whole]
 
     def _best(self, index: str, query: str, exact: str | None) -> float:
         """The best score of the unrestricted (scoped) search: the normalisation divisor."""
@@ -85,11 +101,3 @@ class TextSearches:
             rows = self._fulltext(None, index, query, ids, exact, None, k)
             self.best[key] = float(rows[0]["score"]) if rows else 0.0
         return self.best[key]
-
-
-def _ordered(rows: list[Record], exact: str | None) -> list[Record]:
-    """Full-text rows best first, kept only where the text contains ``exact`` (if given)."""
-    rows = sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))
-    if exact is not None:
-        rows = [r for r in rows if exact in (r["text"] or "")]
-    return rows
