@@ -24,6 +24,7 @@ FLAGS = [
     (["rerank", "s#dataset_1"], "--percentile"),
     (["goal", "show", "g1"], "--min-score"),
     (["goal", "show", "g1"], "--min-retrieval-score"),
+    (["calibrate", "--corpus", "c", "--queries", "q", "--qrels", "r"], "--held-out"),
 ]
 
 

@@ -278,8 +278,8 @@ def test_the_goal_command_links_loads_and_shows(graph: ThalabusGraph, neo4j_uri:
     assert main(["rerank", ds, "--query", '"asylum"', "--goal", "g-cli", "--json", *uri]) == 0
     derived = json.loads(capsys.readouterr().out)["dataset_id"]
     assert graph.goals.dataset_ids("g-cli") == [derived]
-    assert main(["goal", "show", "g-nobody", *uri]) == 1
-    assert main(["goal", "load", "g-cli", "docid-9999", *uri]) == 1
+    assert main(["goal", "show", "g-nobody", *uri]) == 2      # not found: bad input
+    assert main(["goal", "load", "g-cli", "docid-9999", *uri]) == 2
     assert main(["goal", "show", "g-cli", "--char-budget", "-1", *uri]) == 2
 
 

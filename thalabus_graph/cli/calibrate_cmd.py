@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
                         help="draw the reliability diagram of a fit on part of the queries, "
                         "read on the others, and write its numbers (ECE) to FILE.json "
                         "(needs matplotlib: the plots extra)")
-    parser.add_argument("--held-out", type=float, default=HELD_OUT,
+    parser.add_argument("--held-out", type=common.finite_float(0.0, 1.0), default=HELD_OUT,
                         help=f"share of each set's queries --report holds out (default "
                         f"{HELD_OUT})")
     parser.add_argument("--seed", type=int, default=SEED,
