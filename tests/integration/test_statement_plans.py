@@ -92,7 +92,8 @@ IQ_FILTER = FilterPattern("", (), conjunctions=((IQ_PATTERN,),))
 def test_exact_search_of_a_category_scans_no_document(
         graph: ThalabusGraph, category: CategoryPattern) -> None:
     rows, scans = _profile(graph, "search_vector_exact", label="Chapter",
-                           vector=_vector(graph), k=200, documentids=None, details=False, max_text=100,
+                           vector=_vector(graph), k=200, documentids=None, details=False,
+                           max_text=100,
                            **_scope(), **pattern_params(category))
     assert rows and {r[1] for r in rows} <= IQ
     assert scans == [] or max(scans) == 0, scans
@@ -102,7 +103,8 @@ def test_exact_search_of_a_negated_category_still_reads_every_document(
         graph: ThalabusGraph) -> None:
     negated = CategoryPattern("COUNTRY_OF_ORIGIN", ("IQ",), negated=True)
     rows, scans = _profile(graph, "search_vector_exact", label="Chapter",
-                           vector=_vector(graph), k=1000, documentids=None, details=False, max_text=100,
+                           vector=_vector(graph), k=1000, documentids=None, details=False,
+                           max_text=100,
                            **_scope(), **pattern_params(negated))
     assert rows and not {r[1] for r in rows} & IQ
     assert scans and max(scans) > 0  # the guard is true: the branch runs
