@@ -202,11 +202,12 @@ def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ConfigurationError(f"cannot read calibration file {path}: {exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # checked before fdopen, which refuses a directory
+        os.close(fd)
+        raise ConfigurationError(f"calibration file {path} is not a regular file; point "
+                                 "THALABUS_CALIBRATION_FILE at a file calibrate wrote")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigurationError(f"calibration file {path} is not a regular file; point "
-                                     "THALABUS_CALIBRATION_FILE at a file calibrate wrote")
         if info.st_size > limit:
             raise ConfigurationError(_too_large(path, limit))
         try:

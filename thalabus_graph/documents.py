@@ -72,6 +72,7 @@ import logging
 import math
 import os
 import re
+import stat
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -306,8 +307,20 @@ def _default_line_limit() -> int:
     return line_limit(Settings.max_passage_chars)
 
 
+def check_source_kind(path: str | os.PathLike[str], mode: int, fd: int) -> None:
+    """Refuse a device as a file of documents (``IngestError``): ``/dev/zero`` or
+    ``/dev/urandom`` never ends, so an ingest of it would skip one endless over-long line
+    forever. A regular file, a pipe (``<(...)``, ``/dev/stdin`` fed by a pipe) and a terminal
+    are read."""
+    if (stat.S_ISCHR(mode) and not os.isatty(fd)) or stat.S_ISBLK(mode) \
+            or stat.S_ISSOCK(mode):
+        raise IngestError(f"{os.fspath(path)} is a device, not a file of documents: give a "
+                          "JSON Lines file, or pipe the lines in (ingest /dev/stdin)")
+
+
 def _iter_path(path: str | os.PathLike[str], limit: int) -> Iterator[ParsedLine]:
     with open(path, "rb") as handle:
+        check_source_kind(path, os.fstat(handle.fileno()).st_mode, handle.fileno())
         for number, raw in enumerate(bounded_lines(handle, limit), start=1):
             parsed = _over_long(number, limit) if raw is None else _parse_line(raw, number)
             if parsed is not None:

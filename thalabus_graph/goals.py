@@ -28,7 +28,7 @@ from thalabus_graph.datasets import Datasets, Member, check_goal_id
 from thalabus_graph.errors import ConfigurationError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
-from thalabus_graph.settings import Settings
+from thalabus_graph.settings import RANGES, Settings
 
 ELLIPSIS = "…"
 """Ends a message line the final truncation cut."""
@@ -210,11 +210,12 @@ class Goals:
         """
         s = self.settings
         budget = _whole("char_budget", s.max_rag_message_length if char_budget is None
-                        else char_budget, least=1)
+                        else char_budget, setting="max_rag_message_length")
         loaded_cap = _whole("loaded_budget", s.max_loaded_document_length
-                            if loaded_budget is None else loaded_budget, least=0)
+                            if loaded_budget is None else loaded_budget,
+                            setting="max_loaded_document_length")
         wanted = _whole("target", s.max_reranking_output_doc if target is None else target,
-                        least=0)
+                        setting="max_reranking_output_doc")
         threshold = _finite("min_score", s.min_reranking_score_frag if min_score is None
                             else min_score)
         retrieval_threshold = _finite("min_retrieval_score", s.min_reranking_score_doc
@@ -447,11 +448,14 @@ def without_repeats(members: Sequence[Member], loaded: Sequence[LoadedDocument] 
     return list(kept.values()), repeats
 
 
-def _whole(name: str, value: object, *, least: int) -> int:
-    """``value`` when it is a whole number of at least ``least``, else ConfigurationError."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ConfigurationError(f"{name} must be a whole number of at least {least}, not "
-                                 f"{value!r}")
+def _whole(name: str, value: object, *, setting: str) -> int:
+    """``value`` when it is a whole number in the range of the setting it stands in for, else
+    ConfigurationError: past that range a number no longer fits the 64-bit integers Neo4j
+    takes as a parameter, and no budget that large means anything."""
+    low, high = (int(bound) for bound in RANGES[setting])
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(f"{name} must be a whole number from {low:_} to {high:_} "
+                                 f"({setting.upper()}'s range), not {value!r}")
     return value
 
 

@@ -88,8 +88,12 @@ def checked_language(stated: str | None) -> str | None:
     Raises:
         UnknownLanguageError: ``stated`` names no known language (``"klingon"``, ``"xx"``):
             searching it with the neutral index would answer another query than the one
-            asked. The message lists the known codes.
+            asked. The message lists the known codes. Also when ``stated`` is not text.
     """
+    if stated is not None and not isinstance(stated, str):
+        raise UnknownLanguageError(
+            f"a language is a code or a name as text (\"de\", \"German\"), not "
+            f"{type(stated).__name__} {stated!r}")
     if stated is None or not stated.strip():
         return None
     if language_of(stated) is not None:

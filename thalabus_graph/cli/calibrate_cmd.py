@@ -157,10 +157,14 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
 
 
 def _vectors(folder: Path, kind: str) -> tuple[list[str], np.ndarray[Any, Any]]:
-    """The ids and the rows of ``kind`` vectors in ``folder``, checked (``_checked``)."""
+    """The ids and the rows of ``kind`` vectors in ``folder``, checked (``_checked``).
+
+    The ``.npy`` file is mapped, not read: its header declares the array's shape, and a
+    header declaring more rows than the file holds is refused as unreadable before any
+    memory is set aside for them (a read would allocate the declared size first)."""
     try:
         ids = json.loads(regular(folder / f"{kind}.ids.json").read_text(encoding="utf-8"))
-        vectors = np.load(regular(folder / f"{kind}.npy"))
+        vectors = np.load(regular(folder / f"{kind}.npy"), mmap_mode="r")
     except (OSError, ValueError, EOFError) as exc:
         raise ConfigurationError(f"cannot read {kind} vectors in {folder}: {exc}") from exc
     if not isinstance(ids, list) or not all(

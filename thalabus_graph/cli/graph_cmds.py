@@ -4,10 +4,11 @@ a shell."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
-from thalabus_graph import languages
+from thalabus_graph import documents, languages
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
@@ -268,8 +269,9 @@ def _warm_up(args: argparse.Namespace) -> int:
 def _check_readable(path: str) -> None:
     """Fail with one line (exit 2) before connecting when the input file cannot be read."""
     try:
-        with open(path, "rb"):
-            pass
+        with open(path, "rb") as handle:
+            documents.check_source_kind(path, os.fstat(handle.fileno()).st_mode,
+                                        handle.fileno())
     except OSError as exc:
         raise IngestError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
