@@ -290,8 +290,9 @@ class PhraseScale:
         best first. A fragment holding every word of a short phrase (``calibration.covers``:
         a keyword, a title) scores at least the phrase's best candidate (its background's
         ``best``, the same whatever a restricted search kept), so an exact match is never lost
-        to its lower fused slot. When every fragment drops and the gate was lifted by a
-        candidate in another language, those at or above ``DOUBT x MIN_SCORE`` are kept;
+        to its lower fused slot. When the phrase's best unrestricted candidate drops (so
+        every fragment does) and the gate was lifted by a candidate in another language,
+        those at or above ``DOUBT x MIN_SCORE`` are kept;
         either way a phrase losing fragments to its gate, or emptied, gets a
         ``DroppedWarning`` (``warnings``). Unchanged without a calibration or a background
         (a phrase with no semantic candidate at all)."""
@@ -314,7 +315,11 @@ class PhraseScale:
                           for f, score in calibrated]
         kept = [(f, score) for f, score in calibrated if score >= floor]
         doubtful: list[tuple[Fragment, float]] = []
-        if not kept and calibrated and bg.other is not None:
+        # doubt is the phrase's, read on its unrestricted background: a pushed filter that
+        # kept none of the phrase's strong candidates must not turn its weak ones into results
+        # the unrestricted phrase, filtered afterwards, would not have
+        if (not kept and calibrated and bg.other is not None and bg.best is not None
+                and scored(bg.best) < floor):
             doubtful = [(f, score) for f, score in calibrated if score >= DOUBT * floor]
         self._note(phrase, bg, calibrated, kept, doubtful)
         out = [Fragment(f.fragmentid, f.documentid, f.text, score, f.source,
