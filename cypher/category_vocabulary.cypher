@@ -5,7 +5,8 @@
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
 // The scan (only when a pair is not stored as written) also returns the spellings a typo's
 // suggestion is chosen from: every category name (known_names) and the [name, value] pairs
-// of the asked names (known_pairs), at most 1,000 of each.
+// of the asked names (known_pairs), at most 1,000 of each; an asked ontology not stored as
+// written likewise gets every ontology id (known_ontologies, at most 1,000).
 // A pattern the plan counts at run time (one not read with the vocabulary) is counted by this
 // statement too, with no names or pairs: one copy of the counting rules.
 // When every [name, value] pair of the query ($exact_pairs, as written; $exact_names their
@@ -62,6 +63,12 @@ CALL () {
   OPTIONAL MATCH (o:Ontology)
   WHERE $ontologyid IS NOT NULL AND toLower(o.ontologyid) = toLower($ontologyid)
   RETURN collect(o.ontologyid) AS ontologies
+}
+CALL (ontologies) {
+  UNWIND CASE WHEN $ontologyid IS NOT NULL AND NOT $ontologyid IN ontologies
+              THEN [true] ELSE [] END AS scan
+  MATCH (o:Ontology)
+  RETURN collect(o.ontologyid)[..1000] AS known_ontologies
 }
 CALL () {
   OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
@@ -187,4 +194,4 @@ CALL (sizes) {
   ORDER BY i
   RETURN collect(n) AS counts
 }
-RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs
+RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs, known_ontologies

@@ -80,3 +80,26 @@ def test_a_string_where_a_list_of_ids_is_wanted_is_one_id(clean_db: Database) ->
                                               ).documents or []] == ["hs-1"]
     with pytest.raises(ConfigurationError, match="must be strings"):
         graph.query("KIND=x", subset_of_datasetids=[3])  # type: ignore[list-item]
+
+
+def test_stored_names_print_escaped_in_every_cli_line_that_names_them(
+        clean_db: Database, neo4j_uri: str, capsys: pytest.CaptureFixture[str]) -> None:
+    graph = ThalabusGraph(clean_db, settings=Settings.from_env())
+    graph.ingest([{"documentid": "hs-1", "categories": {"KIND": "x"}}], progress=False,
+                 embed=False)
+    (dataset,) = graph.query("KIND=x", create_dataset=True,
+                             session="esc\x1b[31m\u202e").dataset_ids
+    goal = "goal\nforged line"
+    uri = ["--uri", neo4j_uri]
+    assert main(["goal", "use", goal, dataset, *uri]) == 0
+    assert main(["goal", "load", goal, "hs-1", *uri]) == 0
+    assert main(["goal", "show", goal, *uri]) == 0
+    assert main(["rerank", dataset, *uri]) == 0
+    assert main(["datasets", "hide", dataset, "not\x00a-member", *uri]) == 2
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        printed = stream.split("\n--\n")[0]  # the goal's message below "--" is the LLM's text
+        for raw in ("\x1b", "\u202e", "\x00", "goal\nforged"):
+            assert raw not in printed, (raw, printed)
+    assert "esc\\x1b[31m\\u202e#dataset_1" in captured.out
+    assert "goal\\nforged line" in captured.out

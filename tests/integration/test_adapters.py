@@ -195,6 +195,23 @@ def test_langchain_scope_phrase_mode_and_errors(graph: ThalabusGraph) -> None:
         lc.ThalabusLangChainRetriever(graph=graph, ontology="asylum")  # a misspelt field
 
 
+def test_a_lone_dataset_id_scopes_both_adapters_as_one_id(graph: ThalabusGraph) -> None:
+    (dataset,) = graph.query('"asylum seeker"', return_documents=False, create_dataset=True,
+                             session="adapters-scope").dataset_ids
+    members = {f.documentid for f in graph.query('"asylum seeker"', return_documents=False,
+                                                 subset_of_datasetids=[dataset]).fragments}
+    as_list = lc.ThalabusLangChainRetriever(graph=graph, k=K, subset_of_datasetids=[dataset])
+    lone = lc.ThalabusLangChainRetriever(graph=graph, k=K,
+                                         subset_of_datasetids=dataset)  # type: ignore[arg-type]
+    expected = metadata_of(as_list.invoke("asylum seeker"))
+    assert expected and {m["document_id"] for m in expected} <= members
+    assert metadata_of(lone.invoke("asylum seeker")) == expected
+    nodes = li.ThalabusLlamaIndexRetriever(graph, k=K, subset_of_datasetids=dataset
+                                           ).retrieve("asylum seeker")
+    assert [n.node.metadata["fragment_id"] for n in nodes] == [
+        m["fragment_id"] for m in expected]
+
+
 @pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
 def test_a_plain_question_gets_distinct_texts_and_document_details(
         graph: ThalabusGraph, framework: str) -> None:

@@ -67,6 +67,9 @@ def test_unknown_names_values_and_ontologies(graph: ThalabusGraph) -> None:
     ]
     missing = graph.query("COURSE=Main", ontology_id="cookbook")
     assert kinds(missing.warnings) == [(UNKNOWN_ONTOLOGY, "cookbook", None)]
+    misspelt = graph.query("COURSE=Main", ontology_id="recipies")
+    assert kinds(misspelt.warnings) == [(UNKNOWN_ONTOLOGY, "recipies", "recipes")]
+    assert "did you mean 'recipes'?" in misspelt.warnings[0].message
     assert graph.query("COURSE=Main", ontology_id="recipes").warnings == []
     plan = graph.explain("NOT COURSE=main")
     assert [w["suggestion"] for w in plan["warnings"]] == ["COURSE=Main"]

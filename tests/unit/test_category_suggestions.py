@@ -11,6 +11,7 @@ from thalabus_graph.errors import UnknownCategoryError
 from thalabus_graph.plan.categories import (
     CASE_MISMATCH,
     UNKNOWN_NAME,
+    UNKNOWN_ONTOLOGY,
     UNKNOWN_VALUE,
     VocabularyCheck,
 )
@@ -54,3 +55,12 @@ def test_the_strict_error_says_did_you_mean() -> None:
     with pytest.raises(UnknownCategoryError,
                        match=r"unknown category name 'COUNTRYY'.*did you mean 'COUNTRY'\?"):
         judged("COUNTRYY=DE", strict=True)
+
+
+def test_a_misspelt_ontology_gets_the_closest_stored_id() -> None:
+    row = {**ROW, "pairs": [["COUNTRY", "DE"]], "known_ontologies": ["asylum", "recipes"]}
+    for asked, suggestion in (("asylun", "asylum"), ("recipe", "recipes"), ("zzzz", None)):
+        check = VocabularyCheck.of(parse("COUNTRY=DE"), ontology_id=asked)
+        assert check is not None
+        assert [(w.kind, w.subject, w.suggestion) for w in check.judge(row)[0]] == [
+            (UNKNOWN_ONTOLOGY, asked, suggestion)]

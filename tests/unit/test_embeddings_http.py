@@ -60,12 +60,15 @@ def expected(n: int) -> np.ndarray[Any, np.dtype[np.float32]]:
 
 @dataclass
 class Step:
-    """One scripted answer: status, headers, body (None = a correct reply), delay."""
+    """One scripted answer: status, headers, body (None = a correct reply), delay; with
+    ``hold``, no answer until the test sets it (at most a minute, so a broken client timeout
+    fails the test instead of hanging it)."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
     delay: float = 0.0
+    hold: threading.Event | None = None
 
 
 class ScriptedServer:
@@ -94,6 +97,8 @@ class ScriptedServer:
                     step = server.steps[min(n - 1, len(server.steps) - 1)]
                 if step.delay:
                     time.sleep(step.delay)
+                if step.hold is not None:
+                    step.hold.wait(60)
                 payload = step.body
                 if payload is None:
                     payload = json.dumps(reply(len(body["input"]))).encode()
@@ -174,11 +179,13 @@ def test_429_until_retries_run_out_raises_rate_limited() -> None:
 
 def test_timeout_is_retried_then_reported() -> None:
     sleeps = Sleeps()
-    with ScriptedServer([Step(delay=1.0)]) as server:
-        start = time.monotonic()
-        with pytest.raises(ServiceTimeout, match=r"did not answer within 0\.2s"):
-            make(server.url, sleeps, timeout=0.2, max_retries=1).embed_passages(["slow"])
-        assert time.monotonic() - start < 1.5
+    answer = threading.Event()  # never set while the client waits: each attempt must give up
+    with ScriptedServer([Step(hold=answer)]) as server:
+        try:
+            with pytest.raises(ServiceTimeout, match=r"did not answer within 0\.2s"):
+                make(server.url, sleeps, timeout=0.2, max_retries=1).embed_passages(["slow"])
+        finally:
+            answer.set()
     assert len(server.requests) == 2
     assert len(sleeps.delays) == 1
 

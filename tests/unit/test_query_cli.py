@@ -101,6 +101,14 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
     return out
 
 
+def test_the_top_level_help_shows_a_first_session() -> None:
+    shown = build_parser().format_help()
+    steps = [f"thalabus-graph {command}" for command in
+             ("neo4j start", "migrate", "ingest", "query", "neo4j stop")]
+    assert "examples" in shown and all(step in shown for step in steps), shown
+    assert [shown.index(step) for step in steps] == sorted(shown.index(s) for s in steps)
+
+
 def test_every_subcommand_help_shows_an_example_of_itself() -> None:
     missing = []
     for name, parser in sorted(_subcommands().items()):

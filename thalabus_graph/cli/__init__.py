@@ -36,6 +36,16 @@ COMMAND_MODULES = (
 )
 
 
+FIRST_STEPS = """examples (each command's --help shows more):
+  export NEO4J_URI=$(thalabus-graph neo4j start --data ~/thalabus-neo4j | tail -n 1)
+  thalabus-graph migrate
+  thalabus-graph ingest documents.jsonl
+  thalabus-graph query '"how do I clean a kitchen floor?"' --limit 3
+  thalabus-graph neo4j stop --data ~/thalabus-neo4j
+"""
+"""The top-level help's examples: a newcomer's first session, in the order it runs."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every registered sub-command."""
     import importlib
@@ -45,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Neo4j-native retrieval: boolean queries over semantic, text and "
         "category search, fragment-level datasets and reranking.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FIRST_STEPS,
     )
     common.add_logging_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from neo4j.exceptions import AuthError
 
 from thalabus_graph.cli.output import emit_json as emit_json  # the one JSON writer (depth-safe)
+from thalabus_graph.cli.output import shown
 from thalabus_graph.errors import (
     ConfigurationError,
     IngestError,
@@ -55,6 +56,15 @@ class _CliHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
+class _ShownFormatter(logging.Formatter):
+    """Log lines with the characters a terminal would act on or hide escaped
+    (``output.shown``): a record naming a stored dataset, goal or session prints it as the
+    tables do, on one line; a traceback below it stays as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return shown(super().formatMessage(record))
+
+
 def configure_logging(args: argparse.Namespace) -> None:
     """Send the package's log records to stderr at the level the flags ask for.
 
@@ -69,7 +79,7 @@ def configure_logging(args: argparse.Namespace) -> None:
     for old in [h for h in package.handlers if isinstance(h, _CliHandler)]:
         package.removeHandler(old)
     handler = _CliHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_ShownFormatter("%(levelname)s %(name)s: %(message)s"))
     package.addHandler(handler)
     package.setLevel(getattr(logging, level_name))
     quiet = getattr(args, "log_level", None) is not None and level_name != "INFO"

@@ -76,7 +76,8 @@ def _use(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json({"goal": args.goal, "dataset": args.dataset, "ordinal": ordinal})
     else:
-        print(f"goal {args.goal} uses {args.dataset} (ordinal {ordinal})")
+        print(f"goal {output.shown(args.goal)} uses {output.shown(args.dataset)} "
+              f"(ordinal {ordinal})")
     return common.EXIT_OK
 
 
@@ -86,7 +87,8 @@ def _load(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json({"goal": args.goal, "document": args.document, "ordinal": ordinal})
     else:
-        print(f"goal {args.goal} loads {args.document} (ordinal {ordinal})")
+        print(f"goal {output.shown(args.goal)} loads {output.shown(args.document)} "
+              f"(ordinal {ordinal})")
     return common.EXIT_OK
 
 
@@ -111,17 +113,22 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def summary(goal: str, ctx: GoalContext) -> list[str]:
-    """The lines printed above the message: what the context holds and how it was cut."""
-    datasets = ", ".join(f"{d} ({ctx.weight_scales.get(d, '?')} scale)" for d in ctx.datasets)
-    fill = f"from {', '.join(ctx.filled_from)}" if ctx.fill_up_used else "not used"
-    out = [f"goal {goal}: {len(ctx.fragments)} fragments ({ctx.rag_fragments} its own), "
+    """The lines printed above the message: what the context holds and how it was cut, with
+    stored names escaped (``output.shown``); the message below them is the LLM's text, as
+    it is."""
+    datasets = ", ".join(f"{output.shown(d)} ({ctx.weight_scales.get(d, '?')} scale)"
+                         for d in ctx.datasets)
+    fill = f"from {output.shown(', '.join(ctx.filled_from))}" if ctx.fill_up_used else "not used"
+    out = [f"goal {output.shown(goal)}: {len(ctx.fragments)} fragments "
+           f"({ctx.rag_fragments} its own), "
            f"{len(ctx.loaded)} loaded documents",
            f"  datasets: {datasets or '-'}",
            f"  fill-up: {fill}; collections {'stopped at' if ctx.truncated else 'within'} "
            f"the budget"]
     for d in ctx.loaded:
         cut = " (cut)" if d.truncated else ""
-        out.append(f"  loaded {d.documentid}: {len(d.text)} of {d.characters} characters{cut}")
+        out.append(f"  loaded {output.shown(d.documentid)}: {len(d.text)} of "
+                   f"{d.characters} characters{cut}")
     cut = ", truncated" if ctx.message_truncated else ""
     out.append(f"  message: {len(ctx.lines)} lines, {len(ctx.message)} of "
                f"{ctx.message_budget} characters{cut}")

@@ -314,7 +314,8 @@ def _query(args: argparse.Namespace) -> int:
     else:
         print(f"{len(result.fragments)} fragments")
         for f in result.fragments[:rows]:
-            print(f"  {f.score:7.4f}  {f.fragmentid:<20} {f.source:<10} {_short(f.text, 50)}")
+            print(f"  {f.score:7.4f}  {output.shown(f.fragmentid):<20} {f.source:<10} "
+                  f"{_short(f.text, 50)}")
     for datasetid in result.dataset_ids:
         print(f"dataset: {output.shown(datasetid)}")
     if result.plan is not None:
@@ -385,12 +386,13 @@ def _rerank(args: argparse.Namespace) -> int:
             f"reranked, degraded ({result.reason}: {result.unscored} unscored members last)"
     else:
         state = f"order kept ({result.reason})"
-    print(f"{result.dataset_id} <- {result.parent_id}: {len(result.fragments)} members, "
+    print(f"{output.shown(result.dataset_id)} <- {output.shown(result.parent_id)}: "
+          f"{len(result.fragments)} members, "
           f"{state}, {result.rounds} rounds, {result.failures} failures, "
           f"{result.capped} capped, weights on the {result.weight_scale} scale, "
           f"clauses {result.clauses}")
     for f in result.fragments[: args.limit]:
-        print(f"  {f.score:9.5f}  {f.fragmentid:<20} {_short(f.text, 50)}")
+        print(f"  {f.score:9.5f}  {output.shown(f.fragmentid):<20} {_short(f.text, 50)}")
     return common.EXIT_OK
 
 
@@ -427,7 +429,7 @@ def _datasets_show(args: argparse.Namespace) -> int:
     print(f"  weights on the {info.weight_scale} scale")
     for m in members:
         mark = " (unscored)" if m.unscored else ""
-        print(f"  {m.score:9.5f}  {m.fragmentid:<20} {_short(m.text, 50)}{mark}")
+        print(f"  {m.score:9.5f}  {output.shown(m.fragmentid):<20} {_short(m.text, 50)}{mark}")
     if args.histogram:
         print(f"histogram: {args.histogram}")
     return common.EXIT_OK
@@ -456,7 +458,8 @@ def _datasets_hide(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json({"dataset": args.dataset, action: changed, "not_members": missing})
     else:
-        print(f"{args.dataset}: {changed} members {action}")
+        print(f"{output.shown(args.dataset)}: {changed} members {action}")
     for member in missing:
-        print(f"not a member of {args.dataset}: {member}", file=sys.stderr)
+        print(f"not a member of {output.shown(args.dataset)}: {output.shown(member)}",
+              file=sys.stderr)
     return common.EXIT_BAD_INPUT if missing else common.EXIT_OK

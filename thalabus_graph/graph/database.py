@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 import threading
 import time
@@ -410,13 +411,22 @@ def checked_bookmarks(bookmarks: Iterable[str] | str) -> list[str]:
     database, which names no state of the graph's data: both are refused here.
 
     Raises:
-        ConfigurationError: a value that is not a bookmark string the server issued, or a
+        ConfigurationError: a value that is not a bookmark string the server issued (nor an
+            iterable of them: an int or bytes), more than ``MAX_BOOKMARKS`` of them, or a
             bookmark of the ``system`` database (it orders no data: pass the bookmarks of a
             result of this graph, e.g. ``QueryResult.bookmarks``).
     """
-    values = [bookmarks] if isinstance(bookmarks, str) else list(bookmarks)
+    if isinstance(bookmarks, str):
+        values = [bookmarks]
+    elif isinstance(bookmarks, Iterable) and not isinstance(bookmarks, bytes | bytearray):
+        values = list(itertools.islice(bookmarks, MAX_BOOKMARKS + 1))
+    else:
+        raise ConfigurationError(
+            "bookmarks are a string a result carried (QueryResult.bookmarks) or a list of "
+            f"them, not {type(bookmarks).__name__}")
     if len(values) > MAX_BOOKMARKS:
-        raise ConfigurationError(f"{len(values)} bookmarks given; at most {MAX_BOOKMARKS}")
+        raise ConfigurationError(f"more than {MAX_BOOKMARKS} bookmarks given: pass those of "
+                                 "the results to wait for")
     out: list[str] = []
     for value in values:
         if not isinstance(value, str):

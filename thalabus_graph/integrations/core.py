@@ -19,6 +19,7 @@ from typing import Any
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.query import Semantic, serialize
+from thalabus_graph.query.ast import id_list
 from thalabus_graph.rerank._sync import run_sync
 from thalabus_graph.rerank.budget import BudgetPolicy
 from thalabus_graph.rerank.protocol import Reranker
@@ -70,7 +71,8 @@ class Source:
            tracer: Tracer | None = None) -> Source:
         """A source on ``graph``; with ``reranker``, through a `RerankingRetriever` that takes
         ``candidates`` hits (default: ``max(50, k)``) and returns ``k`` (its construction
-        checks apply: ``candidates >= k``)."""
+        checks apply: ``candidates >= k``); a lone string in ``subset_of_datasetids`` is one
+        dataset id, not its characters."""
         retriever: Retriever = ThalabusRetriever(graph)
         if reranker is not None:
             pool = max(50, k) if candidates is None else candidates
@@ -78,8 +80,9 @@ class Source:
             retriever = RerankingRetriever(retriever, reranker, candidates=pool,
                                            top_n=k, timeout_seconds=timeout_seconds,
                                            budget=budget, tracer=tracer)
-        datasets = tuple(subset_of_datasetids) if subset_of_datasetids is not None else None
-        return cls(retriever, ontology_id, datasets, k, query_syntax)
+        datasets = id_list(subset_of_datasetids, "subset_of_datasetids")
+        return cls(retriever, ontology_id, None if datasets is None else tuple(datasets), k,
+                   query_syntax)
 
     def scope(self) -> dict[str, Any]:
         """The scope mapping `ThalabusRetriever.retrieve` takes."""

@@ -25,7 +25,7 @@ try:
     )
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
-    from pydantic import ConfigDict
+    from pydantic import ConfigDict, field_validator
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("thalabus_graph.integrations.langchain needs langchain-core: "
                       "pip install 'thalabus-graph[langchain]'") from exc
@@ -63,6 +63,13 @@ class ThalabusLangChainRetriever(BaseRetriever):
     timeout_seconds: float = 5.0
     budget: BudgetPolicy | None = None
     tracer: Tracer | None = None
+
+    @field_validator("subset_of_datasetids", mode="before")
+    @classmethod
+    def _one_id(cls, value: Any) -> Any:
+        """A lone string is one dataset id, as everywhere in the API (not a validation
+        error)."""
+        return [value] if isinstance(value, str) else value
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the settings now (``k``, the reranking stage's bounds), not at first use."""

@@ -5,9 +5,10 @@ document: ``"pizza" AND NOT difficulty=easy`` would return the ``DIFFICULTY=easy
 meant to exclude. One read (``category_vocabulary``), restricted to the names and values the
 query uses and compared without letter case, turns each such silent miss into a warning, with
 a "did you mean": the stored spelling when only the case differs, else the closest stored
-name, or value of that name, by edit distance (``difflib``; a typo such as ``COUNTRYY``). The
-read returns the spellings a suggestion is chosen from only when a pair is not stored as
-written, so a query without a miss reads nothing more.
+name, value of that name or ontology id, by edit distance (``difflib``; a typo such as
+``COUNTRYY`` or ``asylun``). The read returns the spellings a suggestion is chosen from only
+when a pair or the ontology is not stored as written, so a query without a miss reads nothing
+more.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class _Vocabulary:
     counts: tuple[int, ...] = ()
     known_names: tuple[str, ...] = ()
     known_pairs: frozenset[tuple[str, str]] = frozenset()
+    known_ontologies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,8 @@ def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
               ontology_id: str | None) -> list[QueryWarning]:
     warnings: list[QueryWarning] = []
     if ontology_id is not None and ontology_id not in vocabulary.ontologies:
-        warnings.append(_ontology_warning(ontology_id, vocabulary.ontologies))
+        warnings.append(_ontology_warning(ontology_id, vocabulary.ontologies,
+                                          vocabulary.known_ontologies))
     seen: set[tuple[str, str | None]] = set()
     for predicate in predicates:
         for finding in _predicate_warnings(predicate, vocabulary):
@@ -179,7 +182,8 @@ def _vocabulary(row: Mapping[str, Any]) -> _Vocabulary:
                        None if sizes is None else {k: int(v) for k, v in sizes.items()},
                        tuple(int(n) for n in row.get("counts") or ()),
                        tuple(row.get("known_names") or ()),
-                       frozenset((n, v) for n, v in row.get("known_pairs") or ()))
+                       frozenset((n, v) for n, v in row.get("known_pairs") or ()),
+                       tuple(row.get("known_ontologies") or ()))
 
 
 def _case_matches(asked: str, stored: frozenset[str] | tuple[str, ...]) -> list[str]:
@@ -201,15 +205,18 @@ def _closest(asked: str, stored: Iterable[str]) -> str | None:
     return by_lower[found[0]] if found else None
 
 
-def _ontology_warning(ontology_id: str, stored: tuple[str, ...]) -> QueryWarning:
+def _ontology_warning(ontology_id: str, stored: tuple[str, ...],
+                     known: tuple[str, ...] = ()) -> QueryWarning:
     matches = _case_matches(ontology_id, stored)
     if matches:
         return QueryWarning(CASE_MISMATCH, ontology_id, matches[0],
                             f"ontology {ontology_id!r} does not exist (the scope is empty); "
                             f"did you mean {matches[0]!r}?")
-    return QueryWarning(UNKNOWN_ONTOLOGY, ontology_id, None,
+    closest = _closest(ontology_id, known)
+    hint = "" if closest is None else f"; did you mean {closest!r}?"
+    return QueryWarning(UNKNOWN_ONTOLOGY, ontology_id, closest,
                         f"unknown ontology {ontology_id!r}: no document is in it "
-                        "(the scope is empty)")
+                        f"(the scope is empty){hint}")
 
 
 def _predicate_warnings(predicate: Category, vocabulary: _Vocabulary) -> list[QueryWarning]:
