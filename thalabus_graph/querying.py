@@ -22,6 +22,7 @@ from thalabus_graph.embeddings import Embedder
 from thalabus_graph.errors import GraphError, PlanError, StaleVocabulary
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.plan.categories import QueryReads, VocabularyCheck, check_query
@@ -321,6 +322,10 @@ class Queries:
         if outcomes is not None and (line := outcomes.warning()) is not None:
             warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
         log_sources(fragments)
+        if create_dataset or not fragments:
+            # an empty answer (or a dataset about to be written) from a database never
+            # migrated says so: its searches had no index to fail on, so nothing else would
+            require_migrated(self.db, "query")
         dataset_ids: list[str] = []
         if create_dataset:  # the canonical text only where it is stored or shown
             dataset_ids.append(self.datasets.create(fragments, session=session,

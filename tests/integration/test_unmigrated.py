@@ -74,6 +74,19 @@ def test_ingest_refuses_an_unmigrated_database_and_writes_nothing(
     assert _footprint(unmigrated) == (0, [])
 
 
+def test_a_query_on_an_empty_unmigrated_database_says_so_and_writes_no_dataset(
+        unmigrated: Database, neo4j_uri: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """With no fragment at all no search meets a missing index: the empty answer itself
+    names the migration, and a dataset is not written into a database without a schema."""
+    for kwargs in ({}, {"create_dataset": True}):
+        with pytest.raises(MigrationError) as caught:
+            _graph(unmigrated).query('"kitchen floor"', **kwargs)
+        assert all(command in str(caught.value) for command in COMMANDS), caught.value
+    assert main(["query", '"kitchen floor"', "--uri", neo4j_uri]) == 1
+    assert "the database is not migrated" in capsys.readouterr().err
+    assert _footprint(unmigrated) == (0, [])
+
+
 def test_a_search_on_an_unmigrated_database_names_the_migration(
         unmigrated: Database, db_settings: Settings) -> None:
     vector = [1.0] + [0.0] * (db_settings.embedding_dimensions - 1)
