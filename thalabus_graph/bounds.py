@@ -4,16 +4,19 @@
 which runs ``query.limits.check_query_text`` first) and checks a prebuilt tree with
 ``check_query_node``, ``parse_for_explain`` holds explain to the length
 limit only; ``within_budget`` runs a ``ThalabusGraph`` method
-under ``graph.database.deadline(settings.query_timeout_seconds)``, so every read of the query
+in one of ``max_concurrent_queries`` turns and under
+``graph.database.deadline(settings.query_timeout_seconds)``, so every read of the query
 is bounded by Neo4j's transaction timeout and by a deadline checked before it starts.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
+from thalabus_graph.errors import QueryTimeout
 from thalabus_graph.graph.database import deadline
 from thalabus_graph.query import Node, parse
 from thalabus_graph.query.limits import QueryLimits, check_query_node
@@ -24,9 +27,11 @@ R = TypeVar("R")
 
 
 class HasSettings(Protocol):
-    """Anything with the settings that hold its bounds (``ThalabusGraph``)."""
+    """Anything with the settings that hold its bounds and the turns its queries take
+    (``ThalabusGraph``: ``in_flight`` holds ``max_concurrent_queries`` turns)."""
 
     settings: Settings
+    in_flight: threading.BoundedSemaphore
 
 
 S = TypeVar("S", bound=HasSettings)
@@ -51,13 +56,25 @@ def parse_for_explain(text: str, settings: Settings) -> Node:
 
 
 def within_budget(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
-    """Run ``method`` under its object's ``settings.query_timeout_seconds`` (``QueryTimeout``
-    past it)."""
+    """Run ``method`` in one of its object's query turns (``in_flight``), waited for at most
+    ``settings.query_timeout_seconds``, then under that budget (``QueryTimeout`` past
+    either). The turns bound what one process asks of the server at once: every query holds
+    a transaction whose rows (texts among them) Neo4j keeps in its transaction memory, and a
+    burst of agents on one MCP server otherwise exhausted it for everyone."""
 
     @functools.wraps(method)
     def bounded(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with deadline(self.settings.query_timeout_seconds):
-            return method(self, *args, **kwargs)
+        budget = self.settings.query_timeout_seconds
+        if not self.in_flight.acquire(timeout=budget):
+            raise QueryTimeout(
+                f"{method.__name__}: no query turn came free within {budget:g} s "
+                f"({self.settings.max_concurrent_queries} queries of this connection run at "
+                "once: max_concurrent_queries, THALABUS_MAX_CONCURRENT_QUERIES)")
+        try:
+            with deadline(budget):
+                return method(self, *args, **kwargs)
+        finally:
+            self.in_flight.release()
 
     return bounded
 

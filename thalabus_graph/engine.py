@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ class ThalabusGraph:
             db.wait_for(bookmarks)
         self.owns_database = False
         self.settings = settings or Settings.from_env()
+        self.in_flight = threading.BoundedSemaphore(self.settings.max_concurrent_queries)
         self._embedder = embedder
         self.reranker: Reranker = reranker or reranker_from_settings(self.settings)
         self.datasets = Datasets(db, self.settings)

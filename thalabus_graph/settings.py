@@ -280,6 +280,12 @@ class Settings:
     with its whole length beside it), cut on the server, so one huge chapter does not fill
     the server's memory for every query that meets it. A case-sensitive text term past the
     cut is still found. Reranking reads MAX_RERANK_CHARS, a goal context its budget."""
+    max_concurrent_queries: int = 8
+    """Most queries (query, explain, rag_fragments) one ThalabusGraph runs at once; more wait
+    for a turn within QUERY_TIMEOUT_SECONDS. Each holds a Neo4j transaction whose rows the
+    server keeps in its transaction memory, so 40 agents on one MCP server asking about a
+    huge chapter at once exhausted it for everyone; two-core servers gain nothing past a
+    few at once."""
     max_query_chars: int = 1_000_000
     """Longest query text, in characters (also for explain)."""
     max_query_terms: int = 512
@@ -416,6 +422,7 @@ RANGES: Mapping[str, tuple[float, float]] = {
     "max_loaded_document_length": (0, _HUGE),
     "write_batch_size": (1, _BIG),
     "max_result_text_chars": (1, _HUGE),
+    "max_concurrent_queries": (1, 10_000),
     "max_query_chars": (1, _HUGE),
     "max_query_terms": (1, _BIG),
     "max_query_depth": (1, _BIG),
