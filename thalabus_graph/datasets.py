@@ -20,7 +20,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from thalabus_graph.documents import MAX_KEY_BYTES
-from thalabus_graph.errors import DatasetError, DatasetInputError
+from thalabus_graph.errors import ConfigurationError, DatasetError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.query import Semantic, serialize
@@ -252,10 +252,16 @@ class Datasets:
             skip += page_size
 
     def hide(self, datasetid: str, ids: Sequence[str], hidden: bool = True) -> int:
-        """Hide (or show again) members of one dataset; returns how many members matched."""
+        """Hide (or show again) members of one dataset; returns how many members matched.
+
+        Raises:
+            ConfigurationError: ``ids`` is None or not a string or list of strings.
+        """
+        members = id_list(ids, "member ids")
+        if members is None:
+            raise ConfigurationError("member ids must be given: a string or a list of strings")
         self.get(datasetid)
-        rows = self.db.write("dataset_hide", datasetid=datasetid,
-                             ids=id_list(ids, "member ids"), hidden=hidden)
+        rows = self.db.write("dataset_hide", datasetid=datasetid, ids=members, hidden=hidden)
         return int(rows[0]["changed"])
 
     def missing_members(self, datasetid: str, ids: Sequence[str]) -> list[str]:

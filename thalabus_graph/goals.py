@@ -519,10 +519,21 @@ def _member(row: Record) -> Member:
 
 def _rows(fragments: Iterable[Fragment | Member]
           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows for the fragments and for the stubs' documents, each id once (last score wins)."""
+    """Rows for the fragments and for the stubs' documents, each id once (last score wins).
+
+    Raises:
+        ConfigurationError: an item that is not a ``Fragment`` or ``Member`` (an id string
+            carries no score to attach; a lone string would be read as its characters).
+    """
     rows: dict[str, dict[str, Any]] = {}
     stubs: dict[str, dict[str, Any]] = {}
+    if isinstance(fragments, str):
+        fragments = [fragments]
     for f in fragments:
+        if not isinstance(f, Fragment | Member):
+            raise ConfigurationError(
+                f"a goal's RAG fragments are Fragment or Member objects (a query's or a "
+                f"dataset's), not {type(f).__name__}: {str(f)[:80]!r}")
         (stubs if f.source == "category" else rows)[f.fragmentid] = {
             "id": f.fragmentid, "weight": float(f.score)}
     return list(rows.values()), list(stubs.values())
