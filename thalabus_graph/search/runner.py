@@ -22,6 +22,7 @@ from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind, TextSearch, VectorSearch
 from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
+from thalabus_graph.settings import Settings
 
 STREAM_FETCH_SIZE = 500
 """Records the driver fetches at a time for a streamed result (``Runner.stream``): the most a
@@ -93,7 +94,7 @@ class Runner:
 
     def __init__(self, db: Database, *, profile: bool = False,
                  vocabulary: PlannedVocabulary | None = None,
-                 text_cap: int = 20_000) -> None:
+                 text_cap: int = Settings.max_result_text_chars) -> None:
         self.db = db
         self.text_cap = text_cap
         self.profile = profile
