@@ -31,8 +31,8 @@ from typing import Any
 from benchmarks.scale_corpus import DIMENSIONS, ONTOLOGY, load_real_sets
 from benchmarks.scale_queries import LookupEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.plan import cost
-from thalabus_graph.search import batch, executor
+from thalabus_graph.plan import batches, cost
+from thalabus_graph.search import executor
 
 SHAPES = {"0.01%": "t00000", "0.1%": "v0_1", "1%": "v1", "10%": "v10"}
 """Selectivity -> the SKEW value of the scale corpus with that share of the documents."""
@@ -46,7 +46,7 @@ def _percentile(values: list[float], q: float) -> float:
 def _way(name: str) -> None:
     """Switch the engine to one way (``engine`` restores it)."""
     executor.batched = (  # type: ignore[assignment]
-        (lambda plan: ()) if name == "one_by_one" else batch.batched)
+        (lambda plan: ()) if name == "one_by_one" else batches.batched)
     cost.choose_text_path = (  # type: ignore[assignment]
         (lambda *args: ("index", "patterns")) if name == "text_patterns" else CHOOSE_TEXT)
 
@@ -77,7 +77,7 @@ def measure(graph: ThalabusGraph, queries: list[str], limit: int | None,
                 for way in WAYS[shift:] + WAYS[:shift]:
                     _way(way)
                     if way == "read_first":  # no row kept: the vocabulary is read first
-                        graph.queries.vocabularies.clear()
+                        graph.queries.vocabulary.seen.clear()
                     reads.clear()
                     start = time.perf_counter()
                     graph.query(text, ontology_id=ONTOLOGY, limit=limit)

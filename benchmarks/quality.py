@@ -74,8 +74,8 @@ from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import aggregate_documents
 from thalabus_graph.graph.migrations import MigrationRunner
-from thalabus_graph.plan.searches import bag_of_words
 from thalabus_graph.query import parse
+from thalabus_graph.search.executor import bag_of_words
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/quality.json")
 DEFAULT_MODES = ("text", "semantic", "hybrid-convex-w0.3", "hybrid-convex-w0.5",

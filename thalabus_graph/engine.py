@@ -1,7 +1,9 @@
 """``ThalabusGraph``: the entry point that ties parsing, searches, datasets and reranking.
 
-The object holds a driver and configuration only; no state is kept between calls, so any
-number of workers can share one Neo4j (or a cluster, through ``neo4j://`` routing URIs).
+The object holds a driver, configuration and caches that only save reads (the vocabulary rows
+its queries read, the state of the filtered indexes and the text languages, each checked
+again before it is trusted): no answer depends on an earlier call, so any number of workers
+can share one Neo4j (or a cluster, through ``neo4j://`` routing URIs).
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.plan.categories import QueryReads
-from thalabus_graph.plan.evaluator import Evaluator
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.query import Node, parse, serialize
 from thalabus_graph.querying import Queries
 from thalabus_graph.querying import QueryResult as QueryResult
+from thalabus_graph.request import DEFAULT_SESSION, QueryRequest
 from thalabus_graph.rerank import (
     Reranker,
     SelectionPolicy,
@@ -39,6 +41,7 @@ from thalabus_graph.rerank import (
 from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of
+from thalabus_graph.search.evaluator import Evaluator
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages
 from thalabus_graph.settings import Settings
@@ -47,7 +50,6 @@ from thalabus_graph.warm_up import WarmUp
 if TYPE_CHECKING:
     from thalabus_graph.graph.migrations import MigrationReport
 
-DEFAULT_SESSION = "default"
 logger = logging.getLogger(__name__)
 
 
@@ -234,13 +236,11 @@ class ThalabusGraph:
         Raises:
             ConfigurationError: ``limit`` is not a whole number from 1 to ``index_max_k``.
         """
-        return self.queries.answer(text, ontology_id=ontology_id,
-                                subset_of_datasetids=subset_of_datasetids,
-                                return_documents=return_documents,
-                                create_dataset=create_dataset,
-                                automatically_rerank=automatically_rerank, session=session,
-                                profile=profile, strict_categories=strict_categories,
-                                language=language, limit=limit, cut=True)
+        return self.queries.answer(QueryRequest(
+            text, ontology_id, subset_of_datasetids, limit, language,
+            return_documents=return_documents, create_dataset=create_dataset,
+            automatically_rerank=automatically_rerank, session=session, profile=profile,
+            strict_categories=strict_categories))
 
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
@@ -276,12 +276,9 @@ class ThalabusGraph:
         the goal created when new), which ``goal_context`` collects first. ``language`` as in
         ``query``. ``limit``: the fragments wanted; the pools are sized from it as in ``query``
         and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``."""
-        result = self.queries.answer(text, ontology_id=ontology_id,
-                             subset_of_datasetids=subset_of_datasetids, return_documents=False,
-                             create_dataset=False, automatically_rerank=False,
-                             session=session, profile=False,
-                             strict_categories=strict_categories, language=language,
-                             limit=limit, cut=False)
+        result = self.queries.answer(QueryRequest(
+            text, ontology_id, subset_of_datasetids, limit, language, return_documents=False,
+            session=session, strict_categories=strict_categories, cut=False))
         s = self.settings
         total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,

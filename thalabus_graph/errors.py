@@ -123,7 +123,7 @@ class PlanError(ThalabusError):
 
 class StaleVocabulary(PlanError):
     """The vocabulary read with a query's first statement differs from the one its plan was
-    made with, so the search did not run (``search.planned_vocabulary``); ``row`` is the
+    made with, so the search did not run (``search.vocabulary``); ``row`` is the
     fresh read. Caught inside the package: the query plans again from it."""
 
     def __init__(self, row: Mapping[str, Any]) -> None:

@@ -1,19 +1,19 @@
-"""A graph object's query side: executors over its shared scope state, the evaluator, and
-one query's run.
+"""The query pipeline of one graph object: ``Queries.answer`` reads a ``QueryRequest`` top to
+bottom.
 
-``Queries.run`` is what ``ThalabusGraph.query`` and the fast path do: the vocabulary check,
-the evaluation and (when asked) the documents in one read transaction, then the dataset
-write and the profile. ``Queries`` keeps the two pieces of state every executor shares (whether
-the ontology-filtered vector indexes serve, and which languages the text is indexed in, each
-re-read at most once per ``IN_INDEX_RECHECK_SECONDS``); ``ThalabusGraph`` keeps the connection,
-ingestion, datasets, goals and reranking.
+parse -> rewrite (once, ``plan.rewrite``) -> vocabulary (``search.vocabulary``) -> compile and
+evaluate (``search.evaluator``) -> collect (documents, dataset, cut, profile). A query whose
+vocabulary read turns out stale is planned again from the fresh row: the one loop in
+``_searched``. ``Queries`` keeps what a graph object's queries share: the vocabulary rows
+read, whether the ontology-filtered vector indexes serve and which languages the text is
+indexed in (each re-read at most once per ``IN_INDEX_RECHECK_SECONDS``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
@@ -24,28 +24,25 @@ from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.branches import BranchRerank
-from thalabus_graph.plan.categories import QueryReads, VocabularyCheck, check_query
-from thalabus_graph.plan.compile import pushed_patterns
-from thalabus_graph.plan.evaluator import Evaluator
+from thalabus_graph.plan.categories import QueryReads, VocabularyCheck
+from thalabus_graph.plan.rewrite import Rewritten, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.query_warning import QueryWarning
+from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
+from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit, documents_of, log_sources
+from thalabus_graph.search.evaluator import Evaluator
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
-from thalabus_graph.search.planned_vocabulary import (
-    PlannedVocabulary,
-    SeenVocabularies,
-)
-from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.search.vector import recovered_by_retry
+from thalabus_graph.search.vocabulary import Attempt, PlannedVocabulary, Vocabularies, check_query
 from thalabus_graph.settings import Settings
 
 IN_INDEX_RECHECK_SECONDS = 60.0
@@ -91,6 +88,19 @@ class QueryResult:
         return out if self.plan is None else {**out, "plan": self.plan}
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One evaluated query before it is collected: its evaluator, raw fragments, documents
+    (when aggregated already), rerank outcomes, when it started and its vocabulary warnings."""
+
+    evaluator: Evaluator
+    fragments: list[Fragment]
+    documents: list[DocumentHit] | None
+    outcomes: BranchOutcomes | None
+    start: float
+    warnings: list[QueryWarning] = field(default_factory=list)
+
+
 class Queries:
     """The query side of one ``ThalabusGraph``: its executors, evaluators and query runs.
 
@@ -111,8 +121,8 @@ class Queries:
         # Which languages the graph's text is indexed in (migration V0009), and when read.
         self._text_languages = TextLanguageState(db, IN_INDEX_RECHECK_SECONDS)
         # The vocabulary rows queries read: a query asking the same again plans with its row
-        # and its first statement carries the read (search.planned_vocabulary).
-        self.vocabularies = SeenVocabularies()
+        # and its first statement carries the read (search.vocabulary).
+        self.vocabulary = Vocabularies(db, self.scope)
 
     def forget(self, *, indexes: bool) -> None:
         """Read the text languages again on next use (documents may bring one) and, with
@@ -226,139 +236,103 @@ class Queries:
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
         return Evaluator(ex).stream(parse_within_limits(text, self.settings))
 
-    def answer(self, text: str, *, ontology_id: str | None,
-               subset_of_datasetids: Sequence[str] | None, return_documents: bool,
-               create_dataset: bool, automatically_rerank: bool, session: str, profile: bool,
-               strict_categories: bool, language: str | None, limit: int | None,
-               cut: bool) -> QueryResult:
-        """``ThalabusGraph.query``'s work (its arguments); ``cut``: whether the results are cut
-        to ``limit`` (the fast path sizes its pools from it but selects from the raw fragments
-        itself)."""
-        limit = cost.check_limit(limit, self.settings)
-        node = parse(text, limits=QueryLimits.from_settings(self.settings))
-
-        check = VocabularyCheck.of(node, ontology_id, subset_of_datasetids,
-                                   pushed_patterns(node, grouped=not automatically_rerank),
-                                   strict=strict_categories)
-        # a pure filter's stubs come in document-id order, the order the cut keeps: the
-        # statement returns only the first `limit` of them unless a dataset takes every one
-        stream_limit = limit if cut and not create_dataset else None
-
-        def evaluate(reads: QueryReads, vocabulary: PlannedVocabulary | None
-                     ) -> tuple[Evaluator, list[Fragment], BranchOutcomes | None]:
-            """The evaluation, planned with ``reads``."""
-            outcomes = (BranchOutcomes(semantic=bool(rerank_query(node)))
-                        if automatically_rerank else None)
-            # with a limit the searches read no details: the few documents returned are
-            # read afterwards (in the same transaction), not every candidate's; an exact
-            # search still does, as its hits are few (at most the pool the limit sized) and
-            # a filtered query then needs no round trip for its documents
-            evaluator = self.evaluator(ontology_id, subset_of_datasetids,
-                                        automatically_rerank=automatically_rerank,
-                                        profile=profile,
-                                        document_details=return_documents and limit is None,
-                                        exact_details=return_documents,
-                                        reads=reads, rerank_outcomes=outcomes, language=language,
-                                        limit=limit, vocabulary=vocabulary,
-                                        datasets_checked=check is not None,
-                                        stream_limit=stream_limit)
-            return evaluator, evaluator.results(node), outcomes
-
-        def search() -> tuple[list[QueryWarning], Evaluator, list[Fragment],
-                              list[DocumentHit] | None, BranchOutcomes | None, float]:
-            """The vocabulary check, the evaluation and the documents, from nothing (a retry
-            runs it again). A query whose vocabulary read was made before plans with its row
-            and reads it again in its first statement (``search.planned_vocabulary``); a
-            profiled one reads it first, so each step's time and db hits are its own."""
-            start = time.perf_counter()
-            seen = (None if check is None or profile
-                    else self.vocabularies.get(check.key))
-            warnings: list[QueryWarning] = []
-            if check is None:
-                evaluator, fragments, outcomes = evaluate(QueryReads(), None)
-            elif seen is None:
-                row = self._read_vocabulary(check)
-                self._check_datasets(check, row)
-                warnings, reads = check.judge(row)
-                start = time.perf_counter()
-                evaluator, fragments, outcomes = evaluate(reads, None)
-            else:
-                planned = PlannedVocabulary(check.params, seen)
-                try:
-                    evaluator, fragments, outcomes = evaluate(check.reads(seen), planned)
-                    row = planned.settle(self.db)
-                    self._check_datasets(check, row)
-                    warnings, _ = check.judge(row)
-                except StaleVocabulary as stale:
-                    self.vocabularies.put(check.key, stale.row)
-                    self._check_datasets(check, stale.row)
-                    warnings, reads = check.judge(stale.row)
-                    evaluator, fragments, outcomes = evaluate(reads, None)
-            # a dataset is written from the raw fragments before any aggregation: its query
-            # aggregates once the dataset is written (the details the searches read serve it)
-            documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
-                                      limit=limit if cut else None)
-                         if return_documents and not create_dataset else None)
-            return warnings, evaluator, fragments, documents, outcomes, start
-
-        # one read transaction for the check and every search (Database.one_read); a
-        # branch rerank calls its service mid-evaluation, so no transaction is held open
-        if automatically_rerank:
-            warnings, evaluator, fragments, documents, outcomes, start = search()
+    def answer(self, request: QueryRequest) -> QueryResult:
+        """``ThalabusGraph.query``'s work: the pipeline, top to bottom."""
+        limit = cost.check_limit(request.limit, self.settings)
+        node = parse(request.text, limits=QueryLimits.from_settings(self.settings))
+        rewritten = rewrite(node, grouped=not request.automatically_rerank)
+        check = VocabularyCheck.of(node, request.ontology_id, request.within,
+                                   rewritten.patterns, strict=request.strict_categories)
+        if request.automatically_rerank:  # a branch rerank calls its service mid-evaluation
+            run = self._searched(request, rewritten, check, limit)
         else:
+            run = self._in_one_read(request, rewritten, check, limit)
+        return self._collected(request, node, run, limit)
+
+    def _in_one_read(self, request: QueryRequest, rewritten: Rewritten,
+                     check: VocabularyCheck | None, limit: int | None) -> _Run:
+        """``_searched`` in one read transaction (``Database.one_read``); a failure the
+        searches recover from ends that transaction, so it runs again with a transaction a
+        statement, where they do."""
+        try:
+            return self.db.one_read(lambda: self._searched(request, rewritten, check, limit),
+                                    what="query")
+        except GraphError as exc:
+            if not recovered_by_retry(exc):
+                raise
+            return self._searched(request, rewritten, check, limit)
+
+    def _searched(self, request: QueryRequest, rewritten: Rewritten,
+                  check: VocabularyCheck | None, limit: int | None) -> _Run:
+        """The vocabulary, the evaluation and the documents, from nothing (a retry runs it
+        again). Planned with the row a query asking the same read before, its first
+        statement carrying the read again; a stale row plans the query again from the fresh
+        one (``search.vocabulary``)."""
+        attempt = self.vocabulary.first(check, fresh=request.profile)
+        while True:
+            start = time.perf_counter()
             try:
-                warnings, evaluator, fragments, documents, outcomes, start = self.db.one_read(
-                    search, what="query")
-            except GraphError as exc:
-                if not recovered_by_retry(exc):
-                    raise
-                # a failure the searches recover from ended the shared transaction: again
-                # with a transaction a statement, where they do
-                warnings, evaluator, fragments, documents, outcomes, start = search()
-        elapsed = (time.perf_counter() - start) * 1000
-        # what the calibrated scale removed, per phrase (scale.DroppedWarning)
-        warnings = [*warnings, *evaluator.executor.scale.warnings()]
-        flags = outcomes.flags() if outcomes is not None else None
-        if outcomes is not None and (line := outcomes.warning()) is not None:
-            warnings = [*warnings, QueryWarning("rerank", rerank_query(node), None, line)]
+                run = self._evaluated(request, rewritten, attempt, limit, start)
+                return replace(run, warnings=self.vocabulary.settle(check, attempt))
+            except StaleVocabulary as stale:
+                assert check is not None
+                attempt = self.vocabulary.read(check, stale.row)
+
+    def _evaluated(self, request: QueryRequest, rewritten: Rewritten, attempt: Attempt,
+                   limit: int | None, start: float) -> _Run:
+        """One evaluation planned with ``attempt``'s counts, and its documents (a query
+        writing a dataset aggregates once the dataset is written)."""
+        outcomes = (BranchOutcomes(semantic=bool(rerank_query(rewritten.root)))
+                    if request.automatically_rerank else None)
+        # with a limit the searches read no details: the few documents returned are read
+        # afterwards (in the same transaction); an exact search still does, as its hits are
+        # few and a filtered query then needs no round trip for its documents
+        evaluator = self.evaluator(
+            request.ontology_id, request.within,
+            automatically_rerank=request.automatically_rerank, profile=request.profile,
+            document_details=request.return_documents and limit is None,
+            exact_details=request.return_documents, reads=attempt.reads,
+            rerank_outcomes=outcomes, language=request.language, limit=limit,
+            vocabulary=attempt.planned, datasets_checked=True,
+            # a pure filter's stubs come in document-id order, the order the cut keeps
+            stream_limit=limit if request.cut and not request.create_dataset else None)
+        fragments = evaluator.results(rewritten)
+        documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
+                                  limit=limit if request.cut else None)
+                     if request.return_documents and not request.create_dataset else None)
+        return _Run(evaluator, fragments, documents, outcomes, start)
+
+    def _collected(self, request: QueryRequest, node: Node, run: _Run,
+                   limit: int | None) -> QueryResult:
+        """The result: warnings (vocabulary, calibrated scale, rerank), the dataset written
+        from the raw fragments, the documents, the cut and the profile."""
+        elapsed = (time.perf_counter() - run.start) * 1000
+        ex, fragments, documents = run.evaluator.executor, run.fragments, run.documents
+        warnings = [*run.warnings, *ex.scale.warnings()]
+        flags = run.outcomes.flags() if run.outcomes is not None else None
+        if run.outcomes is not None and (line := run.outcomes.warning()) is not None:
+            warnings.append(QueryWarning("rerank", rerank_query(node), None, line))
         log_sources(fragments)
-        if create_dataset or not fragments:
+        if request.create_dataset or not fragments:
             # an empty answer (or a dataset about to be written) from a database never
             # migrated says so: its searches had no index to fail on, so nothing else would
             require_migrated(self.db, "query")
         dataset_ids: list[str] = []
-        if create_dataset:  # the canonical text only where it is stored or shown
-            dataset_ids.append(self.datasets.create(fragments, session=session,
+        if request.create_dataset:  # the canonical text only where it is stored or shown
+            dataset_ids.append(self.datasets.create(fragments, session=request.session,
                                                     query=serialize(node), flags=flags))
-            if return_documents:
-                documents = documents_of(self.db, fragments,
-                                         known=evaluator.executor.details,
-                                         limit=limit if cut else None)
-        if cut and limit is not None and documents is None:
+            if request.return_documents:
+                documents = documents_of(self.db, fragments, known=ex.details,
+                                         limit=limit if request.cut else None)
+        if request.cut and limit is not None and documents is None:
             fragments = fragments[:limit]  # documents_of already kept the best `limit`
         plan = None
-        if profile and evaluator.plan is not None:
+        if request.profile and run.evaluator.plan is not None:
             plan = Plan(query=serialize(node), ms=round(elapsed, 3),
-                        embed_ms=round(evaluator.executor.embed_ms, 3),
-                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
-        return QueryResult(text, fragments, documents, dataset_ids, plan, warnings,
+                        embed_ms=round(ex.embed_ms, 3), fragments=len(fragments),
+                        tree=run.evaluator.plan.to_dict(measured=True))
+        return QueryResult(request.text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), flags)
-
-    def _check_datasets(self, check: VocabularyCheck, row: Mapping[str, Any]) -> None:
-        """Raise for a parent dataset of the scope that does not exist, as ``scope`` does;
-        the vocabulary read counted them, so only a scope naming an unknown one reads more.
-
-        Raises:
-            DatasetInputError: a parent dataset does not exist.
-        """
-        if check.names_unknown_datasets(row):
-            self.scope(check.datasetids)
-
-    def _read_vocabulary(self, check: VocabularyCheck) -> Mapping[str, Any]:
-        """The query's vocabulary read on its own, kept for the next query asking the same."""
-        row = check.read(Runner(self.db))
-        self.vocabularies.put(check.key, row)
-        return row
 
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
@@ -375,8 +349,8 @@ class Queries:
 
         limit = cost.check_limit(limit, self.settings)
         node = parse_for_explain(text, self.settings)
-        warnings, reads = check_query(Runner(self.db), node, ontology_id,
-                                      _listed(subset_of_datasetids), pushed_patterns(node),
+        warnings, reads = check_query(self.db, node, ontology_id,
+                                      _listed(subset_of_datasetids), rewrite(node).patterns,
                                       strict=strict_categories)
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            embedder=_NoEmbedder(self._embedder().model_id), language=language,

@@ -12,7 +12,7 @@ chapters, and after a restart even on the 31-document sample corpus (5-10 s each
 (a phrase; a phrase AND a common and a rare category, AND NOT one, AND a nested filter; two
 phrases OR'd; the phrase as a full-text search; a category alone), scoped to the loaded
 ontology and unscoped, with and without a ``limit``, each twice (asked again, a filtered
-query's first statement carries its vocabulary read: ``search.planned_vocabulary``). Their
+query's first statement carries its vocabulary read: ``search.vocabulary``). Their
 vector is a stored chapter's (no model runs, whatever the embedder) and their text that
 chapter's first words, long enough for its language to be detected, so the full-text index
 of its language runs too. Nothing is written; a failure is logged and reported, never raised
@@ -124,7 +124,7 @@ def warm_up(graph: ThalabusGraph, *, progress: bool = False) -> WarmUp:
         probe = ThalabusGraph(graph.db, settings=graph.settings,
                               embedder=StoredVector(row["vector"], graph.settings.embedder_model))
         # each form twice: asked again, a filtered query's search carries its vocabulary read,
-        # another statement to plan (search.planned_vocabulary)
+        # another statement to plan (search.vocabulary)
         runs = [(serialize(node), ontology, limit)
                 for ontology in dict.fromkeys([row["ontologyid"], None])
                 for node in queries(phrase, other, common, rare)

@@ -22,7 +22,7 @@ from thalabus_graph.integrations import langchain as lc
 from thalabus_graph.integrations import llamaindex as li
 from thalabus_graph.integrations.core import Source
 from thalabus_graph.rerank import Passage, RerankReply
-from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
+from thalabus_graph.search.vocabulary import PlannedVocabulary
 
 pytestmark = pytest.mark.integration
 

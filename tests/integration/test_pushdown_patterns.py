@@ -24,13 +24,12 @@ from thalabus_graph import QueryResult, Settings, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.categories import check_query
 from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, parse
 from thalabus_graph.search import executor
 from thalabus_graph.search.executor import SearchExecutor
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.vocabulary import check_query
 
 ASYLUM = docs_where(lambda d: d.get("ontology") == "asylum")
 STORIES = docs_where(lambda d: d.get("ontology") == "stories")
@@ -321,7 +320,7 @@ def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
     (step,) = ex.steps
     assert step.cypher == "category_vocabulary" and "read" not in step.detail
     preloaded = SearchExecutor(graph.db, graph.settings, graph.embedder, ontologyid=ontology)
-    _, reads = check_query(Runner(graph.db), Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
+    _, reads = check_query(graph.db, Category("COUNTRY_OF_ORIGIN", ("IQ",)), ontology,
                            patterns=[pattern])
     preloaded.preload(reads.sizes, reads.counts)
     assert preloaded.category_count(pattern) == expected
@@ -349,7 +348,7 @@ def test_compiled_plan_matches_the_reference_within_a_dataset(
 @pytest.mark.parametrize("ontology", [None, "stories"])
 def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch, ontology: str | None) -> None:
-    graph.queries.vocabularies.clear()  # the query reads its vocabulary for the first time
+    graph.queries.vocabulary.seen.clear()  # the query reads its vocabulary for the first time
     # the text languages and the filtered indexes' state are read at most once a minute: read
     # now and kept for the test, so a slow suite does not see them read between its queries
     graph.text_languages()

@@ -24,9 +24,9 @@ from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.goals import without_repeats
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.query import parse
 from thalabus_graph.rerank import CrossEncoderReranker, NoReranking, ScoreApiReranker, TopK
+from thalabus_graph.rerank.branches import BranchRerank
 
 pytestmark = pytest.mark.integration
 ROUND = 7

@@ -15,10 +15,9 @@ from typing import Any
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan.categories import check_query
 from thalabus_graph.plan.steps import CategoryPattern
 from thalabus_graph.query import Category
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.vocabulary import check_query
 
 # (ontology, KIND values) per document: "big" holds most documents, "small" a few, and both
 # have "common" and "shared"; "rare" is in "big" only.
@@ -59,7 +58,7 @@ def _check(graph: ThalabusGraph, corpus: list[tuple[str | None, list[str]]]) -> 
     for ontology in ("big", "small"):
         for values in VALUES:
             pattern = CategoryPattern("KIND", values)
-            _, reads = check_query(Runner(graph.db), Category("KIND", values), ontology,
+            _, reads = check_query(graph.db, Category("KIND", values), ontology,
                                    patterns=[pattern])
             expected = sum(o == ontology and any(v in kinds for v in values)
                            for o, kinds in corpus)

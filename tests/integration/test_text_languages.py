@@ -18,7 +18,7 @@ from thalabus_graph import Settings, ThalabusGraph, languages, lucene
 from thalabus_graph.errors import UnknownLanguageError
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
-from thalabus_graph.plan.searches import bag_of_words
+from thalabus_graph.search.executor import bag_of_words
 from thalabus_graph.text_languages import backfill
 
 pytestmark = [pytest.mark.integration, pytest.mark.schema_changes]

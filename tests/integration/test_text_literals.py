@@ -8,7 +8,7 @@ import pytest
 from tests.integration.sample import shared_embedder
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan.searches import bag_of_words
+from thalabus_graph.search.executor import bag_of_words
 
 pytestmark = pytest.mark.integration
 

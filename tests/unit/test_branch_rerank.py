@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thalabus_graph.fragments import Fragment, sort_fragments, stub
-from thalabus_graph.plan.branches import BranchRerank
 from thalabus_graph.query import parse
 from thalabus_graph.rerank import Passage, RerankReply
+from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.settings import Settings
 
 

@@ -54,4 +54,4 @@ def test_the_chooser_makes_every_step_type_and_both_readers_ask_it() -> None:
     assert calls[CHOOSER] >= STEP_TYPES
     assert {"choose_vector_path", "text_k", "uses_text"} <= calls[CHOOSER]
     assert "planned" in calls["plan/compile.py"]  # explain: phrase_plan, rendered
-    assert "phrase_plan" in calls["plan/evaluator.py"]  # the run
+    assert "phrase_plan" in calls["search/evaluator.py"]  # the run

@@ -3,6 +3,7 @@ a pure function of the plan, so explain and the run name the same statement."""
 
 from __future__ import annotations
 
+from thalabus_graph.plan.batches import batched
 from thalabus_graph.plan.steps import (
     VECTOR_SOURCES,
     CategoryPattern,
@@ -14,7 +15,6 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
-from thalabus_graph.search.batch import batched
 
 JANE = CategoryPattern("CHARACTER", ("Jane",))
 CHAPTERS, PARAGRAPHS = VECTOR_SOURCES[0], VECTOR_SOURCES[1]

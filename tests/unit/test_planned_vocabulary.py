@@ -9,7 +9,7 @@ import pytest
 
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph import cypher_library
-from thalabus_graph.search.planned_vocabulary import (
+from thalabus_graph.search.vocabulary import (
     PREFIX,
     SeenVocabularies,
     carried,

@@ -25,7 +25,6 @@ from thalabus_graph.plan.steps import CategoryPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query_warning import QueryWarning
-from thalabus_graph.search.runner import Runner
 
 UNKNOWN_NAME = "unknown_category_name"
 UNKNOWN_VALUE = "unknown_category_value"
@@ -62,7 +61,7 @@ class VocabularyCheck:
     """One query's vocabulary read: its parameters (the category names, values and patterns
     the query uses, and its scope) and what to make of the row it returns. ``key`` names the
     read, so a query asking the same can plan with the counts the read last returned
-    (``search.planned_vocabulary``)."""
+    (``search.vocabulary``)."""
 
     predicates: tuple[Category, ...]
     ontology_id: str | None
@@ -120,11 +119,6 @@ class VocabularyCheck:
         pushed pattern's count."""
         return self._reads(_vocabulary(row))
 
-    def read(self, runner: Runner) -> Mapping[str, Any]:
-        """The read's row, read on its own (``category_vocabulary``)."""
-        rows = runner.quiet("category_vocabulary", **self.params)
-        return rows[0] if rows else {}
-
     def _reads(self, vocabulary: _Vocabulary) -> QueryReads:
         sizes = vocabulary.sizes
         if sizes is not None:
@@ -138,24 +132,6 @@ class VocabularyCheck:
             return False
         found = (row.get("sizes") or {}).get(DATASETS_FOUND)
         return found is None or int(found) < len(set(self.datasetids))
-
-
-def check_query(runner: Runner, node: Node, ontology_id: str | None = None,
-                datasetids: list[str] | None = None,
-                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
-                ) -> tuple[list[QueryWarning], QueryReads]:
-    """Warnings for every category name, value and ontology of the query that no stored
-    document has (in reading order, each once) and, from the same round trip, what the plan
-    would read next: the node counts, the scope's size and the count of every pushed
-    pattern; no read when the query has no category and no scope.
-
-    Raises:
-        UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
-    """
-    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
-    if check is None:
-        return [], QueryReads()
-    return check.judge(check.read(runner))
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],

@@ -17,19 +17,18 @@ recurses nor grows the Python stack.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from thalabus_graph.plan import pure
-from thalabus_graph.plan.conjuncts import group_filters
-from thalabus_graph.plan.filters import filter_pattern
+from thalabus_graph.plan.rewrite import Rewritten, filter_pattern, push_decision, rewrite
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
+from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, Restriction, Step
 from thalabus_graph.plan.texts import QueryTexts
-from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
+from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, walk
 from thalabus_graph.query import children as node_children
-from thalabus_graph.search.executor import SearchExecutor
 
 RUNTIME = "runtime"
 """A document set known only at run time (it depends on a scored side's results)."""
@@ -168,57 +167,6 @@ class CompiledPlan:
         return out
 
 
-def pure_filters(root: Node) -> dict[int, bool]:
-    """id(node) -> whether the subtree is a pure filter, computed once, bottom-up."""
-    out: dict[int, bool] = {}
-
-    def step(node: Node, kids: tuple[bool, ...]) -> bool:
-        value = (False if isinstance(node, Semantic | Text)
-                 else True if isinstance(node, Not | Category | TrueNode) else all(kids))
-        out[id(node)] = value
-        return value
-
-    fold(root, step)
-    return out
-
-
-def push_decision(node: And, pure: dict[int, bool]) -> tuple[bool, CategoryPattern | None]:
-    """An AND's decision: whether its right side runs first (the filter side of a scored
-    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed)."""
-    swap = pure[id(node.right)] and not pure[id(node.left)]
-    first, second = (node.right, node.left) if swap else (node.left, node.right)
-    if not isinstance(second, Semantic | Text):
-        return swap, None
-    return swap, _pattern_of(first, pure[id(first)])
-
-
-def pushed_patterns(root: Node, *, grouped: bool = True) -> list[CategoryPattern]:
-    """Every pattern the compiled plan will push into a phrase (each once): their counts can
-    be read before compiling, with the query's vocabulary (``check_query``). ``grouped``:
-    the plan gathers each AND chain's filters (``Compiler``'s ``group``)."""
-    if grouped:
-        root = group_filters(root)
-    pure = pure_filters(root)
-    out: list[CategoryPattern] = []
-    for node in walk(root):
-        if isinstance(node, And):
-            pattern = push_decision(node, pure)[1]
-            if pattern is not None and pattern not in out:
-                out.append(pattern)
-    return out
-
-
-def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
-    """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
-    category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
-    (its normal form), else None (its documents are listed and shipped as ids)."""
-    if isinstance(node, Category):
-        return CategoryPattern(node.name, tuple(node.values))
-    if isinstance(node, Not) and isinstance(node.operand, Category):
-        return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
-    return filter_pattern(node) if pure else None
-
-
 def _intersect(a: Planned, b: Planned) -> Planned:
     if a is None:
         return b
@@ -241,29 +189,30 @@ class Compiler:
         executor: the executor the plan will run on (it caches what compiling reads).
         pushdown: False for the reference evaluator: nothing is restricted or pushed.
         group: gather the filters of each AND chain into one side first
-            (``conjuncts.group_filters``). Not with branch reranking, which reranks every
+            (``rewrite.group_filters``). Not with branch reranking, which reranks every
             AND operand with its own clauses: a chain with two phrases would have other
             operands, and other scores.
     """
 
-    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
+    def __init__(self, executor: Statistics, *, pushdown: bool = True,
                  group: bool = True) -> None:
         self.ex = executor
         self.pushdown = pushdown
         self.group = group
-        self._pure: dict[int, bool] = {}
+        self._pure: Mapping[int, bool] = {}
         self._plans: dict[int, PlanNode] = {}
         self._pairs: dict[tuple[str, str], Restriction] = {}
         self._state = PhraseState()
 
-    def compile(self, root: Node) -> CompiledPlan:
-        """The plan of ``root``: every node's decisions, restrictions and planned searches.
-        With pushdown, the filters of each AND chain are first gathered into one side
-        (``conjuncts.group_filters``, unless ``group`` is off): the plan shows the query in
-        that form."""
-        if self.pushdown and self.group:
-            root = group_filters(root)
-        self._pure = pure_filters(root)
+    def compile(self, query: Node | Rewritten) -> CompiledPlan:
+        """The plan of ``query``: every node's decisions, restrictions and planned searches.
+        A node is rewritten first (``rewrite.rewrite``: with pushdown, the filters of each
+        AND chain gathered into one side unless ``group`` is off); a ``Rewritten`` query is
+        compiled as it is. The plan shows the query in its rewritten form."""
+        rewritten = (query if isinstance(query, Rewritten)
+                     else rewrite(query, grouped=self.pushdown and self.group))
+        root = rewritten.root
+        self._pure = rewritten.pure
         self._plans = {}
         plan_root = self._tree(root)
         saved = self.ex.steps

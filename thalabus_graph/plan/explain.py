@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from thalabus_graph.plan.compile import CompiledPlan, Compiler
+from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.query import Node, serialize
 from thalabus_graph.query_warning import QueryWarning
-from thalabus_graph.search.executor import SearchExecutor
 
 
 class Explainer:
@@ -28,7 +28,7 @@ class Explainer:
         pushdown: False explains the reference evaluator (nothing restricted or pushed).
     """
 
-    def __init__(self, executor: SearchExecutor, *, pushdown: bool = True) -> None:
+    def __init__(self, executor: Statistics, *, pushdown: bool = True) -> None:
         self.ex = executor
         self.pushdown = pushdown
 
@@ -37,7 +37,7 @@ class Explainer:
         return Compiler(self.ex, pushdown=self.pushdown).compile(node)
 
 
-def explained(ex: SearchExecutor, node: Node,
+def explained(ex: Statistics, node: Node,
               warnings: Sequence[QueryWarning]) -> dict[str, Any]:
     """What ``ThalabusGraph.explain`` returns: the canonical query, its AST, the compiled plan
     rendered without running a search, the scale semantic scores are on (``scores``,

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph import lucene
-from thalabus_graph.fragments import Fragment
 from thalabus_graph.plan import cost
+from thalabus_graph.plan.batches import BATCH, batched
+from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.plan.steps import (
     TEXT_SOURCES,
     VECTOR_SOURCES,
@@ -36,8 +37,6 @@ from thalabus_graph.plan.steps import (
     in_index_params,
 )
 from thalabus_graph.query import Node, Semantic, Text
-from thalabus_graph.search.batch import BATCH, batched
-from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.settings import Settings
 
 PlannedStep = dict[str, Any]
@@ -61,12 +60,12 @@ class PhraseState:
     fusions: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, ex: SearchExecutor) -> PhraseState:
+    def of(cls, ex: Statistics) -> PhraseState:
         """The executor's state now (a copy: choosing never changes the executor)."""
         return cls(*ex.remembered_phrases())
 
 
-def planned(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
+def planned(ex: Statistics, state: PhraseState, node: Semantic | Text,
             restriction: Restriction | str | None,
             category: CategoryPattern | None) -> list[PlannedStep]:
     """What explain shows for a phrase node: its chosen searches (``phrase_plan``), or, when
@@ -94,7 +93,7 @@ def uses_text(settings: Settings, phrase: str) -> bool:
     return len(phrase.split()) <= settings.short_query_max_words
 
 
-def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
+def phrase_plan(ex: Statistics, state: PhraseState, node: Semantic | Text,
                 restriction: Restriction | None, category: CategoryPattern | None, *,
                 with_text: bool | None = None, query: str | None = None) -> PhrasePlan:
     """The searches of ``node`` restricted to ``restriction`` (None: none) and ``category``;
@@ -133,7 +132,7 @@ def phrase_plan(ex: SearchExecutor, state: PhraseState, node: Semantic | Text,
     return PhrasePlan(phrase, True, tuple(out), unrestricted)
 
 
-def _background(ex: SearchExecutor, state: PhraseState, phrase: str,
+def _background(ex: Statistics, state: PhraseState, phrase: str,
                 chosen: Sequence[Search], unrestricted: bool) -> list[Search]:
     """The unrestricted vector searches a calibrated restricted phrase needs for its
     background (``scale.PhraseScale``) when no chosen search reads them and no earlier node
@@ -146,22 +145,23 @@ def _background(ex: SearchExecutor, state: PhraseState, phrase: str,
     return _vector_searches(ex, phrase, ex.ids, None, "range")
 
 
-def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:
+def bag_of_words_plan(ex: Statistics, phrase: str) -> PhrasePlan:
     """The bag-of-words full-text search a SEMANTIC phrase fuses in (any word, BM25-ranked,
-    unrestricted), run on its own: the query language offers only the phrase form of TEXT."""
+    unrestricted), planned on its own: the query language offers only the phrase form of
+    TEXT, so evaluation (``search.executor.bag_of_words``) runs it directly."""
     searches = _text_searches(ex, phrase, ex.effective(None), lucene.terms_query(phrase),
                               case_sensitive=False, category=None, fused=True)
-    return ex.run(PhrasePlan(phrase, False, tuple(searches)))
+    return PhrasePlan(phrase, False, tuple(searches))
 
 
-def _primes(ex: SearchExecutor, state: PhraseState, phrase: str) -> bool:
+def _primes(ex: Statistics, state: PhraseState, phrase: str) -> bool:
     """Whether a restricted fused phrase first reads its unrestricted searches in one round
     trip (its fusion's statistics, and the node counts): without a scope, once per phrase."""
     return (ex.ids is None and not ex.reads.sized().scoped()
             and phrase not in state.ranges)
 
 
-def _vector_searches(ex: SearchExecutor, phrase: str, restriction: Restriction | None,
+def _vector_searches(ex: Statistics, phrase: str, restriction: Restriction | None,
                      category: CategoryPattern | None,
                      role: Role = "results") -> list[Search]:
     """One search per vector source, each on the path the cost model chooses."""
@@ -196,12 +196,12 @@ def _vector_searches(ex: SearchExecutor, phrase: str, restriction: Restriction |
     return out
 
 
-def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | None, query: str, *,
+def _text_searches(ex: Statistics, term: str, restriction: Restriction | None, query: str, *,
                    case_sensitive: bool, category: CategoryPattern | None,
                    role: Role = "results", fused: bool = False) -> list[Search]:
     """One search per full-text index (``query``: the Lucene query), its ``k`` over-fetched
     by the restriction. A ``fused`` phrase's bag of words searches its language's indexes
-    (``SearchExecutor.text_language``); a TEXT term the language-neutral ones, literally."""
+    (``Statistics.text_language``); a TEXT term the language-neutral ones, literally."""
     if not query or (restriction is not None and not restriction):
         return []
     own_best = restriction == ex.ids and category is None
@@ -231,7 +231,7 @@ def _text_searches(ex: SearchExecutor, term: str, restriction: Restriction | Non
     return out
 
 
-def _fusion(ex: SearchExecutor, state: PhraseState, phrase: str, query: str, *,
+def _fusion(ex: Statistics, state: PhraseState, phrase: str, query: str, *,
             restricted: bool) -> list[Search]:
     """The fusion and the searches it needs first: language-slots is fitted once per phrase
     on its unrestricted (scoped) candidates, searched again when this search is restricted
@@ -253,7 +253,7 @@ def _fusion(ex: SearchExecutor, state: PhraseState, phrase: str, query: str, *,
 
 
 # --- rendering -------------------------------------------------------------------------------
-def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
+def render(ex: Statistics, plan: PhrasePlan) -> list[PlannedStep]:
     """The plan's searches as explain shows them (statements, paths, ``k``, parameters with
     vectors and id lists elided)."""
     out: list[PlannedStep] = []
@@ -277,7 +277,7 @@ def render(ex: SearchExecutor, plan: PhrasePlan) -> list[PlannedStep]:
     return out
 
 
-def _vector(ex: SearchExecutor, search: VectorSearch) -> PlannedStep:
+def _vector(ex: Statistics, search: VectorSearch) -> PlannedStep:
     step: PlannedStep = {"kind": "semantic", **search.detail}
     if not search.filtered:
         if search.statement:
@@ -296,7 +296,7 @@ def _vector(ex: SearchExecutor, search: VectorSearch) -> PlannedStep:
     return step
 
 
-def _phrase_call(ex: SearchExecutor, phrase: str, query: str) -> list[PlannedStep]:
+def _phrase_call(ex: Statistics, phrase: str, query: str) -> list[PlannedStep]:
     """The steps of one ``search_phrase`` round trip (``query``: its text searches' Lucene
     query, "" without them). When the node counts are not known yet
     (they come back with this very call) a source's search is shown on the index path and
@@ -329,7 +329,7 @@ def _skipping(step: PlannedStep, known: Mapping[str, int] | None, source: str) -
     return step
 
 
-def runtime_steps(ex: SearchExecutor, state: PhraseState, node: Node,
+def runtime_steps(ex: Statistics, state: PhraseState, node: Node,
                   query: str) -> list[PlannedStep]:
     """The placeholder plan of a phrase restricted to the other AND side's documents (the
     evaluator chooses its searches when they are known); ``state`` is updated as the run

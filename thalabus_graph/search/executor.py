@@ -20,7 +20,9 @@ from typing import Any
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.graph.database import Database
+from thalabus_graph.plan.batches import batched
 from thalabus_graph.plan.cost import Scope
+from thalabus_graph.plan.searches import bag_of_words_plan
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
     CategoryPattern,
@@ -41,16 +43,16 @@ from thalabus_graph.scale import (
     sample,
     settings_for,
 )
-from thalabus_graph.search.batch import PhraseBatch, batched
+from thalabus_graph.search.batch import PhraseBatch
 from thalabus_graph.search.fusing import Fragments, PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
-from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
 from thalabus_graph.search.text import TextSearches
 from thalabus_graph.search.vector import VectorSearches
+from thalabus_graph.search.vocabulary import PlannedVocabulary
 from thalabus_graph.settings import Settings
 
 
@@ -80,7 +82,7 @@ class SearchExecutor:
     returning a few documents: an exact search's hits are few, the restricted documents'
     fragments up to its pool, and their details save the round trip that reads them after);
     ``vocabulary``: the query's vocabulary read, carried by its first statement
-    (``search.planned_vocabulary``); ``stream_limit``: the documents a pure filter query's
+    (``search.vocabulary``); ``stream_limit``: the documents a pure filter query's
     streamed statement returns at most (its first ones by document id, the stubs the query's
     cut keeps), None for every match (a query without a limit, or one writing a dataset,
     which holds every raw fragment).
@@ -284,3 +286,9 @@ class SearchExecutor:
     def universe(self) -> Restriction:
         """Every document of the scope (``Lookups.universe``)."""
         return self.lookups.universe()
+
+
+def bag_of_words(ex: SearchExecutor, phrase: str) -> list[Fragment]:
+    """The bag-of-words full-text search a SEMANTIC phrase fuses in, run on its own
+    (``plan.searches.bag_of_words_plan``)."""
+    return ex.run(bag_of_words_plan(ex, phrase))

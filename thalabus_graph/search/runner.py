@@ -21,7 +21,7 @@ from typing import Any
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind, TextSearch, VectorSearch
-from thalabus_graph.search.planned_vocabulary import PlannedVocabulary
+from thalabus_graph.search.vocabulary import PlannedVocabulary
 from thalabus_graph.settings import Settings
 
 STREAM_FETCH_SIZE = 500
@@ -86,7 +86,7 @@ class Runner:
         prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
         batches: the batched calls whose rows the searches of the phrase being run take.
         vocabulary: the query's vocabulary read its first statement carries
-            (``search.planned_vocabulary``; None: the query read it before planning, or has
+            (``search.vocabulary``; None: the query read it before planning, or has
             none).
         text_cap: the longest fragment text a search statement returns (``$max_text`` of
             the ``TEXT_BOUNDED`` statements; ``MAX_RESULT_TEXT_CHARS``).

@@ -24,10 +24,12 @@ from typing import TypeAlias
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
 from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
+from thalabus_graph.plan.rewrite import Rewritten
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
 from thalabus_graph.search.executor import SearchExecutor
+from thalabus_graph.search.filter_stream import stream_stubs
 from thalabus_graph.search.hits import stubs
 
 Result: TypeAlias = list[Fragment] | None
@@ -82,11 +84,11 @@ class Evaluator:
         self.record = record
         self.plan: CompiledPlan | None = None
 
-    def results(self, node: Node) -> list[Fragment]:
+    def results(self, node: Node | Rewritten) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
         return list(self.stream(node))
 
-    def stream(self, node: Node) -> Iterator[Fragment]:
+    def stream(self, node: Node | Rewritten) -> Iterator[Fragment]:
         """The query's fragments, best first, as an iterator: a pure filter query's stubs
         come straight from the driver's result (one statement, constant memory); any other
         query is evaluated first."""
@@ -110,7 +112,7 @@ class Evaluator:
         step = Step("category", pure.stream_detail(self.executor, pattern))
         root.steps.append(step)
         rows = 0
-        for fragment in pure.stream_stubs(self.executor, root.node, pattern, step):
+        for fragment in stream_stubs(self.executor, root.node, pattern, step):
             rows += 1
             yield fragment
         root.rows, root.ms = rows, step.ms

@@ -1,4 +1,6 @@
-"""A filtered query's vocabulary read, carried by its first statement.
+"""A query's vocabulary read, in one place: read on its own or carried by the query's first
+statement, the rows kept per graph object, and the parent datasets checked with it
+(``Vocabularies``).
 
 A query with a category or a scope reads its vocabulary first (``category_vocabulary``: the
 category names and values it uses, the node counts, the scope's size and the count of each
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -26,6 +28,10 @@ from typing import Any
 from thalabus_graph.errors import StaleVocabulary
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record
+from thalabus_graph.plan.categories import QueryReads, VocabularyCheck
+from thalabus_graph.plan.steps import CategoryPattern
+from thalabus_graph.query import Node
+from thalabus_graph.query_warning import QueryWarning
 
 SEEN_VOCABULARIES = 1024
 """Vocabulary rows a graph object keeps (the least recently used go first)."""
@@ -136,3 +142,99 @@ class SeenVocabularies:
         """Forget every row."""
         with self._lock:
             self._rows.clear()
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one evaluation of a query plans with: the counts (``reads``), the read its first
+    statement carries when the counts came from a row seen before (``planned``), and the
+    warnings of a row read already (None: they come when ``planned`` settles)."""
+
+    reads: QueryReads
+    planned: PlannedVocabulary | None = None
+    warnings: tuple[QueryWarning, ...] = ()
+
+
+NOTHING_READ = Attempt(QueryReads())
+"""The attempt of a query with no category and no scope: nothing is read."""
+
+
+class Vocabularies:
+    """The vocabulary protocol of one graph object: the rows its queries read (``seen``),
+    each query's read (alone, or carried by its first statement) and the check that its
+    parent datasets exist (``datasets``: raises for an unknown one; the read counts them, so
+    only a scope naming an unknown one calls it)."""
+
+    def __init__(self, db: Database, datasets: Callable[[Sequence[str]], object]) -> None:
+        self.db = db
+        self.seen = SeenVocabularies()
+        self._datasets = datasets
+
+    def first(self, check: VocabularyCheck | None, *, fresh: bool) -> Attempt:
+        """The first attempt of a query: planned with the row a query asking the same read
+        before, its first statement carrying the read again, or (never asked, or ``fresh``:
+        a profiled query, whose steps then time their own work) read now on its own."""
+        if check is None:
+            return NOTHING_READ
+        seen = None if fresh else self.seen.get(check.key)
+        if seen is None:
+            return self.read(check)
+        return Attempt(check.reads(seen), PlannedVocabulary(check.params, seen))
+
+    def read(self, check: VocabularyCheck, row: Mapping[str, Any] | None = None) -> Attempt:
+        """An attempt planned with ``row`` (read now on its own when None), kept for the next
+        query asking the same.
+
+        Raises:
+            DatasetInputError: a parent dataset of the scope does not exist.
+            UnknownCategoryError: the check is strict and the row has warnings.
+        """
+        if row is None:
+            rows = self.db.read("category_vocabulary", **check.params)
+            row = rows[0] if rows else {}
+        self.seen.put(check.key, row)
+        warnings, reads = self.judge(check, row)
+        return Attempt(reads, None, tuple(warnings))
+
+    def settle(self, check: VocabularyCheck | None, attempt: Attempt) -> list[QueryWarning]:
+        """The warnings of an evaluated attempt, from the row its query read.
+
+        Raises:
+            StaleVocabulary: the counts read with the query differ from those planned with.
+        """
+        if check is None or attempt.planned is None:
+            return list(attempt.warnings)
+        return self.judge(check, attempt.planned.settle(self.db))[0]
+
+    def judge(self, check: VocabularyCheck, row: Mapping[str, Any]
+              ) -> tuple[list[QueryWarning], QueryReads]:
+        """``check.judge`` once the parent datasets the row counted are known to exist."""
+        if check.names_unknown_datasets(row) and check.datasetids is not None:
+            self._datasets(check.datasetids)
+        return check.judge(row)
+
+    def check(self, node: Node, ontology_id: str | None, datasetids: Sequence[str] | None,
+              patterns: Sequence[CategoryPattern], *, strict: bool
+              ) -> tuple[list[QueryWarning], QueryReads]:
+        """The warnings and the plan's counts of ``node`` in its scope, read on its own
+        (explain: nothing is kept and the datasets are checked by the caller)."""
+        return check_query(self.db, node, ontology_id, datasetids, patterns, strict=strict)
+
+
+def check_query(db: Database, node: Node, ontology_id: str | None = None,
+                datasetids: Sequence[str] | None = None,
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
+                ) -> tuple[list[QueryWarning], QueryReads]:
+    """Warnings for every category name, value and ontology of the query that no stored
+    document has (in reading order, each once) and, from the same round trip, what the plan
+    would read next: the node counts, the scope's size and the count of every pushed
+    pattern; no read when the query has no category and no scope.
+
+    Raises:
+        UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
+    """
+    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
+    if check is None:
+        return [], QueryReads()
+    rows = db.read("category_vocabulary", **check.params)
+    return check.judge(rows[0] if rows else {})

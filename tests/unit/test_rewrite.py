@@ -1,4 +1,4 @@
-"""The filters of an AND chain gathered into one side (``plan.conjuncts.group_filters``):
+"""The filters of an AND chain gathered into one side (``plan.rewrite.group_filters``):
 the same answer under the combination rules, in the form the compiler pushes as one
 pattern, and linear on long chains."""
 
@@ -16,7 +16,7 @@ from thalabus_graph.fragments import (
     document_id_of,
     stub,
 )
-from thalabus_graph.plan.conjuncts import group_filters
+from thalabus_graph.plan.rewrite import group_filters
 from thalabus_graph.query import (
     And,
     Category,

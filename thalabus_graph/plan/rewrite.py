@@ -1,4 +1,13 @@
-"""The filters of an AND chain gathered into one side, so that the chain's first phrase runs
+"""The rewrites a query goes through once, before it is compiled: ``rewrite``.
+
+``rewrite`` returns the query as the plan compiles it (``Rewritten``): each AND chain's
+filters gathered into one side (``group_filters``), every subtree judged a pure filter or
+not (``pure_filters``), and the patterns the plan will push into its phrases
+(``push_decision``), so the vocabulary read can count them before the plan is made and the
+compiler decides nothing twice.
+
+Gathering an AND chain's filters.
+The filters of an AND chain gathered into one side, so that the chain's first phrase runs
 with all of them pushed into its searches.
 
 A pure filter under an AND only removes documents: the AND keeps the scored side's fragments
@@ -24,12 +33,104 @@ before it meets the other sides can empty it of scored fragments and flip that j
 The compiler does not regroup under branch reranking (``Compiler``'s ``group``), which
 reranks each AND operand with its own clauses. Iterative: a 100,000-term chain neither
 recurses nor revisits a node.
+
+Pushed filters as one pattern.
+A pure filter of categories as one pushed pattern: its disjunctive normal form.
+
+An AND of a phrase and a filter made of category terms under AND / OR / NOT (``"p" AND
+(A=x OR (B=y AND NOT A=z))``) is pushed into the phrase's searches as one ``FilterPattern``:
+the statements check the DNF, passed as a list parameter, with list predicates, so neither
+the filter's documents nor a NOT universe is listed. The DNF is computed bottom-up without
+recursion, for each node and its negation at once (NOT swaps them); a filter whose DNF would
+exceed ``MAX_CONJUNCTIONS`` conjunctions or ``MAX_LITERALS`` literals in one is not pushed
+(the plan then ships the filter's document ids as before).
 """
 
 from __future__ import annotations
 
-from thalabus_graph.query import And, Node, Not, Or, Semantic, Text, TrueNode, fold, walk
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
+from thalabus_graph.query import (
+    And,
+    Category,
+    Node,
+    Not,
+    Or,
+    Semantic,
+    Text,
+    TrueNode,
+    fold,
+    walk,
+)
 from thalabus_graph.query import children as node_children
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """A query as the plan compiles it.
+
+    Attributes:
+        root: the query, each AND chain's filters gathered when ``grouped``.
+        pure: id(node) -> whether the subtree of ``root`` is a pure filter.
+        patterns: every pattern the plan pushes into a phrase, each once.
+        grouped: whether the AND chains were regrouped.
+    """
+
+    root: Node
+    pure: Mapping[int, bool]
+    patterns: tuple[CategoryPattern, ...]
+    grouped: bool
+
+
+def rewrite(node: Node, *, grouped: bool = True) -> Rewritten:
+    """``node`` rewritten once for the compiler (``grouped``: gather the filters of each AND
+    chain, as the compiled plan does unless branches are reranked one by one)."""
+    root = group_filters(node) if grouped else node
+    pure = pure_filters(root)
+    patterns: list[CategoryPattern] = []
+    for kid in walk(root):
+        if isinstance(kid, And):
+            pattern = push_decision(kid, pure)[1]
+            if pattern is not None and pattern not in patterns:
+                patterns.append(pattern)
+    return Rewritten(root, pure, tuple(patterns), grouped)
+
+
+def pure_filters(root: Node) -> dict[int, bool]:
+    """id(node) -> whether the subtree is a pure filter, computed once, bottom-up."""
+    out: dict[int, bool] = {}
+
+    def step(node: Node, kids: tuple[bool, ...]) -> bool:
+        value = (False if isinstance(node, Semantic | Text)
+                 else True if isinstance(node, Not | Category | TrueNode) else all(kids))
+        out[id(node)] = value
+        return value
+
+    fold(root, step)
+    return out
+
+
+def push_decision(node: And, pure: Mapping[int, bool]) -> tuple[bool, CategoryPattern | None]:
+    """An AND's decision: whether its right side runs first (the filter side of a scored
+    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed)."""
+    swap = pure[id(node.right)] and not pure[id(node.left)]
+    first, second = (node.right, node.left) if swap else (node.left, node.right)
+    if not isinstance(second, Semantic | Text):
+        return swap, None
+    return swap, _pattern_of(first, pure[id(first)])
+
+
+def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
+    """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
+    category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
+    (its normal form), else None (its documents are listed and shipped as ids)."""
+    if isinstance(node, Category):
+        return CategoryPattern(node.name, tuple(node.values))
+    if isinstance(node, Not) and isinstance(node.operand, Category):
+        return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
+    return filter_pattern(node) if pure else None
 
 
 def group_filters(root: Node) -> Node:
@@ -190,3 +291,56 @@ def _same_shape(head: And, built: dict[int, Node], *, drop: frozenset[int],
     out = result[id(head)]
     assert out is not None, "a chain keeps at least one scored conjunct"
     return out
+
+
+MAX_CONJUNCTIONS = 32
+MAX_LITERALS = 16
+
+Dnf = tuple[tuple[CategoryPattern, ...], ...]
+"""Conjunctions of literals; () is FALSE, ((),) is TRUE."""
+_Both = tuple[Dnf | None, Dnf | None] | None
+"""A node's DNF and its negation's (each None when too large), or None when the subtree is
+not made of category terms only."""
+
+
+def filter_pattern(node: Node) -> FilterPattern | None:
+    """``node`` as one pushed filter pattern, or None when it is not made of category terms
+    only, is TRUE, or is too large in normal form."""
+    both = fold(node, _step)
+    if both is None or both[0] is None or both[0] == ((),):
+        return None
+    return FilterPattern("", (), False, both[0])
+
+
+def _step(node: Node, kids: tuple[_Both, ...]) -> _Both:
+    parts = [kid for kid in kids if kid is not None]
+    if len(parts) < len(kids):
+        return None
+    if isinstance(node, Category):
+        values = tuple(node.values)
+        return (((CategoryPattern(node.name, values),),),
+                ((CategoryPattern(node.name, values, True),),))
+    if isinstance(node, TrueNode):
+        return ((),), ()
+    if isinstance(node, Not):
+        return parts[0][1], parts[0][0]
+    if isinstance(node, And):
+        (a_pos, a_neg), (b_pos, b_neg) = parts
+        return _product(a_pos, b_pos), _sum(a_neg, b_neg)
+    if isinstance(node, Or):
+        (a_pos, a_neg), (b_pos, b_neg) = parts
+        return _sum(a_pos, b_pos), _product(a_neg, b_neg)
+    return None  # a phrase: not a category filter
+
+
+def _product(a: Dnf | None, b: Dnf | None) -> Dnf | None:
+    if a is None or b is None or len(a) * len(b) > MAX_CONJUNCTIONS:
+        return None
+    out = tuple(x + y for x in a for y in b)
+    return None if any(len(c) > MAX_LITERALS for c in out) else out
+
+
+def _sum(a: Dnf | None, b: Dnf | None) -> Dnf | None:
+    if a is None or b is None or len(a) + len(b) > MAX_CONJUNCTIONS:
+        return None
+    return a + b

@@ -1,0 +1,48 @@
+"""One query as it was asked: ``QueryRequest``, the value every query entry point builds.
+
+``ThalabusGraph.query``, ``rag_fragments`` and the adapters build one frozen request and hand
+it to the query pipeline (``querying.Queries.answer``), which reads it top to bottom; nothing
+of a query's own arguments is threaded through constructors beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_SESSION = "default"
+"""The session a dataset is written in when the caller names none."""
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """A query and how its answer is wanted.
+
+    Attributes:
+        text: the query in the Thalabus language.
+        ontology_id: the ontology every search checks (None: every document).
+        within: the parent datasets every search checks (None: no dataset scope); the
+            CLI's ``--within`` and MCP's ``within``.
+        limit: the results wanted (None: the configured pools, every result).
+        language: the query's language (ISO 639-1 code or name; None: detected per phrase).
+        return_documents: aggregate the fragments to documents.
+        create_dataset: write the raw fragments as a dataset.
+        automatically_rerank: rerank each branch before combining.
+        session: the session a written dataset belongs to.
+        profile: attach the executed plan.
+        strict_categories: raise for an unknown category instead of warning.
+        cut: cut the results to ``limit`` (the fast path selects from the raw fragments).
+    """
+
+    text: str
+    ontology_id: str | None = None
+    within: Sequence[str] | None = None
+    limit: int | None = None
+    language: str | None = None
+    return_documents: bool = True
+    create_dataset: bool = False
+    automatically_rerank: bool = False
+    session: str = DEFAULT_SESSION
+    profile: bool = False
+    strict_categories: bool = False
+    cut: bool = True
