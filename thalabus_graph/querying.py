@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
@@ -24,8 +24,8 @@ from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.categories import QueryReads, VocabularyCheck
-from thalabus_graph.plan.rewrite import Rewritten, rewrite
+from thalabus_graph.plan.categories import QueryReads
+from thalabus_graph.plan.rewrite import Prepared, prepare, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
@@ -91,12 +91,11 @@ class QueryResult:
 @dataclass(frozen=True)
 class _Run:
     """One evaluated query before it is collected: its evaluator, raw fragments, documents
-    (when aggregated already), rerank outcomes, when it started and its vocabulary warnings."""
+    (when aggregated already), when it started and its vocabulary warnings."""
 
     evaluator: Evaluator
     fragments: list[Fragment]
     documents: list[DocumentHit] | None
-    outcomes: BranchOutcomes | None
     start: float
     warnings: list[QueryWarning] = field(default_factory=list)
 
@@ -238,81 +237,87 @@ class Queries:
 
     def answer(self, request: QueryRequest) -> QueryResult:
         """``ThalabusGraph.query``'s work: the pipeline, top to bottom."""
-        limit = cost.check_limit(request.limit, self.settings)
         node = parse(request.text, limits=QueryLimits.from_settings(self.settings))
-        rewritten = rewrite(node, grouped=not request.automatically_rerank)
-        check = VocabularyCheck.of(node, request.ontology_id, request.within,
-                                   rewritten.patterns, strict=request.strict_categories)
+        prepared = prepare(node, self.settings, ontology_id=request.ontology_id,
+                           datasetids=request.within, limit=request.limit,
+                           grouped=not request.automatically_rerank,
+                           strict=request.strict_categories)
         if request.automatically_rerank:  # a branch rerank calls its service mid-evaluation
-            run = self._searched(request, rewritten, check, limit)
+            run = self._searched(request, prepared)
         else:
-            run = self._in_one_read(request, rewritten, check, limit)
-        return self._collected(request, node, run, limit)
+            run = self._in_one_read(request, prepared)
+        return self._collected(request, node, prepared.limit, run)
 
-    def _in_one_read(self, request: QueryRequest, rewritten: Rewritten,
-                     check: VocabularyCheck | None, limit: int | None) -> _Run:
+    def _in_one_read(self, request: QueryRequest, prepared: Prepared) -> _Run:
         """``_searched`` in one read transaction (``Database.one_read``); a failure the
         searches recover from ends that transaction, so it runs again with a transaction a
         statement, where they do."""
         try:
-            return self.db.one_read(lambda: self._searched(request, rewritten, check, limit),
-                                    what="query")
+            return self.db.one_read(lambda: self._searched(request, prepared), what="query")
         except GraphError as exc:
             if not recovered_by_retry(exc):
                 raise
-            return self._searched(request, rewritten, check, limit)
+            return self._searched(request, prepared)
 
-    def _searched(self, request: QueryRequest, rewritten: Rewritten,
-                  check: VocabularyCheck | None, limit: int | None) -> _Run:
+    def _searched(self, request: QueryRequest, prepared: Prepared) -> _Run:
         """The vocabulary, the evaluation and the documents, from nothing (a retry runs it
         again). Planned with the row a query asking the same read before, its first
         statement carrying the read again; a stale row plans the query again from the fresh
-        one (``search.vocabulary``)."""
-        attempt = self.vocabulary.first(check, fresh=request.profile)
+        one (``search.vocabulary``). With a limit the searches read no details: the few
+        documents returned are read afterwards, in the same transaction (an exact search
+        still does, as its hits are few). A query writing a dataset aggregates once the
+        dataset is written."""
+        limit = prepared.limit
+        attempt = self.vocabulary.first(prepared.check, fresh=request.profile)
         while True:
             start = time.perf_counter()
+            evaluator = self._evaluator(request, prepared, attempt)
             try:
-                run = self._evaluated(request, rewritten, attempt, limit, start)
-                return replace(run, warnings=self.vocabulary.settle(check, attempt))
+                fragments = evaluator.results(prepared.query)
+                warnings = self.vocabulary.settle(prepared.check, attempt)
             except StaleVocabulary as stale:
-                assert check is not None
-                attempt = self.vocabulary.read(check, stale.row)
+                assert prepared.check is not None
+                attempt = self.vocabulary.read(prepared.check, stale.row)
+                continue
+            documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
+                                      limit=limit if request.cut else None)
+                         if request.return_documents and not request.create_dataset else None)
+            return _Run(evaluator, fragments, documents, start, warnings)
 
-    def _evaluated(self, request: QueryRequest, rewritten: Rewritten, attempt: Attempt,
-                   limit: int | None, start: float) -> _Run:
-        """One evaluation planned with ``attempt``'s counts, and its documents (a query
-        writing a dataset aggregates once the dataset is written)."""
-        outcomes = (BranchOutcomes(semantic=bool(rerank_query(rewritten.root)))
-                    if request.automatically_rerank else None)
-        # with a limit the searches read no details: the few documents returned are read
-        # afterwards (in the same transaction); an exact search still does, as its hits are
-        # few and a filtered query then needs no round trip for its documents
-        evaluator = self.evaluator(
-            request.ontology_id, request.within,
-            automatically_rerank=request.automatically_rerank, profile=request.profile,
+    def _evaluator(self, request: QueryRequest, prepared: Prepared,
+                   attempt: Attempt) -> Evaluator:
+        """The evaluator of one attempt: its executor in the prepared scope, its pools sized
+        to the limit, planned with the attempt's counts."""
+        limit = prepared.limit
+        ex = SearchExecutor(
+            self.db, self.settings, self._embedder(), limit=limit,
+            ontologyid=prepared.ontology_id, datasetids=prepared.datasetids,
+            profile=request.profile,
             document_details=request.return_documents and limit is None,
-            exact_details=request.return_documents, reads=attempt.reads,
-            rerank_outcomes=outcomes, language=request.language, limit=limit,
-            vocabulary=attempt.planned, datasets_checked=True,
+            exact_details=request.return_documents, in_index_state=self._in_index,
+            language=request.language, text_languages=self._text_languages,
+            vocabulary=attempt.planned,
             # a pure filter's stubs come in document-id order, the order the cut keeps
             stream_limit=limit if request.cut and not request.create_dataset else None)
-        fragments = evaluator.results(rewritten)
-        documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
-                                  limit=limit if request.cut else None)
-                     if request.return_documents and not request.create_dataset else None)
-        return _Run(evaluator, fragments, documents, outcomes, start)
+        ex.preload(attempt.reads.sizes, attempt.reads.counts)
+        if not request.automatically_rerank:
+            return Evaluator(ex, record=request.profile)
+        outcomes = BranchOutcomes(semantic=bool(rerank_query(prepared.query.root)))
+        return Evaluator(ex, rerank_branch=BranchRerank(self._reranker(), self.settings, outcomes),
+                         record=request.profile, outcomes=outcomes)
 
-    def _collected(self, request: QueryRequest, node: Node, run: _Run,
-                   limit: int | None) -> QueryResult:
-        """The result: warnings (vocabulary, calibrated scale, rerank), the dataset written
-        from the raw fragments, the documents, the cut and the profile."""
+    def _collected(self, request: QueryRequest, node: Node, limit: int | None,
+                   run: _Run) -> QueryResult:
+        """The result: the documents, the dataset written from the raw fragments, the
+        warnings (vocabulary, calibrated scale, rerank), the cut and the profile."""
         elapsed = (time.perf_counter() - run.start) * 1000
         ex, fragments, documents = run.evaluator.executor, run.fragments, run.documents
-        warnings = [*run.warnings, *ex.scale.warnings()]
-        flags = run.outcomes.flags() if run.outcomes is not None else None
-        if run.outcomes is not None and (line := run.outcomes.warning()) is not None:
-            warnings.append(QueryWarning("rerank", rerank_query(node), None, line))
+        if request.return_documents and documents is None:
+            documents = documents_of(self.db, fragments, known=ex.details,
+                                     limit=limit if request.cut else None)
         log_sources(fragments)
+        outcomes = run.evaluator.outcomes
+        flags = None if outcomes is None else outcomes.flags()
         if request.create_dataset or not fragments:
             # an empty answer (or a dataset about to be written) from a database never
             # migrated says so: its searches had no index to fail on, so nothing else would
@@ -321,9 +326,9 @@ class Queries:
         if request.create_dataset:  # the canonical text only where it is stored or shown
             dataset_ids.append(self.datasets.create(fragments, session=request.session,
                                                     query=serialize(node), flags=flags))
-            if request.return_documents:
-                documents = documents_of(self.db, fragments, known=ex.details,
-                                         limit=limit if request.cut else None)
+        warnings = [*run.warnings, *ex.scale.warnings()]
+        if outcomes is not None and (line := outcomes.warning()) is not None:
+            warnings.append(QueryWarning("rerank", rerank_query(node), None, line))
         if request.cut and limit is not None and documents is None:
             fragments = fragments[:limit]  # documents_of already kept the best `limit`
         plan = None

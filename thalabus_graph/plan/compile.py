@@ -21,7 +21,6 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from thalabus_graph.plan import pure
 from thalabus_graph.plan.rewrite import Rewritten, filter_pattern, push_decision, rewrite
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
 from thalabus_graph.plan.statistics import Statistics
@@ -30,6 +29,10 @@ from thalabus_graph.plan.texts import QueryTexts
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, TrueNode, walk
 from thalabus_graph.query import children as node_children
 
+STREAM_STATEMENT = "search_filter_documents"
+"""The statement a pure filter query with a normal form is streamed from
+(``search.filter_stream``): it returns the matching documents of the scope, ordered, each
+with its keys among the query's categories."""
 RUNTIME = "runtime"
 """A document set known only at run time (it depends on a scored side's results)."""
 Planned: TypeAlias = Restriction | str | None
@@ -236,8 +239,8 @@ class Compiler:
         is read at compile time and no document set is built."""
         plan_root.streamed = pattern
         plan_root.documents = RUNTIME
-        plan_root.planned = [{"kind": "category", "cypher": pure.STATEMENT,
-                              **pure.stream_detail(self.ex, pattern)}]
+        plan_root.planned = [{"kind": "category", "cypher": STREAM_STATEMENT,
+                              **stream_detail(self.ex, pattern)}]
         stack = list(plan_root.children)
         while stack:
             plan = stack.pop()
@@ -371,3 +374,18 @@ class Compiler:
         second_docs = yield (second, restriction if first_docs is None
                              else _intersect(restriction, first_docs))
         return _intersect(first_docs, second_docs)
+
+
+def stream_detail(ex: Statistics, pattern: FilterPattern) -> dict[str, Any]:
+    """The step both readers show for a streamed pure filter (explain plans it, the run
+    records it)."""
+    detail: dict[str, Any] = {"streamed": True, "category_pattern": pattern.to_dict(),
+                              "reason": "a pure filter: one statement, its stubs streamed"}
+    scope = ex.reads.sized().pattern_parameters()
+    if scope["ontologyid"] is not None:
+        detail["ontology_pattern"] = scope["ontologyid"]
+    if scope["datasetids"] is not None:
+        detail["dataset_pattern"] = scope["datasetids"]
+    if ex.stream_limit is not None:
+        detail["limit"] = ex.stream_limit
+    return detail

@@ -48,9 +48,11 @@ exceed ``MAX_CONJUNCTIONS`` conjunctions or ``MAX_LITERALS`` literals in one is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from thalabus_graph.plan.categories import VocabularyCheck
+from thalabus_graph.plan.cost import check_limit
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import (
     And,
@@ -65,6 +67,7 @@ from thalabus_graph.query import (
     walk,
 )
 from thalabus_graph.query import children as node_children
+from thalabus_graph.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,51 @@ class Rewritten:
     pure: Mapping[int, bool]
     patterns: tuple[CategoryPattern, ...]
     grouped: bool
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A query made ready to plan: rewritten once, its vocabulary check (None: no category
+    and no scope, nothing to read) and its limit checked.
+
+    Attributes:
+        query: the rewritten query.
+        check: the vocabulary read the plan's counts come from; it holds the scope in the
+            form the statements take.
+        limit: the results wanted (None: the configured pools).
+    """
+
+    query: Rewritten
+    check: VocabularyCheck | None
+    limit: int | None
+
+    @property
+    def ontology_id(self) -> str | None:
+        """The scope's ontology, in its identifier form (None: none)."""
+        return None if self.check is None else self.check.ontology_id
+
+    @property
+    def datasetids(self) -> list[str] | None:
+        """The scope's parent datasets (None: no dataset scope)."""
+        if self.check is None or self.check.datasetids is None:
+            return None
+        return list(self.check.datasetids)
+
+
+def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
+            datasetids: Sequence[str] | None, limit: object, grouped: bool,
+            strict: bool) -> Prepared:
+    """``node`` ready to plan in its scope: rewritten (``rewrite``), with its vocabulary
+    check (``VocabularyCheck.of``, which puts the scope in identifier form) and its limit
+    checked (``cost.check_limit``).
+
+    Raises:
+        ConfigurationError: a bad limit, or a scope that is not an id or a list of ids.
+    """
+    rewritten = rewrite(node, grouped=grouped)
+    check = VocabularyCheck.of(node, ontology_id, datasetids, rewritten.patterns,
+                               strict=strict)
+    return Prepared(rewritten, check, check_limit(limit, settings))
 
 
 def rewrite(node: Node, *, grouped: bool = True) -> Rewritten:

@@ -22,12 +22,12 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TypeAlias
 
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
-from thalabus_graph.plan import pure
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
 from thalabus_graph.plan.rewrite import Rewritten
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
+from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.filter_stream import stream_stubs
 from thalabus_graph.search.hits import stubs
@@ -74,11 +74,14 @@ class Evaluator:
         pushdown: True for the compiled plan, False for the reference evaluator.
         rerank_branch: when given, each AND/OR operand is reranked before combining.
         record: keep the executed plan (``plan``) for profile output.
+        outcomes: what the branch reranker did over the query (its flags and warning).
     """
 
     def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
-                 rerank_branch: BranchReranker | None = None, record: bool = False) -> None:
+                 rerank_branch: BranchReranker | None = None, record: bool = False,
+                 outcomes: BranchOutcomes | None = None) -> None:
         self.executor = executor
+        self.outcomes = outcomes
         self.pushdown = pushdown
         self.rerank_branch = rerank_branch
         self.record = record
@@ -109,7 +112,9 @@ class Evaluator:
     def _streamed(self, root: PlanNode, pattern: FilterPattern) -> Iterator[Fragment]:
         """The stubs of a pure filter from one streamed statement; its step records rows and
         time (root.rows / ms when the stream ends)."""
-        step = Step("category", pure.stream_detail(self.executor, pattern))
+        planned = dict(root.planned[0])  # the compiler's step: the run records the same
+        planned.pop("kind"), planned.pop("cypher")
+        step = Step("category", planned)
         root.steps.append(step)
         rows = 0
         for fragment in stream_stubs(self.executor, root.node, pattern, step):

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.batches import batched
-from thalabus_graph.plan.cost import Scope
+from thalabus_graph.plan.cost import Scope, sized
 from thalabus_graph.plan.searches import bag_of_words_plan
 from thalabus_graph.plan.steps import (
     IN_INDEX_UNKNOWN,
@@ -49,7 +50,7 @@ from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
 from thalabus_graph.search.runner import Runner
-from thalabus_graph.search.scope import ScopeReads
+from thalabus_graph.search.scope import InIndexState, ScopeReads
 from thalabus_graph.search.text import TextSearches
 from thalabus_graph.search.vector import VectorSearches
 from thalabus_graph.search.vocabulary import PlannedVocabulary
@@ -82,7 +83,9 @@ class SearchExecutor:
     returning a few documents: an exact search's hits are few, the restricted documents'
     fragments up to its pool, and their details save the round trip that reads them after);
     ``vocabulary``: the query's vocabulary read, carried by its first statement
-    (``search.vocabulary``); ``stream_limit``: the documents a pure filter query's
+    (``search.vocabulary``); ``limit``: the results wanted, which size the pools
+    (``plan.cost.sized``); ``in_index_state``: where the ontology-filtered indexes' state is
+    read from, instead of ``in_index``; ``stream_limit``: the documents a pure filter query's
     streamed statement returns at most (its first ones by document id, the stubs the query's
     cut keeps), None for every match (a query without a limit, or one writing a dataset,
     which holds every raw fragment).
@@ -102,39 +105,103 @@ class SearchExecutor:
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
                  text_languages: TextLanguageState | None = None,
                  vocabulary: PlannedVocabulary | None = None,
-                 stream_limit: int | None = None) -> None:
+                 stream_limit: int | None = None, limit: int | None = None,
+                 in_index_state: InIndexState | None = None) -> None:
         # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
-        settings = settings_for(settings, embedder.model_id)
-        self.settings = settings
+        self._given = settings
+        self._limit = limit
+        self._in_index_state = in_index_state
+        self._db = db
         self.stream_limit = stream_limit
-        self.text_language = TextLanguages(settings, text_languages, language)
         self.embedder = embedder
         self.document_details = document_details
-        self.runner = Runner(db, profile=profile, vocabulary=vocabulary,
-                             text_cap=settings.max_result_text_chars)
-        self.reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
-                                ids=ids, in_index=in_index)
-        # a callable object, not a bound method: the searches hold it, and a reference back
-        # to this executor would make every evaluation cyclic garbage (its hits and details
-        # then wait for the cycle collector instead of going when the query returns)
-        self.query_vectors = QueryVectors(embedder)
-        self.vectors = VectorSearches(self.runner, self.reads, settings, self.query_vectors,
-                                      details=document_details,
-                                      exact_details=document_details or exact_details)
-        self.texts = TextSearches(self.runner, self.reads, settings, details=document_details)
-        self.fusion = PhraseFusion(self.runner, settings)
-        self.scale = PhraseScale(settings, calibration_of(settings), self.text_language.held)
-        self.fusion.semantic_scale = self.scale.calibrated
-        self.phrases = PhraseSearches(self.runner, self.reads, settings, self.query_vectors,
-                                      details=document_details, best=self.texts.best,
-                                      languages=self.fusion.languages,
-                                      text_language=self.text_language.choose,
-                                      background=(BACKGROUND_TOP_N if self.scale.calibrated
-                                                  else 0))
-        self.batch = PhraseBatch(self.runner, self.reads, settings, self.query_vectors,
-                                 self.phrases, details=document_details,
-                                 exact_details=document_details or exact_details)
-        self.lookups = Lookups(self.runner, self.reads)
+        self._exact_details = document_details or exact_details
+        self._profile = profile
+        self._vocabulary = vocabulary
+        self._scope = (ontologyid, datasetids, ids, in_index)
+        self._languages = (text_languages, language)
+
+    # The parts of one evaluation, each made on first use (a query that never embeds never
+    # loads the embedder's vectors, a pure filter makes no phrase search).
+    @cached_property
+    def settings(self) -> Settings:
+        """The evaluation's settings: the pools sized to its limit (``plan.cost.sized``),
+        calibrated for the embedder's model."""
+        return settings_for(sized(self._given, self._limit), self.embedder.model_id)
+
+    @cached_property
+    def runner(self) -> Runner:
+        """Runs every statement of the evaluation and books its steps."""
+        return Runner(self._db, profile=self._profile, vocabulary=self._vocabulary,
+                      text_cap=self.settings.max_result_text_chars)
+
+    @cached_property
+    def reads(self) -> ScopeReads:
+        """The scope and the counts behind it."""
+        ontologyid, datasetids, ids, in_index = self._scope
+        if self._in_index_state is not None:
+            in_index = self._in_index_state.state(ontologyid)
+        return ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
+                          ids=ids, in_index=in_index)
+
+    @cached_property
+    def text_language(self) -> TextLanguages:
+        """The phrase language chooser."""
+        text_languages, language = self._languages
+        return TextLanguages(self.settings, text_languages, language)
+
+    @cached_property
+    def query_vectors(self) -> QueryVectors:
+        """The phrases' embeddings. A callable object, not a bound method: the searches hold
+        it, and a reference back to this executor would make every evaluation cyclic
+        garbage (its hits and details then wait for the cycle collector)."""
+        return QueryVectors(self.embedder)
+
+    @cached_property
+    def vectors(self) -> VectorSearches:
+        """The vector searches."""
+        return VectorSearches(self.runner, self.reads, self.settings, self.query_vectors,
+                              details=self.document_details, exact_details=self._exact_details)
+
+    @cached_property
+    def texts(self) -> TextSearches:
+        """The full-text searches."""
+        return TextSearches(self.runner, self.reads, self.settings,
+                            details=self.document_details)
+
+    @cached_property
+    def scale(self) -> PhraseScale:
+        """The calibrated scale of the evaluation's phrases."""
+        return PhraseScale(self.settings, calibration_of(self.settings),
+                           self.text_language.held)
+
+    @cached_property
+    def fusion(self) -> PhraseFusion:
+        """The phrases' fusion, on the scale semantic scores are on."""
+        fusion = PhraseFusion(self.runner, self.settings)
+        fusion.semantic_scale = self.scale.calibrated
+        return fusion
+
+    @cached_property
+    def phrases(self) -> PhraseSearches:
+        """The unfiltered phrases' one-call searches."""
+        return PhraseSearches(self.runner, self.reads, self.settings, self.query_vectors,
+                              details=self.document_details, best=self.texts.best,
+                              languages=self.fusion.languages,
+                              text_language=self.text_language.choose,
+                              background=BACKGROUND_TOP_N if self.scale.calibrated else 0)
+
+    @cached_property
+    def batch(self) -> PhraseBatch:
+        """A restricted phrase's searches in one call."""
+        return PhraseBatch(self.runner, self.reads, self.settings, self.query_vectors,
+                           self.phrases, details=self.document_details,
+                           exact_details=self._exact_details)
+
+    @cached_property
+    def lookups(self) -> Lookups:
+        """Document lookups (categories, the universe)."""
+        return Lookups(self.runner, self.reads)
 
     # --- what the plan reads ---------------------------------------------------------------
     @property
