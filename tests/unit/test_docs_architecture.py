@@ -241,3 +241,10 @@ def test_the_code_points_at_the_repository_docs_not_numbered_sections() -> None:
         if re.search(r"ARCHITECTURE,? section \d|as the seed does", text):
             stale.append(str(path.relative_to(ROOT)))
     assert stale == []
+
+
+def test_the_page_stays_one_read() -> None:
+    """A newcomer reads the whole page before touching the code: measurements belong in
+    docs/benchmarks.md and the reasons behind defaults in docs/decisions/."""
+    lines = len(doc_text().splitlines())
+    assert lines <= 400, f"docs/architecture.md has {lines} lines, at most 400"
