@@ -66,7 +66,9 @@ import numpy as np
 
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
-from thalabus_graph.calibration import (
+from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
     Calibration,
@@ -80,11 +82,9 @@ from thalabus_graph.calibration import (
     share_of,
     words,
 )
-from thalabus_graph.calibration_file import load
-from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
-from thalabus_graph.fragments import Fragment
-from thalabus_graph.fusion import LanguageSlots
-from thalabus_graph.scale import PhraseScale
+from thalabus_graph.scoring.calibration_file import load
+from thalabus_graph.scoring.fusion import LanguageSlots
+from thalabus_graph.scoring.scale import PhraseScale
 from thalabus_graph.settings import Settings
 
 DEFAULT_DATA = Path("../shared/data")

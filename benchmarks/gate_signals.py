@@ -72,7 +72,8 @@ import numpy.typing as npt
 from benchmarks.calibration import ABSENT_SAMPLE, ndcg10
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
-from thalabus_graph.calibration import (
+from thalabus_graph.cli.calibrate_cmd import read_qrels
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
     Calibration,
@@ -83,7 +84,6 @@ from thalabus_graph.calibration import (
     shipped,
     words,
 )
-from thalabus_graph.cli.calibrate_cmd import read_qrels
 from thalabus_graph.settings import Settings
 
 FloatArray = npt.NDArray[np.float64]

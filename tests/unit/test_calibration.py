@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.calibration import (
+from thalabus_graph.cli import main
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import (
     Calibration,
     Gate,
     Labelled,
@@ -25,8 +27,6 @@ from thalabus_graph.calibration import (
     load_for,
     shipped,
 )
-from thalabus_graph.cli import main
-from thalabus_graph.errors import ConfigurationError
 
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 candidate_lists = st.lists(cosine, min_size=1, max_size=60)

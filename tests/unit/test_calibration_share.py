@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.calibration import (
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import (
     SHARE_MIN_LETTERS,
     Calibration,
     Gate,
@@ -27,7 +28,6 @@ from thalabus_graph.calibration import (
     shipped,
     words,
 )
-from thalabus_graph.errors import ConfigurationError
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)

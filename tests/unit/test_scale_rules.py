@@ -6,9 +6,9 @@ gate-cut phrase is a ``DroppedWarning`` naming its rule."""
 
 from __future__ import annotations
 
-from thalabus_graph.calibration import covers, lexical_share, phrase_words, shipped, words
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.scale import (
+from thalabus_graph.scoring.calibration import covers, lexical_share, phrase_words, shipped, words
+from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
     Candidate,
     DroppedWarning,

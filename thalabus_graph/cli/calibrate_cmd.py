@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from thalabus_graph.calibration import (
+from thalabus_graph.cli import common
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     Calibration,
     Labelled,
@@ -39,9 +41,7 @@ from thalabus_graph.calibration import (
     fit,
     shipped,
 )
-from thalabus_graph.cli import common
-from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.reliability import DEFAULT_BINS, balanced_weights, reliability
+from thalabus_graph.scoring.reliability import DEFAULT_BINS, balanced_weights, reliability
 from thalabus_graph.settings import Settings
 
 EXAMPLES = """\

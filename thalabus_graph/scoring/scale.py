@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from thalabus_graph.calibration import (
+from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
+from thalabus_graph.query_warning import QueryWarning
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     EXACT_MAX_WORDS,
     OFF,
@@ -61,11 +63,9 @@ from thalabus_graph.calibration import (
     load_for,
     words,
 )
-from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
-from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.settings import Settings
 
-logger = logging.getLogger("thalabus_graph.scale")
+logger = logging.getLogger(__name__)
 
 
 def model_name(model_id: str) -> str:

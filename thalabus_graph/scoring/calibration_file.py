@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from thalabus_graph.calibration import DEFAULT_SKIP, Calibration, Gate, SourceMap
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import DEFAULT_SKIP, Calibration, Gate, SourceMap
 
 FORMAT = "thalabus-calibration/1"
 """The ``format`` field of a calibration file."""

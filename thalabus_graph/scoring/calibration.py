@@ -465,27 +465,27 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``calibration_file.to_dict``)."""
-        from thalabus_graph import calibration_file
+        from thalabus_graph.scoring import calibration_file
 
         return calibration_file.to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
         """Read the JSON form (``calibration_file.from_dict``)."""
-        from thalabus_graph import calibration_file
+        from thalabus_graph.scoring import calibration_file
 
         return calibration_file.from_dict(data)
 
     def save(self, path: Path) -> None:
         """Write the JSON form to ``path`` (``calibration_file.save``)."""
-        from thalabus_graph import calibration_file
+        from thalabus_graph.scoring import calibration_file
 
         calibration_file.save(self, path)
 
     @classmethod
     def load(cls, path: Path) -> Calibration:
         """Read a calibration file (``calibration_file.load``)."""
-        from thalabus_graph import calibration_file
+        from thalabus_graph.scoring import calibration_file
 
         return calibration_file.load(path)
 
