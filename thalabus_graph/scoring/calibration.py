@@ -1,4 +1,9 @@
-"""Semantic scores on a scale that reads as relevance: a calibration per embedding model.
+"""The calibration of one embedding model: semantic scores on a scale that reads as relevance.
+
+This module holds what a search computes with a calibration (``Calibration``, its maps, its
+phrase gate and a phrase's ``Background``). The word features its gate reads are
+``scoring.lexical``'s, its fitting on labelled data is ``scoring.fitting``'s and its stored form
+``scoring.calibration_file``'s.
 
 A vector index answers with ``(1 + cosine) / 2``. With multilingual-e5 every pair of texts has a
 cosine between about 0.6 and 0.95, and where relevant passages lie depends on the query and the
@@ -29,21 +34,21 @@ cosines, best first) and the number of fragments that source holds:
    its own background about as much as chance allows (its evidence is about 0 whatever the
    phrase), so on a small corpus the nearest fragment of a phrase about an absent topic scores
    like a relevant one. A second logistic, ``Gate``, reads the cosine of the phrase's best
-   candidate and the lexical share (``lexical_share``: the largest share of the phrase's words
-   found in one of its candidates, ``words`` being the one tokeniser) as the probability that
-   the corpus holds anything relevant to it at all, and every hit's probability is multiplied
-   by it. A hard relevant passage shares the phrase's words; an absent topic's nearest
-   fragment, as similar by cosine, does not. It is fitted on labelled queries (they have a
-   relevant passage) against absent topics built from the same data (the queries with every
+   candidate and the lexical share (``lexical.lexical_share``: the largest share of the phrase's
+   words found in one of its candidates, read with ``tokens.lexical_words``) as the probability
+   that the corpus holds anything relevant to it at all, and every hit's probability is
+   multiplied by it. A hard relevant passage shares the phrase's words; an absent topic's
+   nearest fragment, as similar by cosine, does not. It is fitted on labelled queries (they have
+   a relevant passage) against absent topics built from the same data (the queries with every
    passage of their subject removed from the corpus), both weighing the same: how similar an
-   unrelated best hit is, is a property of the embedding model, so ``thalabus-graph
-   calibrate`` keeps the model's shipped gate. A gate without a share slope reads the cosine
-   alone. Two signals that need no shared word lift it (``gate_of``): the cosine-only
-   ``foreign_gate`` of the best candidate in another language than the best one's
-   (``Background.other``: a topic the corpus holds only in other languages), and a short
-   phrase one candidate holds whole (``Background.lexical``, ``covers``), which passes. A
-   phrase without a word of ``SHARE_MIN_LETTERS`` letters reads all its words
-   (``phrase_words``), a script written without spaces its character bigrams (``words``).
+   unrelated best hit is, is a property of the embedding model, so ``thalabus-graph calibrate``
+   keeps the model's shipped gate. A gate without a share slope reads the cosine alone. Two
+   signals that need no shared word lift it (``gate_of``): the cosine-only ``foreign_gate`` of
+   the best candidate in another language than the best one's (``Background.other``: a topic the
+   corpus holds only in other languages), and a short phrase one candidate holds whole
+   (``Background.lexical``, ``lexical.covers``), which passes. A phrase without a word of
+   ``tokens.SHARE_MIN_LETTERS`` letters reads all its words (``lexical.phrase_words``), a script
+   written without spaces its character bigrams (``tokens.lexical_words``).
 
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
@@ -54,10 +59,11 @@ For one phrase and one background the score is strictly increasing in the cosine
 (``slope > 0`` and ``sigma > 0``; the gate is one factor per phrase), so it never changes the
 order of the hits read against it;
 scores of different phrases become comparable. A calibration is stored as JSON
-(``thalabus_graph.calibration_file``); the package ships one per embedding model
+(``scoring.calibration_file``); the package ships one per embedding model
 (``resources/calibration/<model>.json``) and ``thalabus-graph calibrate`` fits one on a user's
-own labelled data. The search reads a phrase through one background and the ``default`` map
-(``thalabus_graph.scale``); maps of other source families are kept for callers of ``score``.
+own labelled data (``scoring.fitting``). The search reads a phrase through one background and
+the ``default`` map (``scoring.scale``); maps of other source families are kept for callers
+of ``score``.
 """
 
 from __future__ import annotations
@@ -65,18 +71,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
-
-import numpy as np
-import numpy.typing as npt
 
 from thalabus_graph.errors import ConfigurationError
 
@@ -91,167 +92,8 @@ RAW_WEIGHT = 1e-3
 LANGUAGE_MATTERS = 0.01
 """How much more lenient the foreign gate must be before a phrase's language is read: a gate
 that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
-SHARE_MIN_LETTERS = 4
-"""Shortest word the lexical share counts (shorter ones are mostly function words)."""
-EXACT_MAX_WORDS = 4
-"""Longest phrase (in words) whose words all found in one fragment count as lexical evidence
-(``covers``): a keyword, a title, a name; a longer phrase rarely has every word in one
-fragment, and its embedding carries its meaning well."""
-_SPACELESS = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff"
-                        r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NORMAL = NormalDist()
 _TAIL_FLOOR = 1e-300
-_WORD = re.compile(r"\w+")
-
-
-def _folded(text: str) -> str:
-    """The form words are read in: NFC, lowercased."""
-    if not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
-    return text.lower()
-
-
-def _spaceless(token: str) -> bool:
-    """Whether a token holds characters of a script written without spaces between words
-    (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar): its ``\\w+`` run is a whole clause."""
-    return _SPACELESS.search(token) is not None
-
-
-def _bigrams(token: str) -> list[str]:
-    """A spaceless token's character bigrams holding a character of such a script (a
-    one-character token itself): words of such a script cannot be split without a dictionary,
-    and two characters are a word or part of one often enough to count shared vocabulary."""
-    if len(token) < 2:
-        return [token]
-    pairs = (token[i:i + 2] for i in range(len(token) - 1))
-    return [pair for pair in pairs if _spaceless(pair)]
-
-
-def words(text: str, min_letters: int = SHARE_MIN_LETTERS) -> frozenset[str]:
-    """The words the lexical share reads: ``\\w+`` tokens of the NFC, lowercased text with
-    ``min_letters`` letters or more (no stemming, no stop list), and the character bigrams of
-    every token in a script written without spaces (``_bigrams``, whatever its length). The
-    one tokeniser of the gate's fit, its benchmarks and the search, so a fitted gate applies
-    as fitted.
-
-    Example:
-        >>> sorted(words("When did the first direct elections take place?"))
-        ['direct', 'elections', 'first', 'place', 'take', 'when']
-        >>> sorted(words("冰川融化"))
-        ['冰川', '川融', '融化']
-    """
-    out: set[str] = set()
-    for w in _WORD.findall(_folded(text)):
-        if _spaceless(w):
-            out.update(_bigrams(w))
-        elif len(w) >= min_letters:
-            out.add(w)
-    return frozenset(out)
-
-
-def phrase_words(phrase: str) -> frozenset[str]:
-    """The words of a phrase the lexical share looks for: ``words``, or, for a phrase without
-    a word of ``SHARE_MIN_LETTERS`` letters (``"Zug"``, ``"wine"``, ``"EU"``), every word it
-    has: a short phrase's words are all it says.
-
-    Example:
-        >>> sorted(phrase_words("Zug"))
-        ['zug']
-    """
-    return words(phrase) or words(phrase, 1)
-
-
-@lru_cache(maxsize=1024)
-def is_short(phrase: str) -> bool:
-    """Whether a phrase has at least one and at most ``EXACT_MAX_WORDS`` words (``covers``
-    reads only such a phrase)."""
-    return 0 < len(_WORD.findall(phrase)) <= EXACT_MAX_WORDS
-
-
-def covers(phrase: str, texts: Iterable[str | None]) -> bool:
-    """Whether one of ``texts`` holds every word of a short phrase (at most
-    ``EXACT_MAX_WORDS`` words, each of any length, as a whole word; a spaceless script's
-    bigrams as substrings): lexical evidence that the corpus holds what the phrase names,
-    whatever the embedding says. False for a longer phrase or one without words."""
-    if not is_short(phrase):
-        return False
-    wanted = words(phrase, 1)
-    for text in texts:
-        if text is not None:
-            folded = _folded(text)
-            if all(_holds(folded, w) for w in wanted):
-                return True
-    return False
-
-
-def share_of(phrase: frozenset[str], candidates: Iterable[frozenset[str]]) -> float:
-    """The largest share of the phrase's words (``words``) found in one candidate's words, in
-    [0, 1]; 0.0 for a phrase without such words (nothing to find) or no candidate."""
-    if not phrase:
-        return 0.0
-    return max((len(phrase & found) / len(phrase) for found in candidates), default=0.0)
-
-
-def lexical_share(phrase: str, texts: Iterable[str | None]) -> float | None:
-    """The phrase's lexical share among its candidates' texts: ``share_of(words(phrase),
-    [words(t) for t in texts])``, read without tokenising the texts (each phrase word is
-    looked up as a whole word of the folded text, ``_holds``: a few substring searches per
-    text instead of a tokeniser pass over every word; a text whose words could not beat the
-    best share so far, even as substrings, is not read word by word). None when no candidate
-    text was read (every text None): the share is then not known."""
-    wanted = sorted(phrase_words(phrase), key=lambda w: (-len(w), w))  # rarer first
-    best, read = 0, False
-    for text in texts:
-        if text is None:
-            continue
-        read = True
-        if best == len(wanted):
-            break
-        folded = _folded(text)
-        present = _present(folded, wanted, best)
-        if len(present) > best:
-            best = max(best, sum(_holds(folded, w) for w in present))
-    if not read:
-        return None
-    return best / len(wanted) if wanted else 0.0
-
-
-def _present(folded: str, wanted: Sequence[str], best: int) -> list[str]:
-    """The wanted words found in ``folded`` as substrings (a whole token is a substring too),
-    or a list no longer than ``best`` as soon as the words left cannot make it longer: each
-    missing word is a scan of the whole text, and most candidates cannot beat the best."""
-    present: list[str] = []
-    missing_allowed = len(wanted) - best - 1
-    for w in wanted:
-        if w in folded:
-            present.append(w)
-        else:
-            missing_allowed -= 1
-            if missing_allowed < 0:
-                return present
-    return present
-
-
-def _is_word_char(ch: str) -> bool:
-    """Whether ``\\w`` matches the character (Unicode alphanumeric or underscore)."""
-    return ch.isalnum() or ch == "_"
-
-
-def _holds(folded: str, word: str) -> bool:
-    """Whether ``word`` (a ``\\w+`` token) is a whole token of ``folded``: an occurrence not
-    preceded or followed by a word character, so exactly ``word in words(text, 1)``; a
-    spaceless script's bigram (``_bigrams``) wherever it occurs (it lies within one token,
-    whose bigrams hold it)."""
-    if len(word) > 1 and _spaceless(word):
-        return word in folded
-    start = folded.find(word)
-    while start >= 0:
-        end = start + len(word)
-        if ((start == 0 or not _is_word_char(folded[start - 1]))
-                and (end == len(folded) or not _is_word_char(folded[end]))):
-            return True
-        start = folded.find(word, start + 1)
-    return False
 
 
 @dataclass(frozen=True)
@@ -310,13 +152,13 @@ class Gate:
 class Background:
     """A query's background in one source: cosines ``~ Normal(mu, sigma)`` over ``size``
     fragments; ``best`` is the highest candidate cosine (None: not known), ``share`` the
-    phrase's lexical share among the candidates (``lexical_share``; None: not known);
+    phrase's lexical share among the candidates (``lexical.lexical_share``; None: not known);
     ``foreign``: the phrase is in a language the graph's text lacks, so its words cannot be
     found there and ``Calibration.foreign_gate`` judges it too; ``other``: the best cosine
     among candidates in another language than the best candidate's (None: none, or languages
     not known), which ``foreign_gate`` judges too (a phrase whose relevant fragments are in
     other languages shares no words with them); ``lexical``: a candidate holds every word of
-    the short phrase (``covers``), so the gate lets it through whole."""
+    the short phrase (``lexical.covers``), so the gate lets it through whole."""
 
     mu: float
     sigma: float
@@ -516,169 +358,3 @@ def load_for(model: str, path: str = "") -> Calibration | None:
         return None
     return Calibration.load(Path(path)) if path else shipped(model)
 
-
-# --- fitting ----------------------------------------------------------------------------
-
-FloatArray = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Labelled:
-    """One labelled set's candidates of one source family: for every query, its candidates'
-    cosines (best first) and whether each is relevant, and the source's size; ``shares``
-    (when the texts were read) holds every query's lexical share among its candidates."""
-
-    name: str
-    cosines: Sequence[FloatArray]
-    relevant: Sequence[npt.NDArray[np.bool_]]
-    size: int
-    shares: Sequence[float] | None = None
-
-
-def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
-                                                                   npt.NDArray[np.bool_]]:
-    """The tail evidence of every candidate of ``data`` and its label, flattened."""
-    feats: list[float] = []
-    for cos in data.cosines:
-        bg = background(list(cos), data.size, skip)
-        feats.extend(evidence(float(c), bg) for c in cos)
-    labels = (np.concatenate(list(data.relevant)) if data.relevant
-              else np.zeros(0, dtype=bool))
-    return np.asarray(feats, dtype=np.float64), labels.astype(bool)
-
-
-def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
-            iterations: int = 100) -> SourceMap:
-    """A logistic map from evidence to P(relevant) at even prior odds: within each set the two
-    classes weigh the same, and each set weighs the same (``_logistic``)."""
-    xs: list[FloatArray] = []
-    ys: list[FloatArray] = []
-    ws: list[FloatArray] = []
-    used = [(f, y) for f, y in sets if y.any() and (~y).any()]
-    if not used:
-        raise ConfigurationError("calibration needs relevant and non-relevant candidates")
-    for feats, labels in used:
-        n_rel, n_non = int(labels.sum()), int((~labels).sum())
-        xs.append(feats)
-        ys.append(labels.astype(np.float64))
-        ws.append(np.where(labels, 0.5 / n_rel, 0.5 / n_non) / len(used))
-    x = np.concatenate(xs)
-    design = np.vstack([np.ones_like(x), x]).T
-    theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
-    intercept, slope = float(theta[0]), float(theta[1])
-    if not slope > 0:
-        raise ConfigurationError("the labelled data gives no increasing map (relevant "
-                                 "candidates do not stand out from the others)")
-    return SourceMap(intercept, slope)
-
-
-def _logistic(design: FloatArray, y: FloatArray, w: FloatArray, iterations: int) -> FloatArray:
-    """Weighted logistic regression by Newton's method (a tiny ridge keeps it defined when
-    the classes separate)."""
-    theta = np.zeros(design.shape[1])
-    ridge = 1e-6 * np.eye(design.shape[1])
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ theta, -500, 500)))
-        grad = design.T @ (w * (p - y)) + 1e-6 * theta
-        hess = (design * (w * p * (1 - p))[:, None]).T @ design + ridge
-        step = np.linalg.solve(hess, grad)
-        theta -= step
-        if float(np.abs(step).max()) < 1e-10:
-            break
-    return theta
-
-
-def best_hits(data: Labelled) -> FloatArray:
-    """Every query's best candidate cosine in ``data`` (queries without a candidate left
-    out): the gate's first feature."""
-    return np.asarray([float(np.max(cos)) for cos in data.cosines if len(cos)],
-                      dtype=np.float64)
-
-
-def gate_features(data: Labelled) -> FloatArray:
-    """What the gate reads of every query of ``data`` with a candidate: its best cosine, and
-    (one row per query, two columns) its lexical share when ``data.shares`` is known."""
-    if data.shares is None:
-        return best_hits(data)
-    rows = [(float(np.max(cos)), float(share))
-            for cos, share in zip(data.cosines, data.shares, strict=True) if len(cos)]
-    return np.asarray(rows, dtype=np.float64).reshape(len(rows), 2)
-
-
-def fit_gate(present: Sequence[FloatArray], absent: Sequence[FloatArray],
-             iterations: int = 100) -> Gate:
-    """The phrase gate from what it reads (``gate_features``: best cosines, or rows of best
-    cosine and lexical share, the same for every set) of phrases with a relevant fragment
-    (``present``) and of phrases about topics the corpus lacks (``absent``): both classes
-    weigh the same, and so does every set within its class. The features are standardised
-    for the fit (Newton's steps stay well scaled) and the gate is given on the raw ones."""
-    xs: list[FloatArray] = []
-    ys: list[FloatArray] = []
-    ws: list[FloatArray] = []
-    for label, sets in ((1.0, [a for a in present if len(a)]),
-                        (0.0, [a for a in absent if len(a)])):
-        if not sets:
-            raise ConfigurationError("the gate needs phrases with and without a relevant "
-                                     "fragment")
-        for rows in sets:
-            xs.append(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1))
-            ys.append(np.full(len(rows), label))
-            ws.append(np.full(len(rows), 0.5 / len(sets) / len(rows)))
-    if len({x.shape[1] for x in xs}) != 1 or xs[0].shape[1] > 2:
-        raise ConfigurationError("every gate set needs the same features (best cosine, "
-                                 "optionally the lexical share)")
-    x = np.vstack(xs)
-    mean = x.mean(axis=0)
-    scale = np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
-    design = np.column_stack([np.ones(len(x)), (x - mean) / scale])
-    theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
-    weights = theta[1:] / scale
-    intercept = float(theta[0] - weights @ mean)
-    if not all(w > 0 for w in weights):
-        raise ConfigurationError("the gate data gives no increasing gate (absent topics' best "
-                                 "hits are as similar as relevant ones)")
-    return Gate(intercept, float(weights[0]),
-                float(weights[1]) if len(weights) > 1 else None)
-
-
-def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAULT_SKIP,
-        measured: Mapping[str, Any] | None = None, gate: Gate | None = None,
-        foreign_gate: Gate | None = None) -> Calibration:
-    """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
-    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``)."""
-    sources = {family: fit_map([evidences(d, skip) for d in sets])
-               for family, sets in data.items()}
-    names = tuple(sorted({d.name for sets in data.values() for d in sets}))
-    return Calibration(model, sources, skip, names, dict(measured or {}), gate, foreign_gate)
-
-
-def candidates(name: str, queries: FloatArray, corpus: FloatArray,
-               relevant: Sequence[set[int]], top_n: int, *,
-               phrases: Sequence[str] | None = None,
-               texts: Sequence[str] | None = None) -> Labelled:
-    """Each query's ``top_n`` candidates by cosine (rows L2-normalised) and their labels, as
-    a ``Labelled`` set: what one source's unrestricted search returns for the query.
-    ``relevant[i]`` holds the corpus rows relevant to query row ``i``. With the queries'
-    ``phrases`` and the corpus rows' ``texts``, each query's lexical share among its
-    candidates (``share_of`` of ``phrase_words``, as ``lexical_share`` reads it) is kept
-    too."""
-    cosines: list[FloatArray] = []
-    labels: list[npt.NDArray[np.bool_]] = []
-    shares: list[float] | None = [] if phrases is not None and texts is not None else None
-    found: dict[int, frozenset[str]] = {}
-    k = min(top_n, corpus.shape[0])
-    for start in range(0, queries.shape[0], 256):
-        sims = queries[start:start + 256] @ corpus.T
-        for offset, row in enumerate(sims):
-            top = np.argpartition(-row, k - 1)[:k] if k < row.shape[0] else np.arange(k)
-            top = top[np.argsort(-row[top], kind="stable")]
-            cosines.append(row[top].astype(np.float64))
-            wanted = relevant[start + offset]
-            labels.append(np.fromiter((int(j) in wanted for j in top), dtype=bool, count=k))
-            if shares is not None and phrases is not None and texts is not None:
-                for j in top:
-                    if int(j) not in found:
-                        found[int(j)] = words(texts[int(j)], 1)
-                shares.append(share_of(phrase_words(phrases[start + offset]),
-                                       (found[int(j)] for j in top)))
-    return Labelled(name, cosines, labels, int(corpus.shape[0]), shares)

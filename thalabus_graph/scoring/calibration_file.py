@@ -1,6 +1,6 @@
 """The calibration file: the JSON form of a ``Calibration``, read, written and checked.
 
-``thalabus_graph.calibration`` holds the model (what a calibration computes); this module
+``thalabus_graph.scoring.calibration`` holds the model (what a calibration computes); this module
 holds its stored form (``FORMAT``): what ``thalabus-graph calibrate`` writes, what the
 package ships per embedding model and what ``THALABUS_CALIBRATION_FILE`` points at.
 
