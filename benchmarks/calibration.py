@@ -11,7 +11,7 @@ It measures, per set:
 - ``cosine``: the best any single cosine threshold can do (the threshold that drops half of
   the non-relevant candidates, and the share of relevant ones it drops), which is what every
   calibration of the cosine alone can reach;
-- ``tail-evidence``: the shipped model (``thalabus_graph.calibration``), fitted on both sets
+- ``tail-evidence``: the shipped model (``thalabus_graph.scoring.calibration``), fitted on both sets
   (each weighs the same): the share of non-relevant and relevant candidates below
   ``MIN_SCORE`` and ``MIN_RERANKING_SCORE_DOC``, and nDCG@10 of the single phrase before and
   after ``MIN_SCORE`` (the map keeps each query's order, so only dropped hits can change it);
@@ -31,7 +31,7 @@ It measures, per set:
   with the local e5 model, and the best calibrated score each gets per source.
 
 The phrase gate (``calibration.Gate``) is fitted here too, on each phrase's best candidate
-cosine and its lexical share among its candidates (``calibration.share_of``; ``--cosine-gate``:
+cosine and its lexical share among its candidates (``lexical.share_of``; ``--cosine-gate``:
 the cosine alone): phrases that have a relevant passage are the labelled queries of both sets;
 phrases about an absent topic are xquad-r's questions with every passage of their article (in
 every language) removed from the pool, read against the rest of the pool and against
@@ -66,25 +66,21 @@ import numpy as np
 
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
-from thalabus_graph.calibration import (
+from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
+from thalabus_graph.fragments import Fragment
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
     Calibration,
     Gate,
-    Labelled,
-    best_hits,
     evidence,
-    fit,
-    fit_gate,
-    gate_features,
-    share_of,
-    words,
 )
-from thalabus_graph.calibration_file import load
-from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
-from thalabus_graph.fragments import Fragment
-from thalabus_graph.fusion import LanguageSlots
-from thalabus_graph.scale import PhraseScale
+from thalabus_graph.scoring.calibration_file import load
+from thalabus_graph.scoring.fitting import Labelled, best_hits, fit, fit_gate, gate_features
+from thalabus_graph.scoring.fusion import LanguageSlots
+from thalabus_graph.scoring.lexical import share_of
+from thalabus_graph.scoring.scale import PhraseScale
+from thalabus_graph.scoring.tokens import lexical_words
 from thalabus_graph.settings import Settings
 
 DEFAULT_DATA = Path("../shared/data")
@@ -120,7 +116,7 @@ def best_cosine_threshold(labelled: Labelled) -> dict[str, float]:
 class XquadPool:
     """What the gate's xquad-r sets are built from: judgments, passage ids and rows
     (``aNNpM-ll``: article ``aNN``), the precomputed vectors as stored, the passages and
-    queries as read, and each passage's words (``calibration.words``)."""
+    queries as read, and each passage's words (``tokens.lexical_words``)."""
 
     judged: dict[str, set[str]]
     ids: list[str]
@@ -143,7 +139,7 @@ class XquadPool:
                    np.load(folder / "embeddings" / "queries.npy").astype(np.float64), by_id,
                    {str(q["_id"]): q for q in map(json.loads,
                                                   (folder / "queries.jsonl").open())},
-                   [words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
+                   [lexical_words(f"{by_id[i].get('title', '')} {by_id[i].get('text', '')}".strip())
                     for i in ids],
                    np.array([i.split("p", 1)[0] for i in ids]))
 
@@ -152,7 +148,7 @@ def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
                            seed: int = 0) -> list[Labelled]:
     """xquad-r's judged questions with their article's passages removed (ids ``aNNpM-ll``:
     article ``aNN``), as unlabelled candidate lists with each question's lexical share among
-    its candidates (``calibration.share_of``): against the rest of the pool, and against
+    its candidates (``lexical.share_of``): against the rest of the pool, and against
     ``ABSENT_SAMPLE`` random passages of it."""
     x = XquadPool.read(folder, split)
     judged, query_ids, corpus, vectors, found, article = (
@@ -174,7 +170,7 @@ def absent_topics_of_xquad(folder: Path, split: str, settings: Settings,
         size = int(others.size)
         picked = rng.choice(sims.size, size=min(ABSENT_SAMPLE, sims.size), replace=False)
         small.append(np.sort(sims[picked])[::-1])
-        phrase = words(asked[qid])
+        phrase = lexical_words(asked[qid])
         shares[0].append(share_of(phrase, (found[j] for j in others[order])))
         shares[1].append(share_of(phrase, (found[j] for j in others[picked])))
     none = [np.zeros(len(c), dtype=bool) for c in pool]
@@ -218,7 +214,7 @@ def other_language_sets(folder: Path, split: str, settings: Settings,
         picked = np.sort(rng.choice(lacking, size=min(ABSENT_SAMPLE, lacking.size),
                                     replace=False))
         relevant = {row_of[d] for d in judged[qid] if d in row_of}
-        phrase = words(str(asked[qid]["text"]))
+        phrase = lexical_words(str(asked[qid]["text"]))
         for i, subset in enumerate((kept, lacking, picked)):
             sims = corpus[subset] @ vectors[row]
             order = np.argsort(-sims, kind="stable")[: settings.top_n_chapters]
@@ -544,7 +540,7 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
         texts["summaries"] += d.get("summaries", [])
     embedder = embedder_from_settings(settings)
     vectors = np.vstack([np.asarray(embedder.embed_passages(v)) for v in texts.values() if v])
-    found = [words(t) for v in texts.values() for t in v]
+    found = [lexical_words(t) for v in texts.values() for t in v]
     phrases = [(p[1], False) for p in ABSENT] + [(p[1], True) for p in PRESENT]
     queries = np.asarray(embedder.embed_queries([p for p, _ in phrases]))
     reads_share = calibration.gate is not None and calibration.gate.share_slope is not None
@@ -554,7 +550,7 @@ def absent_topics(calibration: Calibration, settings: Settings) -> dict[str, Any
         sims = vectors @ q
         top = np.argsort(-sims, kind="stable")[: settings.top_n_paragraphs]
         cos = sims[top].tolist()
-        share = share_of(words(phrase), (found[j] for j in top)) if reads_share else None
+        share = share_of(lexical_words(phrase), (found[j] for j in top)) if reads_share else None
         bg = calibration.background(cos, len(vectors), share)
         language = None
         if calibration.language_matters(bg):

@@ -34,8 +34,8 @@ from typing import Any
 
 from benchmarks import quality
 from benchmarks.report import finish
-from thalabus_graph import fusion
 from thalabus_graph.fragments import Fragment, aggregate_documents
+from thalabus_graph.scoring import fusion
 
 DEFAULT_OUT = Path(".thalabus/benchmarks/fusion_grid.json")
 DEFAULT_WEIGHTS = (0.4, 0.45, 0.5, 0.55, 0.6)

@@ -30,7 +30,7 @@ Signals (one number per phrase; higher = more likely the corpus holds something 
 - ``hub_best``: minus ``r_d`` of the best candidate (a hub's nearest neighbours are everyone);
 - ``other_language``: whether the best candidate is in another language than the phrase;
 - lexical shares, the words being lowercase ``\\w+`` tokens (``Lexicon``, through
-  ``calibration.words``): ``lexical_best``
+  ``tokens.lexical_words``): ``lexical_best``
   (IDF-weighted share of the phrase's words in its best candidate), ``lexical_any`` (the
   largest such share of any fragment), ``lexical_plain`` (the largest plain share of the
   phrase's words of ``SHARE_MIN_LETTERS`` letters or more in one fragment),
@@ -45,9 +45,9 @@ Reference phrases are xquad-r's 900 questions (CC BY-SA, could ship with the mod
 fragment never sees the reference questions of its own article (nor of the phrase's article),
 so a reference set never holds the phrase's topic. For each signal the script reports its AUC
 (present against absent) and a trade-off table: the signal's logistic gate (fitted like
-``calibration.fit_gate``) moved along its logit, and at each step the share of absent phrases
+``fitting.fit_gate``) moved along its logit, and at each step the share of absent phrases
 silenced, nDCG@10 after ``MIN_SCORE`` and the share of relevant candidates dropped, with the
-shipped map of ``thalabus_graph.calibration``; ``soft`` multiplies the hits by the gate (the
+shipped map of ``thalabus_graph.scoring.calibration``; ``soft`` multiplies the hits by the gate (the
 shipped rule), ``hard`` keeps or empties the phrase whole. Operating points, chosen on the
 training sets only: ``lossless`` (the most absent phrases silenced with neither present set's
 nDCG@10 below the index scale's), ``near`` (within ``TOLERANCE``), ``matched`` (at least the
@@ -72,18 +72,18 @@ import numpy.typing as npt
 from benchmarks.calibration import ABSENT_SAMPLE, ndcg10
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
-from thalabus_graph.calibration import (
+from thalabus_graph.cli.calibrate_cmd import read_qrels
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
     RAW_WEIGHT,
     Calibration,
     Gate,
     background,
     evidence,
-    share_of,
     shipped,
-    words,
 )
-from thalabus_graph.cli.calibrate_cmd import read_qrels
+from thalabus_graph.scoring.lexical import share_of
+from thalabus_graph.scoring.tokens import lexical_words
 from thalabus_graph.settings import Settings
 
 FloatArray = npt.NDArray[np.float64]
@@ -168,18 +168,18 @@ class Reference:
 
 
 class Lexicon:
-    """Word tokens of a corpus's texts (``calibration.words``, the engine's tokeniser), for the
+    """Word tokens of a corpus's texts (``tokens.lexical_words``, the engine's tokeniser), for the
     lexical signals: no stemming, no stop words; the IDF signals read every word, rare ones
     weighing by their IDF, the plain shares the words of ``SHARE_MIN_LETTERS`` letters or
-    more (``calibration.share_of``, what the shipped gate reads)."""
+    more (``lexical.share_of``, what the shipped gate reads)."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.postings: dict[str, list[int]] = defaultdict(list)
         self.long: list[frozenset[str]] = []
         for row, text in enumerate(texts):
-            for word in words(text, 1):
+            for word in lexical_words(text, 1):
                 self.postings[word].append(row)
-            self.long.append(words(text))
+            self.long.append(lexical_words(text))
         self.arrays = {w: np.asarray(r) for w, r in self.postings.items()}
 
     def coverage(self, phrase: str, subset: npt.NDArray[np.int_], size: int,
@@ -190,7 +190,7 @@ class Lexicon:
         weighs the most), and the largest plain share of the phrase's words of ``SHARE_MIN_LETTERS``
         letters or more (no IDF) among: any fragment of ``subset``, the best ``K`` candidates,
         every candidate."""
-        every = sorted(words(phrase, 1))
+        every = sorted(lexical_words(phrase, 1))
         if not every:
             return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         inside = np.zeros(size, dtype=bool)
@@ -205,7 +205,7 @@ class Lexicon:
             total += idf
             hits[rows] += idf
             in_best += idf * bool(np.isin(top[0], rows))
-        long = words(phrase)
+        long = lexical_words(phrase)
         return (in_best / total, float(hits[subset].max()) / total,
                 share_of(long, (self.long[j] for j in subset)),
                 share_of(long, (self.long[j] for j in top[:K])),
@@ -405,7 +405,7 @@ def features(signal: Signal, data: PhraseSet) -> FloatArray:
 
 def fit_logistic(present: Sequence[FloatArray], absent: Sequence[FloatArray]) -> FloatArray:
     """A logistic gate on standardised features, both classes and every set within its class
-    weighing the same (as ``calibration.fit_gate``); returns (intercept, weights...) on the raw
+    weighing the same (as ``fitting.fit_gate``); returns (intercept, weights...) on the raw
     features."""
     xs, ys, ws = [], [], []
     for label, sets in ((1.0, present), (0.0, absent)):

@@ -25,7 +25,7 @@ from thalabus_graph.errors import ConfigurationError
 
 ENV_PREFIX = "THALABUS_"
 Fusion = Literal["language-slots", "convex", "max", "rrf"]
-"""A fusion rule (see ``thalabus_graph.fusion``)."""
+"""A fusion rule (see ``thalabus_graph.scoring.fusion``)."""
 FUSION_RULES: tuple[Fusion, ...] = get_args(Fusion)
 """The values of ``Settings.fusion``."""
 RerankerProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina", "chat", "none"]

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from tests.support.labelled import DIM, labelled_files
-from thalabus_graph.calibration import Labelled
 from thalabus_graph.cli import main
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.fitting import Labelled
 
 
 def calibrate(folder: Path, *extra: str, model: str = "toy") -> list[str]:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from thalabus_graph.calibration import Calibration, Gate, SourceMap, load_for
-from thalabus_graph.calibration_file import MAX_FILE_BYTES, load, read_bounded
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.scale import calibration_of
+from thalabus_graph.scoring.calibration import Calibration, Gate, SourceMap, load_for
+from thalabus_graph.scoring.calibration_file import MAX_FILE_BYTES, load, read_bounded
+from thalabus_graph.scoring.scale import calibration_of
 from thalabus_graph.settings import Settings
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from thalabus_graph.calibration_file import load, read_bounded
 from thalabus_graph.cli import main
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.database import Database
+from thalabus_graph.scoring.calibration_file import load, read_bounded
 
 
 def test_a_directory_is_refused_as_not_a_regular_file(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 from tests.integration.sample import shared_embedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.scale import DroppedWarning
+from thalabus_graph.scoring.scale import DroppedWarning
 
 pytestmark = pytest.mark.integration
 

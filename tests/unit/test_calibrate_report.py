@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from tests.support.labelled import labelled_files
-from thalabus_graph.calibration import Labelled, load_for
 from thalabus_graph.cli import main
 from thalabus_graph.cli.calibrate_cmd import split
+from thalabus_graph.scoring.calibration import load_for
+from thalabus_graph.scoring.fitting import Labelled
 from thalabus_graph.settings import Settings
 
 

@@ -12,21 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.calibration import (
+from thalabus_graph.cli import main
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import (
     Calibration,
     Gate,
-    Labelled,
     SourceMap,
     background,
-    candidates,
     evidence,
-    fit,
-    fit_gate,
     load_for,
     shipped,
 )
-from thalabus_graph.cli import main
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.fitting import Labelled, candidates, fit, fit_gate
 
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 candidate_lists = st.lists(cosine, min_size=1, max_size=60)

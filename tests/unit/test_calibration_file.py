@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.calibration import Calibration, Gate, SourceMap, shipped
-from thalabus_graph.calibration_file import (
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import Calibration, Gate, SourceMap, shipped
+from thalabus_graph.scoring.calibration_file import (
     MAX_COEFFICIENT,
     MAX_SKIP,
     MIN_MAP_SLOPE,
@@ -21,7 +22,6 @@ from thalabus_graph.calibration_file import (
     save,
     to_dict,
 )
-from thalabus_graph.errors import ConfigurationError
 
 finite = st.floats(min_value=-MAX_COEFFICIENT, max_value=MAX_COEFFICIENT, allow_nan=False)
 positive = st.floats(min_value=1e-6, max_value=MAX_COEFFICIENT)

@@ -1,5 +1,5 @@
 """The phrase gate's second feature: the lexical share of the phrase's words among its
-candidates (``calibration.words``, ``share_of``, ``lexical_share``), the two-feature ``Gate``,
+candidates (``tokens.lexical_words``, ``share_of``, ``lexical_share``), the two-feature ``Gate``,
 its fit and its JSON form."""
 
 from __future__ import annotations
@@ -15,19 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thalabus_graph.calibration import (
-    SHARE_MIN_LETTERS,
-    Calibration,
-    Gate,
-    SourceMap,
-    fit_gate,
-    lexical_share,
-    phrase_words,
-    share_of,
-    shipped,
-    words,
-)
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import Calibration, Gate, SourceMap, shipped
+from thalabus_graph.scoring.fitting import fit_gate
+from thalabus_graph.scoring.lexical import lexical_share, phrase_words, share_of
+from thalabus_graph.scoring.tokens import SHARE_MIN_LETTERS, lexical_words
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
@@ -35,13 +27,15 @@ unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 
 
 def test_words_are_nfc_lowercase_and_of_four_letters_or_more() -> None:
-    assert words("When did the FIRST direct elections take place?") == {
+    assert lexical_words("When did the FIRST direct elections take place?") == {
         "when", "first", "direct", "elections", "take", "place"}
     nfd = unicodedata.normalize("NFD", "Zürich Café")
-    assert nfd != "Zürich Café" and words(nfd) == words("Zürich Café") == {"zürich", "café"}
-    assert words("a an the of to in") == frozenset()
-    assert words("tax in Iran", 1) == {"tax", "in", "iran"}
-    assert all(len(w) >= SHARE_MIN_LETTERS for w in words("Wartung einer Wärmepumpe im Winter"))
+    assert nfd != "Zürich Café"
+    assert lexical_words(nfd) == lexical_words("Zürich Café") == {"zürich", "café"}
+    assert lexical_words("a an the of to in") == frozenset()
+    assert lexical_words("tax in Iran", 1) == {"tax", "in", "iran"}
+    assert all(len(w) >= SHARE_MIN_LETTERS
+               for w in lexical_words("Wartung einer Wärmepumpe im Winter"))
 
 
 @given(texts, st.lists(st.none() | texts, max_size=6))
@@ -70,8 +64,9 @@ def test_more_candidates_never_lower_the_share(phrase: str, candidates: list[str
 
 
 def test_the_share_is_the_best_single_candidate_not_the_union() -> None:
-    phrase = words("direct elections first place")
-    assert share_of(phrase, [words("the first place"), words("direct elections")]) == 0.5
+    phrase = lexical_words("direct elections first place")
+    found = [lexical_words("the first place"), lexical_words("direct elections")]
+    assert share_of(phrase, found) == 0.5
     assert share_of(phrase, []) == 0.0
 
 
@@ -171,6 +166,6 @@ mixed = st.lists(pieces | texts, max_size=12).map("".join)
 @settings(max_examples=300, deadline=None)
 def test_the_search_share_equals_the_tokenised_share(phrase: str,
                                                      candidates: list[str | None]) -> None:
-    read = [words(t, 1) for t in candidates if t is not None]
+    read = [lexical_words(t, 1) for t in candidates if t is not None]
     expected = share_of(phrase_words(phrase), read) if read else None
     assert lexical_share(phrase, candidates) == expected

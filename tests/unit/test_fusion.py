@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment, aggregate_documents
-from thalabus_graph.fusion import (
+from thalabus_graph.scoring.fusion import (
     LanguageSlots,
     convex_scores,
     fuse_convex,
@@ -214,7 +214,7 @@ def test_language_slots_is_the_default_and_its_settings_are_checked() -> None:
 
 
 def test_ranked_onto_keeps_the_fused_order_on_the_semantic_scores() -> None:
-    from thalabus_graph.fusion import ranked_onto
+    from thalabus_graph.scoring.fusion import ranked_onto
 
     semantic = [Fragment(f"s{i}", f"d{i}", None, s, "chapters", ())
                 for i, s in enumerate((0.91, 0.88, 0.80))]

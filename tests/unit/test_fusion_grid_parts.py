@@ -10,8 +10,8 @@ from benchmarks.fusion_grid import (
     slots_ceiling,
     top10_agreement,
 )
-from thalabus_graph import fusion
 from thalabus_graph.fragments import Fragment
+from thalabus_graph.scoring import fusion
 
 
 def _frag(doc: str, score: float, text: str, source: str = "chapters") -> Fragment:

@@ -13,18 +13,17 @@ PACKAGE = Path(thalabus_graph.__file__).parent
 LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds",
      "warm_up", "querying"},
-    {"search", "fusion", "scale"},
+    {"search"},
     {"plan"},
     {"goals"},
     {"datasets", "dataset_rerank"},
     {"documents", "ingest", "vectors", "text_languages"},
     {"rerank"},
-    {"query", "fragments", "lucene"},
+    {"query", "fragments", "lucene", "scoring"},
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view", "calibration", "calibration_file",
-     "reliability", "languages", "query_warning", "request"},
+    {"settings", "errors", "progress", "plan_view", "languages", "query_warning", "request"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

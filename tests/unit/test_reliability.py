@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.reliability import balanced_weights, reliability
+from thalabus_graph.scoring.reliability import balanced_weights, reliability
 
 probability = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 items = st.lists(st.tuples(probability, st.booleans(),

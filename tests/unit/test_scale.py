@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from thalabus_graph.calibration import LANGUAGE_MATTERS, Calibration, Gate, SourceMap
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.scale import PhraseScale, calibration_of, semantic_scaler
+from thalabus_graph.scoring.calibration import LANGUAGE_MATTERS, Calibration, Gate, SourceMap
+from thalabus_graph.scoring.scale import PhraseScale, calibration_of, semantic_scaler
 from thalabus_graph.settings import Settings
 
 CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)})

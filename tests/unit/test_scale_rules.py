@@ -6,9 +6,10 @@ gate-cut phrase is a ``DroppedWarning`` naming its rule."""
 
 from __future__ import annotations
 
-from thalabus_graph.calibration import covers, lexical_share, phrase_words, shipped, words
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.scale import (
+from thalabus_graph.scoring.calibration import shipped
+from thalabus_graph.scoring.lexical import covers, lexical_share, phrase_words
+from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
     Candidate,
     DroppedWarning,
@@ -16,6 +17,7 @@ from thalabus_graph.scale import (
     other_language_best,
     sample,
 )
+from thalabus_graph.scoring.tokens import lexical_words
 from thalabus_graph.settings import Settings
 
 SIZES = {"chapters": 5000}
@@ -51,7 +53,7 @@ def test_the_background_is_the_same_from_a_small_pool_and_the_candidates_beyond_
 
 
 def test_short_phrases_read_every_word_and_spaceless_scripts_read_bigrams() -> None:
-    assert words("Zug") == frozenset()
+    assert lexical_words("Zug") == frozenset()
     assert phrase_words("Zug") == {"zug"}
     assert lexical_share("Zug", ["Der Zug fährt ab"]) == 1.0
     assert lexical_share("冰川融化", ["全球冰川正在融化"]) == 2 / 3

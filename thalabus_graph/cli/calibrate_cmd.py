@@ -3,7 +3,7 @@
 Reads one or more labelled sets in BEIR's layout (a corpus, its queries and their relevance
 judgments), embeds them with the configured embedder (or reads precomputed vectors), takes
 each query's ``TOP_N_CHAPTERS`` candidates as a search would, fits the map of
-``thalabus_graph.calibration`` and writes the calibration file that
+``thalabus_graph.scoring.fitting`` and writes the calibration file that
 ``THALABUS_CALIBRATION_FILE`` points at. The phrase gate (what the model gives a topic the
 corpus lacks) is the model's own: the file keeps the shipped ones (the gate and the gate of a
 phrase in a language the graph lacks), and when the gate reads the
@@ -30,18 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from thalabus_graph.calibration import (
-    DEFAULT_SOURCE,
-    Calibration,
-    Labelled,
-    candidates,
-    evidences,
-    fit,
-    shipped,
-)
 from thalabus_graph.cli import common
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.reliability import DEFAULT_BINS, balanced_weights, reliability
+from thalabus_graph.scoring.calibration import DEFAULT_SOURCE, Calibration, shipped
+from thalabus_graph.scoring.fitting import Labelled, candidates, evidences, fit
+from thalabus_graph.scoring.reliability import DEFAULT_BINS, balanced_weights, reliability
 from thalabus_graph.settings import Settings
 
 EXAMPLES = """\
@@ -272,7 +265,7 @@ def drop_rates(labelled: Labelled, calibration_scores: np.ndarray[Any, Any],
 
 
 def fit_checked(model: str, sets: list[Labelled], known: Calibration | None) -> Calibration:
-    """``calibration.fit`` of the ``default`` map on ``sets`` with the shipped gates of
+    """``fitting.fit`` of the ``default`` map on ``sets`` with the shipped gates of
     ``model`` (``known``), refused (``ConfigurationError``) when a set gives fewer than
     ``MIN_CLASS`` relevant or non-relevant candidates or when the map comes out near-constant
     over the candidates' evidence (``MIN_SPREAD``)."""

@@ -37,7 +37,7 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
-from thalabus_graph.scale import (
+from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
     PhraseScale,
     calibration_of,

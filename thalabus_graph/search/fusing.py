@@ -9,7 +9,13 @@ from collections.abc import Iterable, Sequence
 from typing import assert_never
 
 from thalabus_graph.fragments import Fragment
-from thalabus_graph.fusion import LanguageSlots, fuse_convex, fuse_max, fuse_rrf, ranked_onto
+from thalabus_graph.scoring.fusion import (
+    LanguageSlots,
+    fuse_convex,
+    fuse_max,
+    fuse_rrf,
+    ranked_onto,
+)
 from thalabus_graph.search.hits import stored_language
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.settings import Settings

@@ -9,7 +9,7 @@ from typing import Any
 from thalabus_graph.fragments import CATEGORY_SOURCE, Fragment, sort_fragments, stub
 from thalabus_graph.graph.database import Record
 from thalabus_graph.plan.steps import Restriction, VectorSource
-from thalabus_graph.scale import semantic_scaler
+from thalabus_graph.scoring.scale import semantic_scaler
 from thalabus_graph.settings import Settings
 
 Hit = tuple[str, str, str | None, float]

@@ -18,7 +18,7 @@ from thalabus_graph.plan.steps import (
     VECTOR_SOURCES,
     Step,
 )
-from thalabus_graph.scale import Candidate
+from thalabus_graph.scoring.scale import Candidate
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.hits import Hit, semantic_fragments, stored_language, text_fragments
 from thalabus_graph.search.languages import TextLanguage

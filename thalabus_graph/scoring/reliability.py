@@ -7,10 +7,10 @@ relevant items in it and its ``weight`` its share of the total weight. The ECE i
 weight-weighted mean gap, ``sum(weight x |score - frequency|)``: 0 for scores that are the
 frequencies they claim, at most 1.
 
-``thalabus_graph.calibration`` fits its maps at even prior odds (relevant and non-relevant
-candidates weigh the same within each labelled set, and every set the same), so its scores
-are read against the same weights (``balanced_weights``); with equal weights the ECE reads the
-scores against the labelled data's own share of relevant items.
+``thalabus_graph.scoring.fitting`` fits a calibration's maps at even prior odds (relevant and
+non-relevant candidates weigh the same within each labelled set, and every set the same), so
+its scores are read against the same weights (``balanced_weights``); with equal weights the ECE
+reads the scores against the labelled data's own share of relevant items.
 """
 
 from __future__ import annotations

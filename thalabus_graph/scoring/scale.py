@@ -13,7 +13,7 @@ One background per phrase, fitted on a fixed sample of its candidates, the best
 ``BACKGROUND_TOP_N`` of each vector source, whatever pool a request keeps (``sample``; a sized
 pool's ``search_phrase`` returns the rest in its ``background`` row), all sources together (their
 sizes added; its best cosine and the phrase's lexical share among those candidates' texts,
-``calibration.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
+``lexical.lexical_share``, are what the calibration's phrase gate reads, so a phrase about
 something the graph lacks drops whole; candidates whose texts were not read give a share of
 None, which the gate reads as 0.0, no shared word; a phrase in a language the graph's text
 lacks, asked through ``held`` only when that can change its gate, gets the more lenient of the
@@ -26,7 +26,7 @@ phrase, so a text-only hit stays below the phrase's semantic hits on the calibra
 
 Recall comes before silence (docs/architecture.md, "Score calibration"): the gate also
 reads the best candidate in another language (``other_language_best``) and whether a short
-phrase is held whole (``calibration.covers``); a fragment holding every word of a short phrase
+phrase is held whole (``lexical.covers``); a fragment holding every word of a short phrase
 scores at least the phrase's best; a phrase the other-language rule lifted that ``MIN_SCORE``
 would empty keeps its candidates above ``DOUBT x MIN_SCORE``; and each emptied, doubtful or
 gate-cut phrase is a ``DroppedWarning`` the query returns.
@@ -48,24 +48,21 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from thalabus_graph.calibration import (
+from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
+from thalabus_graph.query_warning import QueryWarning
+from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,
-    EXACT_MAX_WORDS,
     OFF,
     Background,
     Calibration,
     Gate,
-    covers,
-    is_short,
-    lexical_share,
     load_for,
-    words,
 )
-from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
-from thalabus_graph.query_warning import QueryWarning
+from thalabus_graph.scoring.lexical import EXACT_MAX_WORDS, covers, is_short, lexical_share
+from thalabus_graph.scoring.tokens import lexical_words
 from thalabus_graph.settings import Settings
 
-logger = logging.getLogger("thalabus_graph.scale")
+logger = logging.getLogger(__name__)
 
 
 def model_name(model_id: str) -> str:
@@ -261,7 +258,7 @@ class PhraseScale:
         their texts, the best cosine in another language than the best candidate's
         (``languages``: document id -> stored language), and whether one of them or of the
         phrase's unrestricted ``text`` hits holds every word of a short phrase
-        (``calibration.covers``; a one-word phrase's text hit matched its word through the
+        (``lexical.covers``; a one-word phrase's text hit matched its word through the
         language's analyzer, ``Zug`` in ``Züge``, and counts too). Read here, once per
         phrase: no query of its own."""
         if self.calibration is None or phrase in self.remembered:
@@ -277,7 +274,7 @@ class PhraseScale:
                                              share)
             lexical = (covers(phrase, (c.text for c in drawn))
                        or covers(phrase, (f.text for f in text))
-                       or (len(words(phrase, 1)) == 1 and bool(text)))
+                       or (len(lexical_words(phrase, 1)) == 1 and bool(text)))
             bg = dataclasses.replace(bg, other=other_language_best(drawn), lexical=lexical)
             if (self.held is not None and self.calibration.language_matters(bg)
                     and self.held(phrase) is False):
@@ -287,7 +284,7 @@ class PhraseScale:
 
     def apply(self, phrase: str, fragments: Iterable[Fragment]) -> list[Fragment]:
         """The phrase's fragments on the calibrated scale, those under ``MIN_SCORE`` dropped,
-        best first. A fragment holding every word of a short phrase (``calibration.covers``:
+        best first. A fragment holding every word of a short phrase (``lexical.covers``:
         a keyword, a title) scores at least the phrase's best candidate (its background's
         ``best``, the same whatever a restricted search kept), so an exact match is never lost
         to its lower fused slot. When the phrase's best unrestricted candidate drops (so

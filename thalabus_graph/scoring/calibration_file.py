@@ -1,6 +1,6 @@
 """The calibration file: the JSON form of a ``Calibration``, read, written and checked.
 
-``thalabus_graph.calibration`` holds the model (what a calibration computes); this module
+``thalabus_graph.scoring.calibration`` holds the model (what a calibration computes); this module
 holds its stored form (``FORMAT``): what ``thalabus-graph calibrate`` writes, what the
 package ships per embedding model and what ``THALABUS_CALIBRATION_FILE`` points at.
 
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from thalabus_graph.calibration import DEFAULT_SKIP, Calibration, Gate, SourceMap
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.scoring.calibration import DEFAULT_SKIP, Calibration, Gate, SourceMap
 
 FORMAT = "thalabus-calibration/1"
 """The ``format`` field of a calibration file."""

@@ -31,26 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from thalabus_graph.fragments import Fragment, sort_fragments
-
-_WORD = re.compile(r"\w+")
-
-
-def words(text: str | None) -> frozenset[str]:
-    """The distinct lowercased word tokens of ``text`` (runs of letters and digits, split as
-    Lucene's standard tokenizer splits them, closely enough for counting shared words).
-
-    Example:
-        >>> sorted(words("Brot mit Butter, mit Salz"))
-        ['brot', 'butter', 'mit', 'salz']
-    """
-    return frozenset(_WORD.findall(text.lower())) if text else frozenset()
+from thalabus_graph.scoring.tokens import plain_words
 
 
 @lru_cache(maxsize=4096)
@@ -264,7 +251,7 @@ class LanguageSlots:
         """
         sem = _best(semantic)
         lo = min(sem.values(), default=0.0) if low is None or not sem else low
-        hit_found, idf = _rarity(words(query), text, sem)
+        hit_found, idf = _rarity(plain_words(query), text, sem)
         model = cls((lo, _highest(sem)), text_weight, full_coverage, lo if sem else 1.0, idf)
         evidence = model._evidence_scores(text, hit_found)
         fused = model._convex(sem, evidence)
