@@ -19,10 +19,10 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.documents import MAX_KEY_BYTES
 from thalabus_graph.errors import ConfigurationError, DatasetError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
+from thalabus_graph.ingest.source import MAX_KEY_BYTES
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.query.ast import id_list
 from thalabus_graph.settings import Settings

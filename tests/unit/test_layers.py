@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"plan.steps", "plan.cost"},
     {"goals"},
     {"datasets", "dataset_rerank"},
-    {"documents", "ingest", "vectors", "text_languages"},
+    {"ingest", "vectors", "text_languages"},
     {"rerank"},
     {"query", "fragments"},
     {"embeddings"},
