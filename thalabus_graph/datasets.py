@@ -19,10 +19,10 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from thalabus_graph.documents import MAX_KEY_BYTES
 from thalabus_graph.errors import ConfigurationError, DatasetError, DatasetInputError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database, Record, run
+from thalabus_graph.ingest.source import MAX_KEY_BYTES
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.query.ast import id_list
 from thalabus_graph.settings import Settings
@@ -160,13 +160,7 @@ class Datasets:
         is written.
         """
         node_flags = {"weight_scale": "retrieval", **(flags or {})}
-        if node_flags["weight_scale"] not in WEIGHT_SCALES:
-            raise DatasetInputError(f"weight_scale must be one of {WEIGHT_SCALES}")
-        if not session or "#" in session:
-            raise DatasetInputError("a session name must be non-empty and contain no '#'")
-        _check_session(session)
-        if goal is not None:
-            check_goal_id(goal)
+        _check_create(node_flags, session, goal)
         pages: Iterable[Sequence[Fragment | Member]] = (
             [fragments] if isinstance(fragments, Sequence) else _pages(fragments))
         started = False
@@ -181,16 +175,7 @@ class Datasets:
             datasetid = f"{session}#{kind}_{number}"
             run(tx, "dataset_create", datasetid=datasetid, name=name or datasetid, kind=kind,
                 query=query, session=session, number=number, size=0)
-            added = given = 0
-            for page in pages:
-                fragment_rows, document_rows = _member_rows(page)
-                given += len(fragment_rows) + len(document_rows)
-                for statement, rows in (("dataset_add_fragments", fragment_rows),
-                                        ("dataset_add_documents", document_rows)):
-                    for start in range(0, len(rows), _WRITE_CHUNK):
-                        chunk = rows[start:start + _WRITE_CHUNK]
-                        added += int(run(tx, statement, datasetid=datasetid,
-                                         rows=chunk)[0]["added"])
+            added, given = _add_members(tx, datasetid, pages)
             if added != given:
                 raise DatasetInputError(f"{datasetid}: {given} members given but only {added} "
                                    "exist in the graph")
@@ -314,6 +299,35 @@ def _check_session(session: str) -> None:
         raise DatasetInputError(f"a session name is {size} bytes long; the limit is "
                                 f"MAX_KEY_BYTES = {MAX_KEY_BYTES} UTF-8 bytes (Neo4j cannot "
                                 "index longer ids)")
+
+
+def _check_create(node_flags: Mapping[str, Any], session: str, goal: str | None) -> None:
+    """Refuse ``Datasets.create`` arguments before the transaction: an unknown weight scale,
+    a session name that is empty, holds ``#`` or is no valid bounded key, a bad goal id."""
+    if node_flags["weight_scale"] not in WEIGHT_SCALES:
+        raise DatasetInputError(f"weight_scale must be one of {WEIGHT_SCALES}")
+    if not session or "#" in session:
+        raise DatasetInputError("a session name must be non-empty and contain no '#'")
+    _check_session(session)
+    if goal is not None:
+        check_goal_id(goal)
+
+
+def _add_members(tx: ManagedTransaction, datasetid: str,
+                 pages: Iterable[Sequence[Fragment | Member]]) -> tuple[int, int]:
+    """Link the pages' members to the dataset, ``_WRITE_CHUNK`` rows per statement; returns
+    how many were linked and how many were given (an id not in the graph links nothing)."""
+    added = given = 0
+    for page in pages:
+        fragment_rows, document_rows = _member_rows(page)
+        given += len(fragment_rows) + len(document_rows)
+        for statement, rows in (("dataset_add_fragments", fragment_rows),
+                                ("dataset_add_documents", document_rows)):
+            for start in range(0, len(rows), _WRITE_CHUNK):
+                chunk = rows[start:start + _WRITE_CHUNK]
+                added += int(run(tx, statement, datasetid=datasetid,
+                                 rows=chunk)[0]["added"])
+    return added, given
 
 
 def _member(row: Record) -> Member:

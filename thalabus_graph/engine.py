@@ -20,13 +20,13 @@ from thalabus_graph.bounds import within_budget
 from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
 from thalabus_graph.datasets import Datasets
-from thalabus_graph.documents import SourceDocument
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
+from thalabus_graph.ingest.source import SourceDocument
 from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.query import Node, parse, serialize

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from thalabus_graph import languages
-from thalabus_graph.documents import SourceDocument
 from thalabus_graph.graph.database import Database
+from thalabus_graph.ingest.source import SourceDocument
 
 BACKFILL_BATCH = 500
 """Documents labelled per transaction by ``backfill``."""

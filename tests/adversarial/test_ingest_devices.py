@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from thalabus_graph.cli import main
-from thalabus_graph.documents import SourceDocument, iter_documents
 from thalabus_graph.errors import IngestError
+from thalabus_graph.ingest.lines import iter_documents
+from thalabus_graph.ingest.source import SourceDocument
 
 DEVICES = ["/dev/zero", "/dev/urandom"]
 

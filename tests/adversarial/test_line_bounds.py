@@ -16,17 +16,17 @@ import pytest
 
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.documents import (
+from thalabus_graph.errors import IngestError
+from thalabus_graph.graph.database import Database
+from thalabus_graph.ingest.lines import (
     SKIP_CHUNK_BYTES,
-    LineError,
-    SourceDocument,
     bounded_lines,
+    count_documents,
+    count_lines,
     iter_documents,
     line_limit,
 )
-from thalabus_graph.errors import IngestError
-from thalabus_graph.graph.database import Database
-from thalabus_graph.ingest import _count_lines, _total
+from thalabus_graph.ingest.source import LineError, SourceDocument
 
 LIMIT = 4096
 LONG = 32 * 1024 * 1024
@@ -81,7 +81,7 @@ def test_reading_a_file_with_a_huge_line_holds_a_bounded_amount(tmp_path: Path) 
     tracemalloc.start()
     try:
         parsed = list(iter_documents(path, max_line_bytes=LIMIT))
-        total = _total(path)
+        total = count_documents(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -109,12 +109,12 @@ def test_a_line_at_the_limit_is_read_and_one_byte_more_is_not() -> None:
 
 def test_counting_lines_for_the_progress_reads_in_chunks() -> None:
     content = b"  \n" + _line("a") + b"\t\r\n" + b"x" * (3 * SKIP_CHUNK_BYTES) + b"\n\n" + b" y"
-    assert _count_lines(io.BytesIO(content)) == 3
-    assert _count_lines(io.BytesIO(b"")) == 0
+    assert count_lines(io.BytesIO(content)) == 3
+    assert count_lines(io.BytesIO(b"")) == 0
 
 
 def test_a_pipe_or_device_is_not_counted() -> None:
-    assert _total("/dev/zero") is None
+    assert count_documents("/dev/zero") is None
 
 
 def test_the_line_limit_follows_the_passage_limit() -> None:

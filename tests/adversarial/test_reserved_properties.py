@@ -16,9 +16,10 @@ import pytest
 
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.documents import SourceDocument, document_from_dict
 from thalabus_graph.errors import IngestError
 from thalabus_graph.graph.database import Database
+from thalabus_graph.ingest.parsing import document_from_dict
+from thalabus_graph.ingest.source import SourceDocument
 
 NAMED_IN_THE_GRAPH_MODEL = ("fragmentid", "text", "embedding", "ordinal", "ontologyid",
                             "embedding_hash")

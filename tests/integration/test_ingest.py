@@ -298,7 +298,8 @@ def test_a_document_neo4j_refuses_at_write_time_is_isolated_and_reported(
     """Documents built directly skip the parser's checks: the write itself must cope."""
     settings = Settings.from_env(write_batch_size=100)
     dims = settings.embedding_dimensions
-    from thalabus_graph.documents import SourceDocument, document_from_dict
+    from thalabus_graph.ingest.parsing import document_from_dict
+    from thalabus_graph.ingest.source import SourceDocument
 
     too_long = SourceDocument(documentid="x" * 9000)           # Neo4j: too large to index
     unpackable = SourceDocument(documentid="big", properties={"n": 2**64})  # driver: overflow

@@ -1,4 +1,4 @@
-"""Tests for the JSONL ingestion input parser (thalabus_graph.documents)."""
+"""Tests for the JSONL ingestion input parser (thalabus_graph.ingest: source, parsing, lines)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,16 @@ from typing import Any
 
 import pytest
 
-from thalabus_graph.documents import (
-    LineError,
-    SourceDocument,
-    document_from_dict,
-    fragmentid_for,
-    iter_documents,
-    parse_document,
-    read_documents,
-    split_paragraphs,
-)
 from thalabus_graph.errors import IngestError
 from thalabus_graph.fragments import document_id_of
+from thalabus_graph.ingest.lines import iter_documents, read_documents
+from thalabus_graph.ingest.parsing import document_from_dict, parse_document
+from thalabus_graph.ingest.source import (
+    LineError,
+    SourceDocument,
+    fragmentid_for,
+    split_paragraphs,
+)
 from thalabus_graph.query import Category
 from thalabus_graph.query.ast import id_form
 
@@ -402,7 +400,7 @@ def test_hostile_values_are_line_errors(bad_line: str, message: str) -> None:
 
 
 def test_keys_at_the_limit_are_accepted() -> None:
-    from thalabus_graph.documents import MAX_KEY_BYTES
+    from thalabus_graph.ingest.source import MAX_KEY_BYTES
 
     doc = document_from_dict({"documentid": "d" * MAX_KEY_BYTES,
                               "categories": {"K": "v" * MAX_KEY_BYTES}})

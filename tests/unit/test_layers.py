@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"plan"},
     {"goals"},
     {"datasets", "dataset_rerank"},
-    {"documents", "ingest", "vectors", "text_languages"},
+    {"ingest", "vectors", "text_languages"},
     {"rerank"},
     {"query", "fragments", "lucene", "scoring"},
     {"embeddings"},

@@ -8,12 +8,13 @@ import os
 import sys
 from typing import Any
 
-from thalabus_graph import documents, languages
+from thalabus_graph import languages
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.cli import common, output
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError, IngestError, UnknownLanguageError
+from thalabus_graph.ingest.lines import check_source_kind
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
     NoReranking,
@@ -270,8 +271,7 @@ def _check_readable(path: str) -> None:
     """Fail with one line (exit 2) before connecting when the input file cannot be read."""
     try:
         with open(path, "rb") as handle:
-            documents.check_source_kind(path, os.fstat(handle.fileno()).st_mode,
-                                        handle.fileno())
+            check_source_kind(path, os.fstat(handle.fileno()).st_mode, handle.fileno())
     except OSError as exc:
         raise IngestError(f"cannot read {path}: {exc.strerror or exc}") from exc
 

@@ -24,7 +24,7 @@ from thalabus_graph.errors import ConfigurationError, QueryNodeError, QueryNodeT
 T = TypeVar("T")
 
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-"""A category name (and a document property name, `documents.py`): an ASCII identifier."""
+"""A category name (and a document property name, `ingest/fields.py`): an ASCII identifier."""
 
 
 class _NodeBase:
@@ -147,7 +147,7 @@ def id_form(text: str | None) -> str | None:
     ligature ``ﬁnance``, a full-width ``DE`` (U+FF24 U+FF25) and a decomposed ``café`` are
     typed, pasted and converted from PDFs by people who mean ``finance``, ``DE`` and
     ``café``, and no one means two different identifiers by them. Ingest stores this form
-    (``documents``) and every query asks in it, so the two always agree. A graph ingested
+    (``ingest.fields``) and every query asks in it, so the two always agree. A graph ingested
     before identifiers took this form holds NFC values: a value whose NFC and NFKC forms
     differ (ligatures, full-width or superscript characters) is found again after its
     documents are ingested again.

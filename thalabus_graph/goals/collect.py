@@ -1,5 +1,9 @@
-"""Goals: what a goal uses (datasets, its own RAG fragments, loaded documents) and the RAG
-context built from them (docs/architecture.md, "Goals and their context").
+"""Goals: what a goal uses (datasets, its own RAG fragments, loaded documents), read from
+the graph and collected into its RAG context (docs/architecture.md, "Goals and their context").
+
+One job: attach datasets, fragments and documents to a goal and collect its context from the
+graph, by threshold, fill-up and budget; the context's values and message lines are
+``goals.context``, the budgeted pick of members ``goals.picking``.
 
 Two budgets stay apart. Each collection (the goal's own RAG fragments, its datasets' members)
 may fill the whole RAG message budget ``MAX_RAG_MESSAGE_LENGTH`` on its own; the loaded
@@ -19,7 +23,7 @@ import itertools
 import logging
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -27,105 +31,30 @@ from neo4j import ManagedTransaction
 from thalabus_graph.datasets import Datasets, Member, check_goal_id
 from thalabus_graph.errors import ConfigurationError, DatasetInputError
 from thalabus_graph.fragments import Fragment
+from thalabus_graph.goals.context import (
+    GoalContext,
+    LoadedDocument,
+    category_only_lines,
+    truncate_lines,
+)
+from thalabus_graph.goals.picking import Picked, without_repeats
 from thalabus_graph.graph.database import Database, Record, run
 from thalabus_graph.settings import RANGES, Settings
 
-ELLIPSIS = "…"
-"""Ends a message line the final truncation cut."""
 _PAGE = 1000
 """Dataset members read per round trip while a context is collected."""
 _DETAILS_CHUNK = 200
 """Documents whose details one read fetches for category-only lines: lines are made only until
 the message is full, so a goal holding a large filter's stubs reads few details."""
-_SKIPS = 1000
-"""Consecutive members a collection pass leaves out for want of room before it stops reading:
-past that many, the rest of a long dataset is not read for the odd short member."""
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class LoadedDocument:
-    """A document loaded into a goal whole: its chapters' text, cut to what the loaded-documents
-    budget left for it (``characters`` is its full length)."""
-
-    documentid: str
-    title: str
-    text: str
-    characters: int
-
-    @property
-    def truncated(self) -> bool:
-        """Whether the loaded-documents budget cut this document's text."""
-        return len(self.text) < self.characters
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"documentid": self.documentid, "title": self.title, "text": self.text,
-                "characters": self.characters, "truncated": self.truncated}
-
-
-@dataclass(frozen=True)
-class GoalContext:
-    """What a goal contributes to a RAG message, and the message itself.
-
-    Attributes:
-        fragments: the goal's own RAG fragments, then its datasets' members (each fragment
-            once, the goal's own first), category stubs included.
-        fill_up_used / filled_from: whether (and from which datasets) fill-up added members
-            below the threshold.
-        truncated: a collection (own fragments or datasets) left a member out for want of
-            room; a member longer than the whole budget is left out and the pass goes on.
-        characters: text characters of the datasets' members collected.
-        rag_characters: text characters of the goal's own RAG fragments collected.
-        loaded: the loaded documents, each cut to the loaded-documents budget.
-        lines: the message lines: a block per loaded document (``[documentid] title``, a
-            newline, its text), then ``[fragmentid] text`` per fragment with text, then
-            ``[documentid] title | NAME=v1,v2; ...`` per document of a category-only member.
-        message_budget: the message's character budget, ``MAX_RAG_MESSAGE_LENGTH``: it counts
-            every character of ``message``, the loaded documents' blocks included.
-        message_truncated: the final truncation dropped or cut lines.
-        repeats: members left out because their text is already in the message (within a
-            member of their document, or within a loaded document).
-    """
-
-    fragments: list[Member]
-    fill_up_used: bool
-    truncated: bool
-    characters: int
-    datasets: list[str] = field(default_factory=list)
-    filled_from: list[str] = field(default_factory=list)
-    weight_scales: dict[str, str] = field(default_factory=dict)
-    rag_fragments: int = 0
-    rag_characters: int = 0
-    loaded: list[LoadedDocument] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    message_budget: int = 0
-    message_truncated: bool = False
-    repeats: int = 0
-
-    @property
-    def message(self) -> str:
-        """The RAG message: the lines, one per line; never longer than ``message_budget``."""
-        return "\n".join(self.lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"fragments": [m.to_dict() for m in self.fragments],
-                "fill_up_used": self.fill_up_used, "truncated": self.truncated,
-                "characters": self.characters, "datasets": self.datasets,
-                "filled_from": self.filled_from, "weight_scales": self.weight_scales,
-                "rag_fragments": self.rag_fragments, "rag_characters": self.rag_characters,
-                "loaded": [d.to_dict() for d in self.loaded], "message": self.message,
-                "message_budget": self.message_budget,
-                "message_truncated": self.message_truncated, "repeats": self.repeats}
 
 
 @dataclass(frozen=True)
 class _Collected:
     """One dataset pass of a goal context: the members picked and how."""
 
-    picked: _Picked
+    picked: Picked
     fill_up: bool
     filled_from: list[str]
     scales: dict[str, str]
@@ -245,10 +174,10 @@ class Goals:
     def _exists(self, goalid: str) -> bool:
         return bool(self.db.read("goal_get", goalid=goalid)[0]["found"])
 
-    def _own_fragments(self, goalid: str, budget: int) -> _Picked:
+    def _own_fragments(self, goalid: str, budget: int) -> Picked:
         """The goal's own RAG fragments, best first, within the whole message budget (one
         that does not fit is skipped)."""
-        picked = _Picked(budget)
+        picked = Picked(budget)
         for row in self.db.read("goal_rag_fragments", goalid=goalid, max_chars=budget):
             picked.take(_member(row))
             if picked.done:
@@ -264,7 +193,7 @@ class Goals:
         skipped when the budget ran out in the normal pass (a member that would have fitted
         the whole budget did not fit what was left), when no member was below the threshold,
         or when the target is already met."""
-        picked = _Picked(budget)
+        picked = Picked(budget)
         fill_up = False
         filled_from: list[str] = []
         scales: dict[str, str] = {}
@@ -333,119 +262,11 @@ class Goals:
             yield from category_only_lines(self.db, stubs[start:start + _DETAILS_CHUNK])
 
 
-def category_only_lines(db: Database, documentids: Sequence[str]) -> list[str]:
-    """``[documentid] title | NAME=v1,v2; ...``: what the message says of a document a
-    category filter matched, which has no text to quote (categories sorted by name)."""
-    if not documentids:
-        return []
-    rows = db.read("document_details", documentids=list(documentids))
-    details = {d[0]: d for d in rows[0]["documents"]} if rows else {}
-    lines: list[str] = []
-    for documentid in documentids:
-        _, properties, _, categories = details.get(documentid, (documentid, {}, None, []))
-        values: dict[str, list[str]] = {}
-        for c in categories:
-            values.setdefault(c["name"], []).append(c["value"])
-        described = "; ".join(f"{name}={','.join(sorted(vs))}"
-                              for name, vs in sorted(values.items()))
-        title = properties.get("title") or documentid
-        lines.append(f"[{documentid}] {title}" + (f" | {described}" if described else ""))
-    return lines
-
-
-def truncate_lines(lines: Iterable[str], budget: int) -> tuple[list[str], bool]:
-    """The lines whose newline-joined text fits ``budget`` characters, and whether any were
-    dropped. The first line that does not fit is cut (ending in ``ELLIPSIS``) when some of its
-    text still fits after its ``[id]``; every later line is dropped, unread."""
-    out: list[str] = []
-    used = 0
-    for line in lines:
-        room = budget - used - (1 if out else 0)
-        if len(line) <= room:
-            out.append(line)
-            used += len(line) + (1 if len(out) > 1 else 0)
-            continue
-        head = line.find("] ") + 2
-        if room > head + len(ELLIPSIS):
-            out.append(line[:room - len(ELLIPSIS)] + ELLIPSIS)
-        return out, True
-    return out, False
-
-
 def _below(member: Member, scale: str, threshold: float, retrieval_threshold: float) -> bool:
     """Whether a member is under the threshold of its weight's scale (retrieval-scale weights,
     and a partly failed rerank's unscored members, to ``retrieval_threshold``)."""
     on_retrieval = scale == "retrieval" or member.unscored
     return member.score < (retrieval_threshold if on_retrieval else threshold)
-
-
-def _normalised(text: str) -> str:
-    """``text`` with its whitespace runs as one space: texts compared for containment."""
-    return " ".join(text.split())
-
-
-class _Texts:
-    """The normalised texts taken so far, per document: what tells a repeat."""
-
-    def __init__(self) -> None:
-        self.by_document: dict[str, dict[str, str]] = {}
-
-    def within(self, member: Member) -> bool:
-        """Whether the member's text lies within a text taken from its document."""
-        text = _normalised(member.text or "")
-        return bool(text) and any(text in held for held in
-                                  self.by_document.get(member.documentid, {}).values())
-
-    def inside(self, member: Member) -> list[str]:
-        """The ids of taken members of its document whose text lies within the member's."""
-        text = _normalised(member.text or "")
-        return [i for i, held in self.by_document.get(member.documentid, {}).items()
-                if text and held in text]
-
-    def add(self, member: Member, key: str | None = None) -> None:
-        """Remember the member's text (under ``key``, by default its fragment id)."""
-        if member.text:
-            self.by_document.setdefault(member.documentid, {})[
-                key or member.fragmentid] = _normalised(member.text)
-
-    def drop(self, member: Member) -> None:
-        """Forget the member's text."""
-        self.by_document.get(member.documentid, {}).pop(member.fragmentid, None)
-
-
-def without_repeats(members: Sequence[Member], loaded: Sequence[LoadedDocument] = ()
-                   ) -> tuple[list[Member], int]:
-    """``members`` without the ones whose text is already said, and how many were left out.
-
-    In order, a member whose text (whitespace runs as one space) lies within a kept member of
-    its document or within a loaded document's text is left out; a member whose text holds kept
-    members of its document takes their place, so no text reaches the message twice. Stubs have
-    no text and are all kept.
-
-    Example:
-        >>> paragraph = Member("d-p1", "d", "One paragraph.", 0.8, "paragraphs")
-        >>> same = Member("d-c1", "d", "One  paragraph.", 0.6, "chapters")
-        >>> longer = Member("d-c2", "d", "One paragraph. And more.", 0.5, "chapters")
-        >>> [m.fragmentid for m in without_repeats([paragraph, same])[0]]
-        ['d-p1']
-        >>> [m.fragmentid for m in without_repeats([paragraph, longer])[0]]
-        ['d-c2']
-    """
-    texts = _Texts()
-    for d in loaded:
-        texts.add(Member(d.documentid, d.documentid, d.text, 0.0, "loaded"), key="\0loaded")
-    kept: dict[str, Member] = {}
-    repeats = 0
-    for m in members:
-        if texts.within(m):
-            repeats += 1
-            continue
-        for inner in texts.inside(m):
-            repeats += 1
-            texts.drop(kept.pop(inner))
-        kept[m.fragmentid] = m
-        texts.add(m)
-    return list(kept.values()), repeats
 
 
 def _whole(name: str, value: object, *, setting: str) -> int:
@@ -465,51 +286,6 @@ def _finite(name: str, value: object) -> float:
             or not math.isfinite(value):
         raise ConfigurationError(f"{name} must be a finite number, not {value!r}")
     return float(value)
-
-
-class _Picked:
-    """Members chosen for a goal context within a character budget, each text once."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.members: dict[str, Member] = {}
-        self.used = 0
-        self.truncated = False
-        self.exhausted = False
-        self.repeats = 0
-        self.skips = 0
-        self.texts = _Texts()
-
-    @property
-    def done(self) -> bool:
-        """No room is left, or the last ``_SKIPS`` members in a row did not fit: stop
-        reading."""
-        return self.used >= self.budget or self.skips >= _SKIPS
-
-    def take(self, member: Member) -> bool:
-        """Add the member if its text fits the room left and is not already held; False (and
-        ``truncated``) when it does not fit. A member whose text lies within a held one of its
-        document is a repeat (True, nothing added); one whose text holds held ones replaces
-        them, their characters going back to the budget."""
-        if self.texts.within(member):
-            self.repeats += 1
-            return True
-        inner = self.texts.inside(member)
-        freed = sum(self.members[i].size for i in inner)
-        size = member.size
-        if self.used - freed + size > self.budget:
-            self.truncated = True
-            self.exhausted = self.exhausted or size <= self.budget
-            self.skips += 1
-            return False
-        for i in inner:
-            self.texts.drop(self.members.pop(i))
-            self.repeats += 1
-        self.members[member.fragmentid] = member
-        self.texts.add(member)
-        self.used += size - freed
-        self.skips = 0
-        return True
 
 
 def _member(row: Record) -> Member:
