@@ -18,19 +18,29 @@ of a global top-N.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator
-from typing import TypeAlias
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
+from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
+from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
-from thalabus_graph.plan.rewrite import Rewritten
+from thalabus_graph.plan.rewrite import Prepared, Rewritten
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
-from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode
+from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode, rerank_query
+from thalabus_graph.request import QueryRequest
+from thalabus_graph.rerank import Reranker
+from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.filter_stream import stream_stubs
 from thalabus_graph.search.hits import stubs
+from thalabus_graph.search.languages import TextLanguageState
+from thalabus_graph.search.scope import InIndexState
+from thalabus_graph.search.vocabulary import Vocabularies, VocabularyAttempt
+from thalabus_graph.settings import Settings
 
 Result: TypeAlias = list[Fragment] | None
 """Fragments, or None for TRUE (no constraint)."""
@@ -39,6 +49,49 @@ BranchReranker: TypeAlias = Callable[[Node, list[Fragment]], list[Fragment]]
 _Frame: TypeAlias = Generator[tuple[PlanNode, Restriction | None], Result, Result]
 
 UNIVERSE = "universe"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What a graph object's query evaluations share: the connection and its settings, the
+    embedder and reranker (read through callables: the embedder is loaded by a search that
+    embeds, a reranker set on the graph object later is the one used), the vocabulary
+    protocol, and the state of the filtered indexes and of the text languages (each re-read
+    at most once a minute)."""
+
+    db: Database
+    settings: Settings
+    embedder: Callable[[], Embedder]
+    reranker: Callable[[], Reranker]
+    vocabularies: Vocabularies
+    in_index: InIndexState
+    text_languages: TextLanguageState
+
+
+def evaluator_for(shared: Shared, request: QueryRequest, prepared: Prepared,
+                  stale_row: Mapping[str, Any] | None = None) -> Evaluator:
+    """The evaluator of one attempt at ``request``: its executor in the prepared scope, its
+    pools sized to the limit, its counts from the query's vocabulary attempt (planned with
+    ``stale_row`` after a stale one). With a limit the searches read no details: the few
+    documents returned are read afterwards (an exact search still does, as its hits are
+    few). A pure filter's stubs come in document-id order, the order the cut keeps: its
+    statement returns only the first ``limit`` unless a dataset takes every one."""
+    limit = prepared.limit
+    ex = SearchExecutor(
+        shared.db, shared.settings, shared.embedder(), limit=limit,
+        ontologyid=prepared.ontology_id, datasetids=prepared.datasetids,
+        profile=request.profile, document_details=request.return_documents and limit is None,
+        exact_details=request.return_documents, in_index_state=shared.in_index,
+        language=request.language, text_languages=shared.text_languages,
+        vocabulary=VocabularyAttempt(shared.vocabularies, prepared.check,
+                                     fresh=request.profile, row=stale_row),
+        stream_limit=limit if request.cut and not request.create_dataset else None)
+    if not request.automatically_rerank:
+        return Evaluator(ex, record=request.profile)
+    outcomes = BranchOutcomes(semantic=bool(rerank_query(prepared.query.root)))
+    return Evaluator(ex, rerank_branch=BranchRerank(shared.reranker(), shared.settings,
+                                                    outcomes),
+                     record=request.profile, outcomes=outcomes)
 
 
 def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
@@ -82,14 +135,22 @@ class Evaluator:
                  outcomes: BranchOutcomes | None = None) -> None:
         self.executor = executor
         self.outcomes = outcomes
+        self.rerank_flags: dict[str, Any] | None = None
+        self.rerank_warning: str | None = None
         self.pushdown = pushdown
         self.rerank_branch = rerank_branch
         self.record = record
         self.plan: CompiledPlan | None = None
 
     def results(self, node: Node | Rewritten) -> list[Fragment]:
-        """The query's fragments, best first; a query that is TRUE gives the universe's stubs."""
-        return list(self.stream(node))
+        """The query's fragments, best first; a query that is TRUE gives the universe's stubs.
+        With branch reranking, what it did is then final (``rerank_flags``,
+        ``rerank_warning``)."""
+        fragments = list(self.stream(node))
+        if self.outcomes is not None:
+            self.rerank_flags = self.outcomes.flags()
+            self.rerank_warning = self.outcomes.warning()
+        return fragments
 
     def stream(self, node: Node | Rewritten) -> Iterator[Fragment]:
         """The query's fragments, best first, as an iterator: a pure filter query's stubs

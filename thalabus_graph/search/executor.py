@@ -37,6 +37,7 @@ from thalabus_graph.plan.steps import (
     TextSearch,
     VectorSearch,
 )
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
     PhraseScale,
@@ -53,7 +54,7 @@ from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState, ScopeReads
 from thalabus_graph.search.text import TextSearches
 from thalabus_graph.search.vector import VectorSearches
-from thalabus_graph.search.vocabulary import PlannedVocabulary
+from thalabus_graph.search.vocabulary import VocabularyAttempt
 from thalabus_graph.settings import Settings
 
 
@@ -82,8 +83,9 @@ class SearchExecutor:
     returns documents from its whole pool); ``exact_details``: the exact searches do (a query
     returning a few documents: an exact search's hits are few, the restricted documents'
     fragments up to its pool, and their details save the round trip that reads them after);
-    ``vocabulary``: the query's vocabulary read, carried by its first statement
-    (``search.vocabulary``); ``limit``: the results wanted, which size the pools
+    ``vocabulary``: the query's vocabulary attempt: its counts are the scope's when first
+    asked for, and its read is carried by the first statement when the plan is made with a
+    row seen before (``search.vocabulary``); ``limit``: the results wanted, which size the pools
     (``plan.cost.sized``); ``in_index_state``: where the ontology-filtered indexes' state is
     read from, instead of ``in_index``; ``stream_limit``: the documents a pure filter query's
     streamed statement returns at most (its first ones by document id, the stubs the query's
@@ -104,7 +106,7 @@ class SearchExecutor:
                  exact_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
                  text_languages: TextLanguageState | None = None,
-                 vocabulary: PlannedVocabulary | None = None,
+                 vocabulary: VocabularyAttempt | None = None,
                  stream_limit: int | None = None, limit: int | None = None,
                  in_index_state: InIndexState | None = None) -> None:
         # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
@@ -132,7 +134,8 @@ class SearchExecutor:
     @cached_property
     def runner(self) -> Runner:
         """Runs every statement of the evaluation and books its steps."""
-        return Runner(self._db, profile=self._profile, vocabulary=self._vocabulary,
+        planned = None if self._vocabulary is None else self._vocabulary.attempt.planned
+        return Runner(self._db, profile=self._profile, vocabulary=planned,
                       text_cap=self.settings.max_result_text_chars)
 
     @cached_property
@@ -141,8 +144,12 @@ class SearchExecutor:
         ontologyid, datasetids, ids, in_index = self._scope
         if self._in_index_state is not None:
             in_index = self._in_index_state.state(ontologyid)
-        return ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
-                          ids=ids, in_index=in_index)
+        reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
+                           ids=ids, in_index=in_index)
+        if self._vocabulary is not None:  # the counts the vocabulary read brought
+            known = self._vocabulary.attempt.reads
+            reads.preload(known.sizes, known.counts)
+        return reads
 
     @cached_property
     def text_language(self) -> TextLanguages:
@@ -232,6 +239,15 @@ class SearchExecutor:
                 counts: Mapping[CategoryPattern, int] | None = None) -> None:
         """Take what the query's vocabulary read returned (``ScopeReads.preload``)."""
         self.reads.preload(sizes, counts)
+
+    def vocabulary_warnings(self) -> list[QueryWarning]:
+        """The warnings of the query's vocabulary, once the evaluation ran
+        (``VocabularyAttempt.warnings``; none without an attempt).
+
+        Raises:
+            StaleVocabulary: the counts read with the query differ from those planned with.
+        """
+        return [] if self._vocabulary is None else self._vocabulary.warnings()
 
     def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
         """The phrases whose semantic range is remembered, whose unrestricted hits were read

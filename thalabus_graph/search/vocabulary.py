@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from thalabus_graph.errors import StaleVocabulary
@@ -157,6 +157,48 @@ class Attempt:
 
 NOTHING_READ = Attempt(QueryReads())
 """The attempt of a query with no category and no scope: nothing is read."""
+
+
+class VocabularyAttempt:
+    """One evaluation's side of the vocabulary protocol, decided when the plan first asks
+    for a count (``attempt``): planned with a row seen before, its first statement carrying
+    the read again, or read now on its own; or, after a stale attempt, planned with the fresh
+    row (``row``). ``warnings`` settles it once the evaluation ran.
+
+    Args:
+        vocabularies: the graph object's vocabulary protocol.
+        check: the query's vocabulary check (None: nothing to read).
+        fresh: read on its own even when a row was seen (a profiled query: each step's time
+            and db hits are then its own).
+        row: the fresh row a stale attempt brought back.
+    """
+
+    def __init__(self, vocabularies: Vocabularies, check: VocabularyCheck | None, *,
+                 fresh: bool, row: Mapping[str, Any] | None = None) -> None:
+        self.vocabularies = vocabularies
+        self.check = check
+        self.fresh = fresh
+        self.row = row
+
+    @cached_property
+    def attempt(self) -> Attempt:
+        """The attempt, decided (and, when it reads on its own, read) on first use.
+
+        Raises:
+            DatasetInputError: a parent dataset of the scope does not exist.
+            UnknownCategoryError: the check is strict and the row read has warnings.
+        """
+        if self.check is not None and self.row is not None:
+            return self.vocabularies.read(self.check, self.row)
+        return self.vocabularies.first(self.check, fresh=self.fresh)
+
+    def warnings(self) -> list[QueryWarning]:
+        """The warnings of the evaluated attempt (``Vocabularies.settle``).
+
+        Raises:
+            StaleVocabulary: the counts read with the query differ from those planned with.
+        """
+        return self.vocabularies.settle(self.check, self.attempt)
 
 
 class Vocabularies:
