@@ -24,8 +24,8 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view", "calibration", "calibration_file",
-     "reliability", "languages", "query_warning"},
+    {"settings", "settings_values", "errors", "progress", "plan_view", "calibration",
+     "calibration_file", "reliability", "languages", "query_warning"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 
