@@ -81,7 +81,8 @@ from thalabus_graph.calibration import (
     words,
 )
 from thalabus_graph.calibration_file import load
-from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
+from thalabus_graph.cli.calibrate_cmd import held_out_report, labelled_set, read_qrels
+from thalabus_graph.cli.calibrate_plot import draw
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.fusion import LanguageSlots
 from thalabus_graph.scale import PhraseScale
