@@ -66,7 +66,8 @@ import numpy as np
 
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
-from thalabus_graph.cli.calibrate_cmd import draw, held_out_report, labelled_set, read_qrels
+from thalabus_graph.cli.calibrate_cmd import held_out_report, labelled_set, read_qrels
+from thalabus_graph.cli.calibrate_plot import draw
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.scoring.calibration import (
     DEFAULT_SOURCE,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import logging
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -22,8 +21,10 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.settings_values import ENV_PREFIX as ENV_PREFIX
+from thalabus_graph.settings_values import RANGES as RANGES
+from thalabus_graph.settings_values import check_range, coerce, is_secret, without_user_info
 
-ENV_PREFIX = "THALABUS_"
 Fusion = Literal["language-slots", "convex", "max", "rrf"]
 """A fusion rule (see ``thalabus_graph.scoring.fusion``)."""
 FUSION_RULES: tuple[Fusion, ...] = get_args(Fusion)
@@ -330,7 +331,7 @@ class Settings:
         for f in fields(cls):
             raw = env.get(ENV_PREFIX + f.name.upper())
             if raw is not None:
-                values[f.name] = _coerce(f.name, raw, type(getattr(_DEFAULTS, f.name)))
+                values[f.name] = coerce(f.name, raw, type(getattr(_DEFAULTS, f.name)))
         values.update(overrides)
         return cls(**values)
 
@@ -346,17 +347,17 @@ class Settings:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if _is_secret(f.name) and value:
+            if is_secret(f.name) and value:
                 parts.append(f"{f.name}='***'")
             elif f.name.endswith("_url") and value:
-                parts.append(f"{f.name}={_USER_INFO.sub('***@', value)!r}")
+                parts.append(f"{f.name}={without_user_info(value)!r}")
             else:
                 parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __post_init__(self) -> None:
         for name, (low, high) in RANGES.items():
-            _check_range(name, getattr(self, name), low, high)
+            check_range(name, getattr(self, name), low, high)
         if self.fusion not in FUSION_RULES:
             raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
                                      f"not {self.fusion!r}")
@@ -364,120 +365,6 @@ class Settings:
             raise ConfigurationError(f"rerank_clauses must be one of "
                                      f"{', '.join(RERANK_CLAUSES)}, not {self.rerank_clauses!r}")
 
-
-_BIG = 1_000_000
-_HUGE = 1_000_000_000
-RANGES: Mapping[str, tuple[float, float]] = {
-    "embedding_dimensions": (1, 4096),
-    "vector_hnsw_m": (1, 512),
-    "vector_hnsw_ef_construction": (1, 3200),
-    "embedder_batch_size": (1, 10_000),
-    "embedder_max_concurrency": (1, 1024),
-    "embedder_timeout_seconds": (0.001, 86_400),
-    "embedder_max_retries": (0, 100),
-    "query_embedding_cache_size": (0, _HUGE),
-    "top_n_chapters": (1, _BIG),
-    "top_n_paragraphs": (1, _BIG),
-    "top_n_summaries": (1, _BIG),
-    "top_n_questions": (1, _BIG),
-    "score_factor_chapters": (0, 1000),
-    "score_factor_paragraphs": (0, 1000),
-    "score_factor_summaries": (0, 1000),
-    "score_factor_questions": (0, 1000),
-    "score_cap_chapters": (0, 1000),
-    "score_cap_paragraphs": (0, 1000),
-    "score_cap_summaries": (0, 1000),
-    "score_cap_questions": (0, 1000),
-    "min_score": (0, 1),
-    "short_query_max_words": (0, _BIG),
-    "fusion_text_weight": (0, 1),
-    "fusion_full_coverage": (0, 1),
-    "rrf_k": (0, _BIG),
-    "exact_search_max_candidates": (0, _HUGE),
-    "text_lookup_max_fragments": (0, _HUGE),
-    "vector_overfetch_factor": (1, 1000),
-    "vector_k_factor": (1, 1000),
-    "vector_min_k": (1, _BIG),
-    "index_max_k": (1, _BIG),
-    "top_n_text": (1, _BIG),
-    "min_reranking_score_doc": (0, 1),
-    "max_fragments_per_doc": (1, _BIG),
-    "max_rag_output_frag": (1, _BIG),
-    "limit_pool_factor": (1, 1000),
-    "limit_min_k": (1, _BIG),
-    "limit_k_factor": (1, 1000),
-    "reranker_batch_size": (1, 10_000),
-    "reranker_timeout_seconds": (0.001, 86_400),
-    "reranker_max_retries": (0, 100),
-    "max_parallelism": (1, 1024),
-    "service_max_reply_bytes": (1, _HUGE),
-    "max_rerank_chars": (1, _HUGE),
-    "max_reranking_input_frag": (1, _BIG),
-    "min_reranking_score_frag": (-_HUGE, _HUGE),
-    "max_reranking_output_frag": (1, _BIG),
-    "min_reranking_output_frag": (0, _BIG),
-    "min_reranking_output_doc": (0, _BIG),
-    "max_reranking_output_doc": (0, _BIG),
-    "max_rag_message_length": (1, _HUGE),
-    "max_loaded_document_length": (0, _HUGE),
-    "write_batch_size": (1, _BIG),
-    "max_result_text_chars": (1, _HUGE),
-    "max_concurrent_queries": (1, 10_000),
-    "max_query_chars": (1, _HUGE),
-    "max_query_terms": (1, _BIG),
-    "max_query_depth": (1, _BIG),
-    "max_phrase_chars": (1, _HUGE),
-    "max_passage_chars": (1, _HUGE),
-    "query_timeout_seconds": (0.001, 86_400),
-    "embedding_window_chars": (100, _BIG),
-    "embedding_max_windows": (1, 1000),
-}
-"""The closed range of every numeric setting; a value outside it, NaN or an infinity is a
-``ConfigurationError`` naming the setting (``tests/adversarial/test_settings_ranges.py`` checks
-that every numeric field has one). Thresholds on the retrieval scale lie in [0, 1]; reranker
-scores are uncalibrated (logits may be negative), so their threshold only has to be finite."""
-
-
-def _check_range(name: str, value: Any, low: float, high: float) -> None:
-    """Refuse a value of the wrong type, NaN, an infinity or one outside ``[low, high]``."""
-    env = f"{ENV_PREFIX}{name.upper()}"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigurationError(f"{name} ({env}) must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise ConfigurationError(f"{name} ({env}) must be a finite number, not {value!r}")
-    if not low <= value <= high:
-        raise ConfigurationError(
-            f"{name} ({env}) must lie in [{_shown(low)}, {_shown(high)}], not {value!r}")
-
-
-def _shown(bound: float) -> str:
-    return f"{bound:,}".replace(",", "_") if float(bound).is_integer() else f"{bound:g}"
-
-
-SECRET_NAME_PARTS = ("api_key", "token", "password", "secret")
-_USER_INFO = re.compile(r"(?<=://)[^/\s@]+@")
-"""The user info of a URL (``user:password@``), never shown in a repr."""
-
-
-def _is_secret(name: str) -> bool:
-    """True for a field whose value is a credential."""
-    return any(part in name for part in SECRET_NAME_PARTS)
-
-
-def _coerce(name: str, raw: str, kind: type) -> Any:
-    try:
-        if kind is bool:
-            low = raw.strip().lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off", ""):
-                return False
-            raise ValueError(raw)
-        return kind(raw)
-    except ValueError as exc:
-        raise ConfigurationError(
-            f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}"
-        ) from exc
 
 
 _DEFAULTS = Settings()

@@ -23,7 +23,8 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "errors", "progress", "plan_view", "languages", "query_warning", "request"},
+    {"settings", "settings_values", "errors", "progress", "plan_view", "languages",
+     "query_warning", "request"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from thalabus_graph.cli import common
+from thalabus_graph.cli.calibrate_plot import draw, pyplot
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.scoring.calibration import DEFAULT_SOURCE, Calibration, shipped
 from thalabus_graph.scoring.fitting import Labelled, candidates, evidences, fit
@@ -354,61 +355,40 @@ def held_out_report(model: str, sets: list[Labelled], known: Calibration | None,
                                                  bins=bins).ece}
 
 
-def pyplot() -> Any:
-    """``matplotlib.pyplot`` on a file-only backend, or a ``ConfigurationError`` naming the
-    extra that installs it."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ConfigurationError("--report draws with matplotlib, which is not installed: "
-                                 "pip install 'thalabus-graph[plots]'") from exc
-    return plt
-
-
-def draw(report: dict[str, Any], path: Path) -> None:
-    """The reliability diagram of a ``held_out_report`` as an image (format by suffix): the
-    frequency of relevant candidates against the mean score per bin, the diagonal where they
-    are equal, and the share of the weight in each bin."""
-    plt = pyplot()
-    bins = report["reliability"]["bins"]
-    filled = [b for b in bins if b["score"] is not None]
-    figure, (curve, mass) = plt.subplots(2, 1, figsize=(5.5, 6.5), sharex=True,
-                                         gridspec_kw={"height_ratios": [3, 1]})
-    curve.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfectly calibrated")
-    curve.bar([b["low"] for b in filled], [b["frequency"] for b in filled],
-              width=1 / len(bins), align="edge", alpha=0.35, edgecolor="black",
-              label="relevant share per bin")
-    curve.plot([b["score"] for b in filled], [b["frequency"] for b in filled], marker="o",
-               label="mean score -> relevant share")
-    curve.set_ylabel("share relevant (even prior odds)")
-    curve.set_xlim(0, 1)
-    curve.set_ylim(0, 1)
-    curve.legend(loc="upper left", fontsize=8)
-    held = ", ".join(f"{name} ({n})" for name, n in report["queries"].items()
-                     if name.endswith("held out"))
-    curve.set_title(f"{report['model']}: ECE {report['ece']:.3f} on held-out queries\n{held}",
-                    fontsize=9)
-    mass.bar([b["low"] for b in bins], [b["weight"] for b in bins], width=1 / len(bins),
-             align="edge", edgecolor="black")
-    mass.set_xlabel("calibrated score")
-    mass.set_ylabel("weight share")
-    figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot write {path}: {exc}") from exc
-    finally:
-        plt.close(figure)
-
-
 def handle(args: argparse.Namespace) -> int:
     """Fit, report the drop rates at MIN_SCORE and MIN_RERANKING_SCORE_DOC, write the file;
     with ``--report``, also the reliability of a fit on a held-out split."""
+    embeddings = _checked_arguments(args)
+    settings = Settings.from_env()
+    model = args.model or settings.embedder_model
+    known = shipped(model)
+    # the drop rates are measured with the gate the file keeps: with its lexical share when
+    # it reads one (the texts of the corpus and the queries are read for it)
+    reads_share = bool(known and known.gate and known.gate.share_slope is not None)
+    sets = [labelled_set(c, q, r, e, settings, shares=reads_share)
+            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
+                                  strict=True)]
+    output: dict[str, Any] = {}
+    lines: list[str] = []
+    if args.out is not None:
+        output, lines = _write_calibration(args.out, model, sets, known, settings)
+    if args.report is not None:
+        output["reliability"], report_lines = _write_report(args, model, sets, known)
+        lines += report_lines
+    if args.json:
+        common.emit_json(output)
+    else:
+        print("\n".join(lines))
+    return 0
+
+
+def _checked_arguments(args: argparse.Namespace) -> list[Path | None]:
+    """The ``--embeddings`` folder of each labelled set (None where not given), after the
+    checks of the arguments that need no file: one of each flag per set, something to write,
+    and a report's file kind, share and seed. A report needs the plots extra, said before any
+    fit."""
     n = len(args.corpus)
-    embeddings = args.embeddings or [None] * n
+    embeddings: list[Path | None] = args.embeddings or [None] * n
     if not len(args.queries) == len(args.qrels) == len(embeddings) == n:
         raise ConfigurationError("give --corpus, --queries, --qrels (and --embeddings) "
                                  "once per labelled set")
@@ -424,53 +404,49 @@ def handle(args: argparse.Namespace) -> int:
                                      "and 1")
         if args.seed < 0:
             raise ConfigurationError(f"--seed {args.seed}: give a whole number of 0 or more")
-        pyplot()  # before the fit: a missing extra is said at once
-    settings = Settings.from_env()
-    model = args.model or settings.embedder_model
-    known = shipped(model)
-    # the drop rates are measured with the gate the file keeps: with its lexical share when
-    # it reads one (the texts of the corpus and the queries are read for it)
-    reads_share = bool(known and known.gate and known.gate.share_slope is not None)
-    sets = [labelled_set(c, q, r, e, settings, shares=reads_share)
-            for c, q, r, e in zip(args.corpus, args.queries, args.qrels, embeddings,
-                                  strict=True)]
-    output: dict[str, Any] = {}
-    lines: list[str] = []
-    if args.out is not None:
-        calibration = fit_checked(model, sets, known)
-        measured: dict[str, Any] = {}
-        for labelled in sets:
-            scores = scores_of(calibration, labelled)
-            measured[labelled.name] = {
-                "min_score": drop_rates(labelled, scores, settings.min_score),
-                "min_reranking_score_doc": drop_rates(labelled, scores,
-                                                      settings.min_reranking_score_doc)}
-        calibration = dataclasses.replace(calibration, measured=measured)
-        calibration.save(args.out)
-        output = calibration.to_dict()
-        for name, rates in measured.items():
-            for setting, r in rates.items():
-                lines.append(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
-                             f"non-relevant candidates, {r['relevant_dropped']:.1%} of the "
-                             "relevant")
-        gate = ("no phrase gate" if not calibration.gate else "the shipped phrase gates"
-                if calibration.foreign_gate else "the shipped phrase gate")
-        lines.append(f"wrote {args.out} (with {gate} of {model})")
-    if args.report is not None:
-        report = held_out_report(model, sets, known, args.held_out, args.seed)
-        draw(report, args.report)
-        numbers = args.report.with_suffix(".json")
-        try:
-            numbers.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ConfigurationError(f"cannot write {numbers}: {exc}") from exc
-        output["reliability"] = report
-        lines += [f"{name}: ECE {ece:.4f}" for name, ece in report["ece_per_set"].items()]
-        lines.append(f"expected calibration error {report['ece']:.4f} on "
-                     f"{report['candidates']} held-out candidates ({report['bins']} bins, even "
-                     f"prior odds); wrote {args.report} and {numbers}")
-    if args.json:
-        common.emit_json(output)
-    else:
-        print("\n".join(lines))
-    return 0
+        pyplot()
+    return embeddings
+
+
+def _write_calibration(out: Path, model: str, sets: list[Labelled], known: Calibration | None,
+                       settings: Settings) -> tuple[dict[str, Any], list[str]]:
+    """Fit on every set, measure the drop rates of both thresholds, write the file to ``out``:
+    its JSON form and the lines that say what it drops."""
+    calibration = fit_checked(model, sets, known)
+    measured: dict[str, Any] = {}
+    for labelled in sets:
+        scores = scores_of(calibration, labelled)
+        measured[labelled.name] = {
+            "min_score": drop_rates(labelled, scores, settings.min_score),
+            "min_reranking_score_doc": drop_rates(labelled, scores,
+                                                  settings.min_reranking_score_doc)}
+    calibration = dataclasses.replace(calibration, measured=measured)
+    calibration.save(out)
+    lines = []
+    for name, rates in measured.items():
+        for setting, r in rates.items():
+            lines.append(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
+                         f"non-relevant candidates, {r['relevant_dropped']:.1%} of the "
+                         "relevant")
+    gate = ("no phrase gate" if not calibration.gate else "the shipped phrase gates"
+            if calibration.foreign_gate else "the shipped phrase gate")
+    lines.append(f"wrote {out} (with {gate} of {model})")
+    return calibration.to_dict(), lines
+
+
+def _write_report(args: argparse.Namespace, model: str, sets: list[Labelled],
+                  known: Calibration | None) -> tuple[dict[str, Any], list[str]]:
+    """The reliability of a fit on a held-out split, drawn to ``--report`` with its numbers
+    beside it as JSON: the report and the lines that sum it up."""
+    report = held_out_report(model, sets, known, args.held_out, args.seed)
+    draw(report, args.report)
+    numbers = args.report.with_suffix(".json")
+    try:
+        numbers.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write {numbers}: {exc}") from exc
+    lines = [f"{name}: ECE {ece:.4f}" for name, ece in report["ece_per_set"].items()]
+    lines.append(f"expected calibration error {report['ece']:.4f} on "
+                 f"{report['candidates']} held-out candidates ({report['bins']} bins, even "
+                 f"prior odds); wrote {args.report} and {numbers}")
+    return report, lines

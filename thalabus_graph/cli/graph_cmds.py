@@ -53,6 +53,16 @@ def _graph(args: argparse.Namespace) -> ThalabusGraph:
 
 def register(subparsers: Any) -> None:
     """Add the engine sub-commands."""
+    _register_ingest(subparsers)
+    _register_warm_up(subparsers)
+    _register_query(subparsers)
+    _register_explain(subparsers)
+    _register_rerank(subparsers)
+    _register_datasets(subparsers)
+
+
+def _register_ingest(subparsers: Any) -> None:
+    """``ingest FILE``: documents from a JSON Lines file into the graph."""
     fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "ingest", help="ingest documents from a JSON Lines file", formatter_class=fmt,
@@ -67,6 +77,10 @@ def register(subparsers: Any) -> None:
     common.add_common_options(p)
     p.set_defaults(handler=_ingest)
 
+
+def _register_warm_up(subparsers: Any) -> None:
+    """``warm-up``: every query form run once, so Neo4j has planned them before serving."""
+    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "warm-up", help="run every query form once, so the first queries do not wait for "
                         "Neo4j to plan them", formatter_class=fmt,
@@ -84,6 +98,10 @@ def register(subparsers: Any) -> None:
     common.add_common_options(p)
     p.set_defaults(handler=_warm_up)
 
+
+def _register_query(subparsers: Any) -> None:
+    """``query TEXT``: run a query and print its documents or fragments."""
+    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "query", help="run a Thalabus query", formatter_class=fmt,
         description=QUOTING_RULE,
@@ -111,6 +129,10 @@ def register(subparsers: Any) -> None:
     common.add_common_options(p)
     p.set_defaults(handler=_query)
 
+
+def _register_explain(subparsers: Any) -> None:
+    """``explain TEXT``: the compiled plan of a query, without running it."""
+    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "explain", help="show the compiled plan of a query without running it",
         formatter_class=fmt,
@@ -126,6 +148,10 @@ def register(subparsers: Any) -> None:
     common.add_common_options(p)
     p.set_defaults(handler=_explain)
 
+
+def _register_rerank(subparsers: Any) -> None:
+    """``rerank DATASET``: a dataset reranked in rounds into a new one."""
+    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
         epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
@@ -163,6 +189,10 @@ def register(subparsers: Any) -> None:
     common.add_common_options(p)
     p.set_defaults(handler=_rerank)
 
+
+def _register_datasets(subparsers: Any) -> None:
+    """``datasets list|show|hide|unhide``: read datasets and hide members from their readers."""
+    fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "datasets", help="list, show, hide or unhide datasets", formatter_class=fmt,
         epilog="examples:\n  thalabus-graph datasets list\n"
@@ -199,7 +229,6 @@ def register(subparsers: Any) -> None:
                        help="fragment ids (or document ids of category members)")
         common.add_common_options(q)
         q.set_defaults(handler=_datasets_hide, hidden=hidden)
-
 
 def _language(text: str) -> str | None:
     """A ``--language`` value checked before any connection: an unknown language is bad

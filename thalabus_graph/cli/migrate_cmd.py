@@ -45,6 +45,12 @@ unreachable; `migrations status` also when a version is changed or unknown); 2 b
 
 def register(subparsers: Any) -> None:
     """Add the ``migrate`` and ``migrations`` sub-commands."""
+    _register_migrate(subparsers)
+    _register_migrations(subparsers)
+
+
+def _register_migrate(subparsers: Any) -> None:
+    """``migrate``: apply the pending migrations under a lock."""
     migrate: argparse.ArgumentParser = subparsers.add_parser(
         "migrate",
         help="apply pending schema migrations (constraints, vector and fulltext indexes)",
@@ -60,6 +66,9 @@ def register(subparsers: Any) -> None:
     )
     migrate.set_defaults(handler=handle_migrate)
 
+
+def _register_migrations(subparsers: Any) -> None:
+    """``migrations status|repair-vectors|unlock|clean``: inspect and mend the history."""
     group: argparse.ArgumentParser = subparsers.add_parser(
         "migrations",
         help="show migration status; remove a stale lock; clean the history",
@@ -68,6 +77,14 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = group.add_subparsers(dest="migrations_command", metavar="ACTION", required=True)
+    _add_status(actions)
+    _add_repair_vectors(actions)
+    _add_unlock(actions)
+    _add_clean(actions)
+
+
+def _add_status(actions: Any) -> None:
+    """``migrations status``: one row per version with its state."""
     status = actions.add_parser(
         "status", help="list every version: applied, pending, changed, unknown",
         description="One row per migration version with its state and installation time.",
@@ -76,6 +93,10 @@ def register(subparsers: Any) -> None:
     )
     _add_options(status)
     status.set_defaults(handler=handle_status)
+
+
+def _add_repair_vectors(actions: Any) -> None:
+    """``migrations repair-vectors``: remove the stored embeddings no search can use."""
     repair = actions.add_parser(
         "repair-vectors", help="remove stored embeddings no search can use",
         description="Remove every stored embedding with the wrong dimension, a value that is "
@@ -87,6 +108,10 @@ def register(subparsers: Any) -> None:
     _add_options(repair)
     repair.add_argument("--yes", action="store_true", help="confirm")
     repair.set_defaults(handler=handle_repair_vectors)
+
+
+def _add_unlock(actions: Any) -> None:
+    """``migrations unlock``: remove a lock a dead runner left."""
     unlock = actions.add_parser(
         "unlock", help="remove a lock left by a migration runner that died",
         description="Delete the migration lock node. Only when no runner is active.",
@@ -95,6 +120,10 @@ def register(subparsers: Any) -> None:
     )
     _add_options(unlock)
     unlock.set_defaults(handler=handle_unlock)
+
+
+def _add_clean(actions: Any) -> None:
+    """``migrations clean``: forget the history, with ``--schema`` drop the schema too."""
     clean = actions.add_parser(
         "clean", help="forget the migration history (with --schema: drop every index too)",
         description="Delete the migration history and lock; with --schema also drop every "

@@ -69,7 +69,13 @@ def register(subparsers: Any) -> None:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = group.add_subparsers(dest="neo4j_action", metavar="ACTION", required=True)
+    _add_start(actions)
+    _add_stop(actions)
+    _add_status(actions)
 
+
+def _add_start(actions: Any) -> None:
+    """``neo4j start``: start a server and print its Bolt URI last."""
     start = actions.add_parser(
         "start", help="start a server; prints its Bolt URI as the last line",
         description="Start Neo4j and return once it answers Bolt. The last line of stdout is "
@@ -105,6 +111,9 @@ def register(subparsers: Any) -> None:
     common.add_common_options(start, uri=False)
     start.set_defaults(handler=_start)
 
+
+def _add_stop(actions: Any) -> None:
+    """``neo4j stop``: stop the server of a data dir."""
     stop = actions.add_parser(
         "stop", help="stop the server of a data dir",
         description="Stop the server with SIGTERM (clean shutdown), SIGKILL after --timeout.",
@@ -116,6 +125,9 @@ def register(subparsers: Any) -> None:
     common.add_common_options(stop, uri=False)
     stop.set_defaults(handler=_stop)
 
+
+def _add_status(actions: Any) -> None:
+    """``neo4j status``: whether a server runs on a data dir (exit 0 or 1)."""
     status = actions.add_parser(
         "status", help="report whether a server runs on a data dir",
         description="Exit code 0 when a server runs on the data dir, 1 when none does.",

@@ -127,6 +127,40 @@ def _read_category(text: str, name: str, start: int, equals: int) -> Token:
     return Token(TokenKind.CATEGORY, start, end, Category(name, tuple(values)))
 
 
+def _read_case_sensitive(text: str, pos: int) -> Token:
+    """The case-sensitive text term ``@'...'`` starting at ``pos`` (the ``@``)."""
+    if not text.startswith("'", pos + 1):
+        found = "end of query" if pos + 1 >= len(text) else repr(text[pos + 1])
+        raise ThalabusSyntaxError(
+            f"expected ' after '@' (case-sensitive text is written @'text'), "
+            f"found {found}",
+            pos + 1,
+            text,
+        )
+    body, end = _read_quoted(text, pos, pos + 2, "text")
+    return Token(TokenKind.TEXT, pos, end, Text(body, case_sensitive=True))
+
+
+def _read_name(text: str, pos: int, match: re.Match[str]) -> Token:
+    """The token of the name ``match`` found at ``pos``: a whole category when ``=`` follows
+    it, else an operator keyword; any other bare word is a syntax error saying how to quote
+    it."""
+    name = match.group()
+    after = _WHITESPACE.match(text, match.end()).end()  # type: ignore[union-attr]
+    if after < len(text) and text[after] == "=":
+        return _read_category(text, name, pos, after)
+    if (kind := KEYWORDS.get(name.upper())) is not None:
+        return Token(kind, pos, match.end())
+    word = _WORD.match(text, pos)
+    shown = _snippet(word.group() if word is not None else name, 0)
+    raise ThalabusSyntaxError(
+        f"unexpected bare word {shown!r}: quote it (\"{shown}\" searches by "
+        f"meaning, '{shown}' by text) or write NAME=VALUE for a category",
+        pos,
+        text,
+    )
+
+
 def tokenize(text: str) -> Iterator[Token]:
     """Yield the tokens of ``text`` lazily, ending with one ``END`` token at ``len(text)``.
 
@@ -156,36 +190,13 @@ def tokenize(text: str) -> Iterator[Token]:
             yield Token(TokenKind.TEXT, pos, end, Text(body, case_sensitive=False))
             pos = end
         elif char == "@":
-            if not text.startswith("'", pos + 1):
-                found = "end of query" if pos + 1 >= size else repr(text[pos + 1])
-                raise ThalabusSyntaxError(
-                    f"expected ' after '@' (case-sensitive text is written @'text'), "
-                    f"found {found}",
-                    pos + 1,
-                    text,
-                )
-            body, end = _read_quoted(text, pos, pos + 2, "text")
-            yield Token(TokenKind.TEXT, pos, end, Text(body, case_sensitive=True))
-            pos = end
+            token = _read_case_sensitive(text, pos)
+            yield token
+            pos = token.end
         elif (match := NAME_PATTERN.match(text, pos)) is not None:
-            name = match.group()
-            after = _WHITESPACE.match(text, match.end()).end()  # type: ignore[union-attr]
-            if after < size and text[after] == "=":
-                token = _read_category(text, name, pos, after)
-                yield token
-                pos = token.end
-            elif (kind := KEYWORDS.get(name.upper())) is not None:
-                yield Token(kind, pos, match.end())
-                pos = match.end()
-            else:
-                word = _WORD.match(text, pos)
-                shown = _snippet(word.group() if word is not None else name, 0)
-                raise ThalabusSyntaxError(
-                    f"unexpected bare word {shown!r}: quote it (\"{shown}\" searches by "
-                    f"meaning, '{shown}' by text) or write NAME=VALUE for a category",
-                    pos,
-                    text,
-                )
+            token = _read_name(text, pos, match)
+            yield token
+            pos = token.end
         elif char == "=":
             raise ThalabusSyntaxError(
                 "expected a category name before '=' (NAME=VALUE)", pos, text

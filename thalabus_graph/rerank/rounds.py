@@ -178,87 +178,113 @@ async def rerank_in_rounds(
         raise ConfigurationError("max_output must be at least 1")
     if not query.strip():
         return await _keep_order(rounds, "no-semantic-query")
-    merged: dict[str, ScoredFragment] = {}
-    inputs: dict[str, Passage] = {}
-    failures: list[RerankFailure] = []
-    unscored: dict[str, None] = {}
-    tiers: list[int | None] = []
-    count = 0
-    any_scored = False
+    merge = _Merge()
     async for members in _iterate(rounds):
-        count += 1
+        await merge.add_round(members, query, reranker, chosen_policy)
+    return merge.result(max_output, min_output_doc)
+
+
+class _Merge:
+    """The rounds of one ``rerank_in_rounds`` call as they are scored: every candidate's
+    passage, each fragment's best selected score, the failures, the candidates left unscored
+    and each round's tier."""
+
+    def __init__(self) -> None:
+        self.merged: dict[str, ScoredFragment] = {}
+        self.inputs: dict[str, Passage] = {}
+        self.failures: list[RerankFailure] = []
+        self.unscored: dict[str, None] = {}
+        self.tiers: list[int | None] = []
+        self.count = 0
+        self.any_scored = False
+
+    async def add_round(self, members: Sequence[CandidateLike], query: str, reranker: Reranker,
+                        policy: SelectionPolicy) -> None:
+        """Score one round, select with ``policy`` and merge the selection. A round that
+        fails leaves its candidates unscored; a ``ConfigurationError`` ends the run."""
+        self.count += 1
         passages = _dedupe(as_passage(c) for c in members)
         for p in passages:
-            inputs.setdefault(p.fragmentid, p)
+            self.inputs.setdefault(p.fragmentid, p)
         if not passages:
-            tiers.append(None)
-            continue
+            self.tiers.append(None)
+            return
         try:
             reply = await reranker.score(query, passages)
         except ConfigurationError:  # misconfiguration: fix the call, do not degrade
             raise
         except Exception as exc:  # one failing round degrades, it does not end the run
             ids = tuple(p.fragmentid for p in passages)
-            failures.append(RerankFailure(ids, as_service_error(exc)))
-            unscored.update(dict.fromkeys(ids))
-            tiers.append(None)
-            continue
-        failures.extend(reply.failures)
+            self.failures.append(RerankFailure(ids, as_service_error(exc)))
+            self.unscored.update(dict.fromkeys(ids))
+            self.tiers.append(None)
+            return
+        self.failures.extend(reply.failures)
         scored: list[ScoredFragment] = []
         for p in passages:
             value = reply.scores.get(p.fragmentid)
             if value is None or not is_score(value):
-                unscored[p.fragmentid] = None
+                self.unscored[p.fragmentid] = None
                 continue
             scored.append(ScoredFragment(p.fragmentid, p.text, float(value),
                                          original_score=p.score,
                                          documentid=p.documentid or ""))
-        any_scored = any_scored or bool(scored)
-        explain = getattr(chosen_policy, "select_explained", None)
+        self.any_scored = self.any_scored or bool(scored)
+        self._select(scored, policy)
+
+    def _select(self, scored: list[ScoredFragment], policy: SelectionPolicy) -> None:
+        """Select among a round's scored fragments (with the tier when the policy names one)
+        and keep each fragment's best score over the rounds."""
+        explain = getattr(policy, "select_explained", None)
         if explain is not None:
             selection = explain(scored)
             selected, tier = selection.fragments, selection.tier
         else:
-            selected, tier = chosen_policy.select(scored), None
-        tiers.append(tier)
+            selected, tier = policy.select(scored), None
+        self.tiers.append(tier)
         for f in selected:
-            old = merged.get(f.fragmentid)
+            old = self.merged.get(f.fragmentid)
             if old is None or f.score > old.score:
-                merged[f.fragmentid] = f
-    scored_anywhere = set(merged)
-    unscored_ids = tuple(i for i in unscored if i not in scored_anywhere)
-    if not any_scored and inputs:
-        reason = "failed" if failures else "empty"
-        logger.warning("rerank: no candidate of %d rounds got a score (%s); order kept",
-                       count, reason)
+                self.merged[f.fragmentid] = f
+
+    def result(self, max_output: int | None, min_output_doc: int) -> RoundsResult:
+        """The merged ranking capped to ``max_output``, unscored candidates after it; the
+        input order when no candidate got a score."""
+        scored_anywhere = set(self.merged)
+        unscored_ids = tuple(i for i in self.unscored if i not in scored_anywhere)
+        if not self.any_scored and self.inputs:
+            reason = "failed" if self.failures else "empty"
+            logger.warning("rerank: no candidate of %d rounds got a score (%s); order kept",
+                           self.count, reason)
+            return RoundsResult(
+                tuple(_original(p) for p in self.inputs.values()),
+                reranked=False,
+                rounds=self.count,
+                failures=tuple(self.failures),
+                unscored_ids=unscored_ids,
+                tiers=tuple(self.tiers),
+                reason=reason,
+            )
+        selected = ranked(list(self.merged.values()))
+        kept = _cap(selected, max_output, min_output_doc)
+        tail = [_original(self.inputs[i]) for i in unscored_ids]
+        if unscored_ids:
+            logger.warning("rerank: %d of %d candidates unscored (%d failed batches); they "
+                           "follow the scored ones", len(unscored_ids), len(self.inputs),
+                           len(self.failures))
+        logger.info("rerank: %d rounds, %d candidates, %d selected, %d kept after the cap",
+                    self.count, len(self.inputs), len(selected), len(kept))
         return RoundsResult(
-            tuple(_original(p) for p in inputs.values()),
-            reranked=False,
-            rounds=count,
-            failures=tuple(failures),
+            tuple(kept + tail),
+            reranked=True,
+            rounds=self.count,
+            failures=tuple(self.failures),
             unscored_ids=unscored_ids,
-            tiers=tuple(tiers),
-            reason=reason,
+            tiers=tuple(self.tiers),
+            reason="partial" if unscored_ids else None,
+            scored=len(kept),
+            capped=len(selected) - len(kept),
         )
-    selected = ranked(list(merged.values()))
-    kept = _cap(selected, max_output, min_output_doc)
-    tail = [_original(inputs[i]) for i in unscored_ids]
-    if unscored_ids:
-        logger.warning("rerank: %d of %d candidates unscored (%d failed batches); they "
-                       "follow the scored ones", len(unscored_ids), len(inputs), len(failures))
-    logger.info("rerank: %d rounds, %d candidates, %d selected, %d kept after the cap",
-                count, len(inputs), len(selected), len(kept))
-    return RoundsResult(
-        tuple(kept + tail),
-        reranked=True,
-        rounds=count,
-        failures=tuple(failures),
-        unscored_ids=unscored_ids,
-        tiers=tuple(tiers),
-        reason="partial" if unscored_ids else None,
-        scored=len(kept),
-        capped=len(selected) - len(kept),
-    )
 
 
 def _cap(order: list[ScoredFragment], cap: int | None, min_docs: int) -> list[ScoredFragment]:

@@ -13,8 +13,9 @@ Layout::
 
 
 The package: ``java`` finds a JDK, ``install`` fills the cache (jars, compiled launcher, class
-archive), ``process`` knows the data dir's files and which pid serves it, ``server`` holds
-``LocalNeo4j``, ``memory`` sizes heap and page cache from the machine and the store.
+archive), ``process`` knows the data dir's files and which pid serves it, ``auth`` how a
+start sets up auth, ``launch`` starts one launcher JVM, ``server`` holds ``LocalNeo4j``,
+``memory`` sizes heap and page cache from the machine and the store.
 
 Which process serves a data dir is never taken from ``neo4j.pid.json``: the launcher JVM holds
 an fcntl lock on ``<data dir>/neo4j.lock`` for its whole life, and ``fcntl(F_GETLK)`` names the

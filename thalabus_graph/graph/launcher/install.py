@@ -18,12 +18,13 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from thalabus_graph.errors import LauncherError
+from thalabus_graph.errors import ConfigurationError, LauncherError
 from thalabus_graph.graph.launcher.java import (
     JVM_FLAGS,
     JavaInstallation,
     _quiet_cds_flags,
     _version_flags,
+    calendar_line,
     find_java,
     java_major_range,
 )
@@ -79,6 +80,36 @@ def default_version(data_dir: DataDir | None = None) -> str:
     except LauncherError:
         return LTS_VERSION
     return CURRENT_VERSION
+
+
+_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-.][A-Za-z0-9.]+)?$")
+
+
+def checked_version(version: str) -> str:
+    """``version`` when it reads as a Neo4j version of a line the launcher knows the Java
+    range of, else a ``ConfigurationError``."""
+    if not _VERSION_RE.match(version):
+        raise ConfigurationError(f"not a Neo4j version: {version!r}")
+    java_major_range(version)
+    return version
+
+
+def refuse_an_older_line(files: DataDir, version: str) -> None:
+    """Raise when the store was last run by the calendar line and ``version`` is 5.x: Neo4j 5
+    cannot open such a store, and would fail with a store-format error."""
+    recorded = files.recorded_version()
+    if recorded is not None and calendar_line(recorded) and not calendar_line(version):
+        raise LauncherError(
+            f"the store in {files.path} was last run by Neo4j {recorded}, which "
+            f"{version} cannot open; start it with --neo4j-version {recorded} (or "
+            "leave the version unset), or use another --data dir")
+
+
+def class_data_sharing_default() -> bool:
+    """Whether a start maps a class archive when the caller does not say: yes unless
+    ``$THALABUS_NEO4J_CDS`` is 0, false, no or off."""
+    return os.environ.get("THALABUS_NEO4J_CDS", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from thalabus_graph.errors import LauncherError, PortTaken
+from thalabus_graph.errors import ConfigurationError, LauncherError, PortTaken
 from thalabus_graph.graph.launcher.files import check_own_file, read_own, write_json_own
 from thalabus_graph.graph.launcher.health import LogWatch
 
@@ -54,6 +54,14 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def checked_port(port: int | None) -> int | None:
+    """``port`` when it is a TCP port number or None (pick a free one), else a
+    ``ConfigurationError``."""
+    if port is not None and not 0 < port < 65536:
+        raise ConfigurationError(f"port must be in 1..65535, not {port}")
+    return port
 
 
 def port_answers(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
@@ -320,6 +328,23 @@ class DataDir:
             "page_cache": (record.get("page_cache")
                            if isinstance(record.get("page_cache"), str) else None),
         }
+
+    def make(self) -> None:
+        """Create the data dir and its parents, or raise a ``LauncherError`` naming it."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LauncherError(f"cannot use the data dir {self.path}: {exc}") from exc
+
+    def refuse_if_running(self) -> None:
+        """Raise when a server already runs on this data dir (its log is left untouched)."""
+        pid = self.server_pid()
+        if pid is not None:
+            raise LauncherError(
+                f"Neo4j is already running on {self.path} "
+                f"(pid {pid}, uri {self.details(pid)['uri']}); "
+                f"stop it first: thalabus-graph neo4j stop --data {self.path}"
+            )
 
     def drop_stale_pid_file(self) -> None:
         """Remove the pid file; only called once no server of this data dir is running."""

@@ -47,75 +47,105 @@ def split_statements(text: str) -> list[Statement]:
         >>> [s.text for s in split_statements("RETURN ';';\\nRETURN 2")]
         ["RETURN ';'", 'RETURN 2']
     """
-    statements: list[Statement] = []
-    current: list[str] = []
-    first: int | None = None  # line of the statement's first character
-    line = 1
-    i, n = 0, len(text)
-    quote: str | None = None  # ', " or ` while inside a string or quoted identifier
+    return _Splitter(text).run()
 
-    def flush() -> None:
-        nonlocal current, first
-        body = "".join(current).strip()
-        if body and first is not None:
-            statements.append(Statement(body, first))
-        current, first = [], None
 
-    def end_of_line() -> None:
-        while current and current[-1] in " \t\r":
-            current.pop()
-        if current and current[-1] != "\n":
-            current.append("\n")
+class _Splitter:
+    """One pass of ``split_statements`` over a text: where it is (index and line), the quote
+    it is inside, the statement being gathered and the statements done."""
 
-    while i < n:
-        ch = text[i]
-        if quote is not None:
-            current.append(ch)
-            if ch == "\\" and quote != "`" and i + 1 < n:
-                current.append(text[i + 1])
-                line += text[i + 1] == "\n"
-                i += 2
-                continue
-            if ch == quote:
-                if quote == "`" and i + 1 < n and text[i + 1] == "`":
-                    current.append("`")
-                    i += 2
-                    continue
-                quote = None
-            line += ch == "\n"
-            i += 1
-            continue
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.line = 1
+        self.quote: str | None = None
+        """', " or ` while inside a string or quoted identifier."""
+        self.first: int | None = None
+        """The line of the current statement's first character."""
+        self.current: list[str] = []
+        self.statements: list[Statement] = []
+
+    def run(self) -> list[Statement]:
+        """Every statement of the text; an unterminated quote is a ``MigrationError``."""
+        while self.i < self.n:
+            if self.quote is not None:
+                self._quoted()
+            elif not self._comment():
+                self._plain()
+        if self.quote is not None:
+            raise MigrationError(f"unterminated {self.quote} quote in the statement starting "
+                                 f"at line {self.first}")
+        self._flush()
+        return self.statements
+
+    def _quoted(self) -> None:
+        """Keep one character inside a quote exactly: a backslash escape (outside backticks)
+        or a doubled backtick as a pair, the closing quote ending it."""
+        text, i, ch = self.text, self.i, self.text[self.i]
+        self.current.append(ch)
+        if ch == "\\" and self.quote != "`" and i + 1 < self.n:
+            self.current.append(text[i + 1])
+            self.line += text[i + 1] == "\n"
+            self.i += 2
+            return
+        if ch == self.quote:
+            if self.quote == "`" and i + 1 < self.n and text[i + 1] == "`":
+                self.current.append("`")
+                self.i += 2
+                return
+            self.quote = None
+        self.line += ch == "\n"
+        self.i += 1
+
+    def _comment(self) -> bool:
+        """Skip a comment starting here (a block comment leaves a space); False when none
+        does."""
+        text, i = self.text, self.i
         if text.startswith("//", i):
             end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
+            self.i = self.n if end < 0 else end
+            return True
         if text.startswith("/*", i):
             end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            line += text.count("\n", i, end)
-            current.append(" ")
-            i = end
-            continue
-        if ch == ";" and _ends_line(text, i + 1):
-            flush()
-            i += 1
-            continue
+            end = self.n if end < 0 else end + 2
+            self.line += text.count("\n", i, end)
+            self.current.append(" ")
+            self.i = end
+            return True
+        return False
+
+    def _plain(self) -> None:
+        """One character outside quotes and comments: a separating ``;``, a line end, or
+        statement text (maybe opening a quote)."""
+        ch = self.text[self.i]
+        self.i += 1
+        if ch == ";" and _ends_line(self.text, self.i):
+            self._flush()
+            return
         if ch == "\n":
-            end_of_line()
-            line += 1
-            i += 1
-            continue
-        if first is None and not ch.isspace():
-            first = line
+            self._end_of_line()
+            self.line += 1
+            return
+        if self.first is None and not ch.isspace():
+            self.first = self.line
         if ch in "'\"`":
-            quote = ch
-        current.append(ch)
-        i += 1
-    if quote is not None:
-        raise MigrationError(f"unterminated {quote} quote in the statement starting at line "
-                             f"{first}")
-    flush()
-    return statements
+            self.quote = ch
+        self.current.append(ch)
+
+    def _flush(self) -> None:
+        """End the current statement; an empty one is dropped."""
+        body = "".join(self.current).strip()
+        if body and self.first is not None:
+            self.statements.append(Statement(body, self.first))
+        self.current, self.first = [], None
+
+    def _end_of_line(self) -> None:
+        """Drop the trailing spaces of a line and keep one line break."""
+        while self.current and self.current[-1] in " \t\r":
+            self.current.pop()
+        if self.current and self.current[-1] != "\n":
+            self.current.append("\n")
 
 
 def _ends_line(text: str, i: int) -> bool:
