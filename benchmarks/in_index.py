@@ -131,7 +131,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         agent = graph.db.driver.get_server_info().agent
         reused = claim(graph.db, wanted, uri)
         graph.migrate()
-        if not graph.in_index_filter("any").available:
+        if not graph.queries.in_index_filter("any").available:
             raise SystemExit(f"{agent} has no ontology-filtered vector indexes: "
                              "this benchmark needs Neo4j 2026.01 or newer")
         stream = documents(synth, truths, queries, say)

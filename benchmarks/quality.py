@@ -415,7 +415,7 @@ def search(graph: ThalabusGraph, chosen: Mode, text: str, depth: int = RUN_DEPTH
     if chosen.text_only:
         # the bag-of-words search a SEMANTIC phrase fuses in; the query language only offers
         # the phrase form ('...'), so the plan's bag_of_words is called directly
-        hits = bag_of_words(graph.executor(), text)
+        hits = bag_of_words(graph.queries.executor(), text)
         ranked = aggregate_documents(hits)
     else:
         result = graph.query(semantic_phrase(text), return_documents=True)

@@ -21,15 +21,14 @@ from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
 from thalabus_graph.datasets import Datasets
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
-from thalabus_graph.fragments import Fragment, rag_select
+from thalabus_graph.fragments import Fragment
 from thalabus_graph.goals import GoalContext, Goals
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
 from thalabus_graph.ingest.source import SourceDocument
 from thalabus_graph.plan.categories import QueryReads
-from thalabus_graph.plan.steps import InIndexFilter
-from thalabus_graph.query import Node, parse, serialize
+from thalabus_graph.query import Node
 from thalabus_graph.querying import Queries
 from thalabus_graph.querying import QueryResult as QueryResult
 from thalabus_graph.request import DEFAULT_SESSION, QueryRequest
@@ -42,8 +41,6 @@ from thalabus_graph.rerank.outcome import BranchOutcomes
 from thalabus_graph.search.documents import DocumentHit as DocumentHit
 from thalabus_graph.search.documents import documents_of
 from thalabus_graph.search.evaluator import Evaluator
-from thalabus_graph.search.executor import SearchExecutor
-from thalabus_graph.search.languages import GraphLanguages
 from thalabus_graph.settings import Settings
 from thalabus_graph.warm_up import WarmUp
 
@@ -170,25 +167,6 @@ class ThalabusGraph:
         return warm_up.warm_up(self, progress=progress)
 
     # --- querying ------------------------------------------------------------------------
-    def executor(self, *, ontology_id: str | None = None,
-                 subset_of_datasetids: Sequence[str] | None = None, profile: bool = False,
-                 document_details: bool = False, embedder: Embedder | None = None,
-                 language: str | None = None, limit: int | None = None) -> SearchExecutor:
-        """A search executor for one evaluation, its scope resolved (``Queries.executor``)."""
-        return self.queries.executor(
-            ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-            profile=profile, document_details=document_details, embedder=embedder,
-            language=language, limit=limit)
-
-    def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
-        """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector
-        indexes (``Queries.in_index_filter``)."""
-        return self.queries.in_index_filter(ontology_id)
-
-    def text_languages(self) -> GraphLanguages:
-        """The languages the graph's text is indexed in (``Queries.text_languages``)."""
-        return self.queries.text_languages()
-
     def evaluate(self, query: str | Node, *, ontology_id: str | None = None,
                  subset_of_datasetids: Sequence[str] | None = None, reference: bool = False,
                  automatically_rerank: bool = False, profile: bool = False,
@@ -276,21 +254,10 @@ class ThalabusGraph:
         the goal created when new), which ``goal_context`` collects first. ``language`` as in
         ``query``. ``limit``: the fragments wanted; the pools are sized from it as in ``query``
         and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``."""
-        result = self.queries.answer(QueryRequest(
+        return self.queries.fast_path(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language, return_documents=False,
-            session=session, strict_categories=strict_categories, cut=False))
-        s = self.settings
-        total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
-        picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
-                            max_per_doc=s.max_fragments_per_doc, max_total=total)
-        dataset_ids: list[str] = []
-        if create_dataset:
-            dataset_ids.append(self.datasets.create(picked, session=session,
-                                                    query=serialize(parse(text))))
-        if goal is not None:
-            self.goals.add_fragments(goal, picked)
-        return QueryResult(text, picked, None, dataset_ids, warnings=result.warnings,
-                           bookmarks=self.db.bookmarks())
+            session=session, strict_categories=strict_categories, cut=False),
+            create_dataset=create_dataset, goal=goal, goals=self.goals)
 
     # --- reranking -----------------------------------------------------------------------
 

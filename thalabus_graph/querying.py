@@ -21,7 +21,8 @@ from thalabus_graph.bounds import parse_for_explain, parse_within_limits
 from thalabus_graph.datasets import Datasets
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.errors import GraphError, PlanError, StaleVocabulary
-from thalabus_graph.fragments import Fragment
+from thalabus_graph.fragments import Fragment, rag_select
+from thalabus_graph.goals import Goals
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
@@ -215,6 +216,26 @@ class Queries:
                         fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
         return QueryResult(request.text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), evaluator.rerank_flags)
+
+    def fast_path(self, request: QueryRequest, *, create_dataset: bool, goal: str | None,
+                  goals: Goals) -> QueryResult:
+        """``ThalabusGraph.rag_fragments``: the raw fragments of ``request`` selected by
+        ``fragments.rag_select``; the selection, not the raw fragments, is what a dataset
+        stores and a goal takes as its own RAG fragments."""
+        result = self.answer(request)
+        s = self.settings
+        limit = request.limit
+        total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
+        picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,
+                            max_per_doc=s.max_fragments_per_doc, max_total=total)
+        dataset_ids: list[str] = []
+        if create_dataset:
+            dataset_ids.append(self.datasets.create(picked, session=request.session,
+                                                    query=serialize(parse(request.text))))
+        if goal is not None:
+            goals.add_fragments(goal, picked)
+        return QueryResult(request.text, picked, None, dataset_ids, warnings=result.warnings,
+                           bookmarks=self.db.bookmarks())
 
     # --- executors for explain, evaluate and stream --------------------------------------
     def executor(self, *, ontology_id: str | None = None,

@@ -106,4 +106,4 @@ def test_a_filtered_phrase_scores_like_the_unfiltered_one(graph: ThalabusGraph) 
 def _sample_languages(graph: ThalabusGraph) -> dict[str, str | None]:
     """Every stored document's language, read through the engine's own statement."""
     ids = [d.documentid for d in graph.query("").documents or []]
-    return graph.executor().fusion.document_languages(ids)
+    return graph.queries.executor().fusion.document_languages(ids)

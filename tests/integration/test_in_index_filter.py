@@ -191,7 +191,7 @@ def test_a_dropped_filtered_index_falls_back_within_the_query(
     in-index search fail, and that query takes the plain path and says why. On 5.26 the
     indexes never exist and the state says so."""
     graph: ThalabusGraph = corpus["graph"]
-    state = graph.in_index_filter("mid")
+    state = graph.queries.in_index_filter("mid")
     if server_line(db) < (2026, 1):
         assert not state.available and "migration V0007" in state.why_not
         return
@@ -210,7 +210,7 @@ def test_a_dropped_filtered_index_falls_back_within_the_query(
         for text in v7.render(placeholder_values(graph.settings)):
             db.run_schema(text)
         db.read("migrations_await_indexes", timeout=120)
-    assert graph.in_index_filter("mid").available
+    assert graph.queries.in_index_filter("mid").available
 
 
 def test_a_scope_with_parent_datasets_stays_on_the_plain_index_and_says_why(

@@ -48,14 +48,14 @@ def graph(clean_db: Database) -> ThalabusGraph:
          for doc, text in TEXTS.items()], embed=False, progress=False)
     graph = ThalabusGraph(clean_db, settings=settings,
                           embedder=FixedEmbedder({"kitchen": _unit(rng)}))
-    graph.text_languages()
+    graph.queries.text_languages()
     return graph
 
 
 def _fresh(graph: ThalabusGraph) -> ThalabusGraph:
     """A graph object on the same database that has read no vocabulary yet."""
     other = ThalabusGraph(graph.db, settings=graph.settings, embedder=graph.embedder)
-    other.text_languages()
+    other.queries.text_languages()
     return other
 
 

@@ -351,8 +351,8 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
     graph.queries.vocabulary.seen.clear()  # the query reads its vocabulary for the first time
     # the text languages and the filtered indexes' state are read at most once a minute: read
     # now and kept for the test, so a slow suite does not see them read between its queries
-    graph.text_languages()
-    graph.in_index_filter(ontology)
+    graph.queries.text_languages()
+    graph.queries.in_index_filter(ontology)
     monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
     monkeypatch.setattr(graph.queries._in_index, "recheck_seconds", float("inf"))
     seen = spy_read_transactions(graph, monkeypatch)

@@ -50,7 +50,7 @@ def text_hits(graph: ThalabusGraph, phrase: str, *, language: str | None = None,
     """The documents the phrase's bag-of-words search finds, and its steps' details."""
     if settings is not None:
         graph = ThalabusGraph(graph.db, settings=settings, embedder=shared_embedder())
-    ex = graph.executor(language=language)
+    ex = graph.queries.executor(language=language)
     found = {f.documentid for f in bag_of_words(ex, phrase)}
     return found, [step.to_dict() for step in ex.steps]
 
@@ -201,7 +201,7 @@ def test_the_graphs_languages_are_read_once_not_per_query(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.support.spies import spy_read_transactions
 
-    state = graph.text_languages()
+    state = graph.queries.text_languages()
     assert state.languages == {"de", "en"} and state.why_not is None
     # kept for the test: a slow or paused test process must not see it expire between queries
     monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))

@@ -50,5 +50,5 @@ def test_a_semantic_phrase_of_2000_distinct_words_is_answered(graph: ThalabusGra
     assert "lit-ratio" in text_hits  # the capped bag of words still ran and matched
     # Its own ranking puts the document sharing both real words first. (The fused order is
     # the fusion rule's business: 2,000 filler words make any hit's term coverage tiny.)
-    bag = bag_of_words(graph.executor(), phrase)
+    bag = bag_of_words(graph.queries.executor(), phrase)
     assert [f.documentid for f in bag][:1] == ["lit-ratio"]

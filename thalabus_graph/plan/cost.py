@@ -294,13 +294,18 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
                           f"(SEARCH), over-fetch max(top_n x {s.vector_overfetch_factor} "
                           f"/ share of the ontology's documents {within:.4g}, "
                           f"{s.vector_min_k})")
-    why_not = ""
-    if scope.ontology_pattern() is not None:
-        why_not = ("; ontology not filtered inside the index: "
-                   + (scope.in_index.why_not if not scope.in_index.available
-                      else "the scope also has parent datasets"
-                      if scope.dataset_pattern() is not None else "the scope is an id set"))
     return PathChoice("index", asked, selectivity, estimated,
                       f"estimated {round(estimated)} fragments: vector index with "
                       f"over-fetch max(top_n x {s.vector_overfetch_factor} / selectivity, "
-                      f"{s.vector_min_k}){why_not}")
+                      f"{s.vector_min_k}){_why_not_in_index(scope)}")
+
+
+def _why_not_in_index(scope: Scope) -> str:
+    """Why an ontology-scoped search on the index path does not filter inside the index
+    ("" without an ontology)."""
+    if scope.ontology_pattern() is None:
+        return ""
+    return ("; ontology not filtered inside the index: "
+            + (scope.in_index.why_not if not scope.in_index.available
+               else "the scope also has parent datasets"
+               if scope.dataset_pattern() is not None else "the scope is an id set"))

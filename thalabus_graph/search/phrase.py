@@ -83,21 +83,7 @@ class PhraseSearches:
         each index's best hit, which this unrestricted search returns itself, so no
         normalisation query is needed.
         """
-        covered: dict[tuple[str, str], Step] = {}
-        for src in VECTOR_SOURCES:
-            top_n = cost.top_n(self.settings, src)
-            step = self.runner.step("semantic", {"phrase": phrase, "source": src.source,
-                                                 "top_n": top_n})
-            step.detail.update(path="index", reason="no filter",
-                               k=cost.unfiltered_k(self.settings, top_n))
-            covered["semantic", src.source] = step
-        query = lucene.terms_query(phrase) if with_text else ""
-        for source, index in self.text_indexes(phrase) if query else ():
-            covered["text", source] = self.runner.step(
-                "text", {"term": phrase, "index": index, "lucene": query,
-                         "case_sensitive": False, "k": self.settings.top_n_text,
-                         **(self.text_language(phrase).detail() if self.text_language
-                            else {})})
+        covered, query = self._steps(phrase, with_text=with_text)
         steps = list(covered.values())
         probing = self.probing()
         rows = self.runner.take(steps[0], PHRASE_KEY)  # a batched call read them (search.batch)
@@ -139,6 +125,28 @@ class PhraseSearches:
             return [], []
         return self._split(grouped, covered, sizes, query,
                            dict(self.text_indexes(phrase)) if query else None)
+
+    def _steps(self, phrase: str, *, with_text: bool
+               ) -> tuple[dict[tuple[str, str], Step], str]:
+        """The steps of one ``search_phrase`` call (a semantic step per source, a text step
+        per index of the phrase's language when ``with_text``) and its Lucene query ("" when
+        without text)."""
+        covered: dict[tuple[str, str], Step] = {}
+        for src in VECTOR_SOURCES:
+            top_n = cost.top_n(self.settings, src)
+            step = self.runner.step("semantic", {"phrase": phrase, "source": src.source,
+                                                 "top_n": top_n})
+            step.detail.update(path="index", reason="no filter",
+                               k=cost.unfiltered_k(self.settings, top_n))
+            covered["semantic", src.source] = step
+        query = lucene.terms_query(phrase) if with_text else ""
+        for source, index in self.text_indexes(phrase) if query else ():
+            covered["text", source] = self.runner.step(
+                "text", {"term": phrase, "index": index, "lucene": query,
+                         "case_sensitive": False, "k": self.settings.top_n_text,
+                         **(self.text_language(phrase).detail() if self.text_language
+                            else {})})
+        return covered, query
 
     def _split(self, grouped: dict[tuple[str, str], list[Hit]],
                covered: dict[tuple[str, str], Step], sizes: dict[str, int],
