@@ -142,7 +142,7 @@ class Queries:
         self.datasets = datasets
         # The vocabulary rows queries read: a query asking the same again plans with its row
         # and its first statement carries the read (search.vocabulary).
-        self.vocabulary = Vocabularies(db, self.scope)
+        self.vocabulary = Vocabularies(db, self.checked_datasets)
         self.shared = Shared(db, settings, embedder, reranker, self.vocabulary,
                              InIndexState(db, settings, IN_INDEX_RECHECK_SECONDS),
                              TextLanguageState(db, IN_INDEX_RECHECK_SECONDS))
@@ -169,7 +169,7 @@ class Queries:
         planned again from the fresh row (``search.vocabulary``): the one loop here."""
         node = parse(request.text, limits=QueryLimits.from_settings(self.settings))
         prepared = prepare(node, self.settings, ontology_id=request.ontology_id,
-                           datasetids=request.within, limit=request.limit,
+                           datasetids=request.subset_of_datasetids, limit=request.limit,
                            grouped=not request.automatically_rerank,
                            strict=request.strict_categories)
         stale: Mapping[str, Any] | None = None
@@ -250,7 +250,7 @@ class Queries:
         per phrase); ``limit``: the results wanted, which size its pools
         (``plan.cost.sized``); ``stream_limit``: see ``SearchExecutor``."""
         ontology_id = id_form(ontology_id)
-        datasetids = self.scope(id_list(subset_of_datasetids, "subset_of_datasetids"))
+        datasetids = self.checked_datasets(id_list(subset_of_datasetids, "subset_of_datasetids"))
         shared = self.shared
         return SearchExecutor(self.db, self.settings, embedder or shared.embedder(),
                               limit=cost.check_limit(limit, self.settings),
@@ -272,7 +272,8 @@ class Queries:
         ``IN_INDEX_RECHECK_SECONDS``)."""
         return self.shared.text_languages.state()
 
-    def scope(self, subset_of_datasetids: Sequence[str] | None) -> list[str] | None:
+    def checked_datasets(self, subset_of_datasetids: Sequence[str] | None
+                         ) -> list[str] | None:
         """The parent datasets of the scope, checked to exist (an unknown id is an error; a
         query checks them with its vocabulary read instead). The scope is never
         materialised: every search checks the ontology (``$ontologyid``) and the datasets'

@@ -20,9 +20,10 @@ class QueryRequest:
 
     Attributes:
         text: the query in the Thalabus language.
-        ontology_id: the ontology every search checks (None: every document).
-        within: the parent datasets every search checks (None: no dataset scope); the
-            CLI's ``--within`` and MCP's ``within``.
+        ontology_id: the ontology every search checks (None: every document); the CLI's
+            ``--ontology-id`` and MCP's ``ontology_id``.
+        subset_of_datasetids: the parent datasets every search checks (None: no dataset
+            scope); the CLI's ``--subset-of-datasetids`` and MCP's ``subset_of_datasetids``.
         limit: the results wanted (None: the configured pools, every result).
         language: the query's language (ISO 639-1 code or name; None: detected per phrase).
         return_documents: aggregate the fragments to documents.
@@ -36,7 +37,7 @@ class QueryRequest:
 
     text: str
     ontology_id: str | None = None
-    within: Sequence[str] | None = None
+    subset_of_datasetids: Sequence[str] | None = None
     limit: int | None = None
     language: str | None = None
     return_documents: bool = True

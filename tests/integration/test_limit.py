@@ -124,7 +124,7 @@ def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     its exact searches' and its other searches'."""
     asked: list[tuple[str, int]] = []
     real = Database.read_plain
-    real_carried = PlannedVocabulary.run
+    real_carried = PlannedVocabulary.carry
 
     def note(name: str, params: dict[str, Any]) -> None:
         if name == "document_details":
@@ -139,13 +139,13 @@ def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
         note(name, params)
         return real(self, name, **params)
 
-    def carried(self: PlannedVocabulary, db: Database, name: str, params: dict[str, Any], *,
-                plain: bool) -> Any:  # a statement carrying the query's vocabulary read
+    def carried(self: PlannedVocabulary, name: str, params: dict[str, Any]
+                ) -> Any:  # a statement carrying the query's vocabulary read
         note(name, params)
-        return real_carried(self, db, name, params, plain=plain)
+        return real_carried(self, name, params)
 
     monkeypatch.setattr(Database, "read_plain", spy)
-    monkeypatch.setattr(PlannedVocabulary, "run", carried)
+    monkeypatch.setattr(PlannedVocabulary, "carry", carried)
     return asked
 
 

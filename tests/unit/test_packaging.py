@@ -28,7 +28,7 @@ SCANNED = [ROOT / "thalabus_graph", ROOT / "tests", ROOT / "benchmarks"]
 METHODS = {"read": 0, "write": 0, "read_plain": 0, "read_profiled": 0, "load": 0, "fill": 0,
            "_read": 1, "_schema": 0}
 DB_RECEIVERS = ("db", "database", "clean_db")
-RUNNER_METHODS = {"read": 1, "quiet": 0, "prefetch": 0, "stream": 1, "run_batch": 0}
+RUNNER_METHODS = {"read": 1, "quiet": 0, "alone": 0, "prefetch": 0, "stream": 1, "run_batch": 0}
 """The plan's runner (``search.runner.Runner``): method -> position of the statement name."""
 
 
@@ -49,7 +49,8 @@ def _name_argument(call: ast.Call) -> ast.expr | None:
     """The statement-name argument of ``call`` when it is a statement call, else None."""
     func = call.func
     if (isinstance(func, ast.Attribute) and func.attr in RUNNER_METHODS
-            and _receiver(func.value).split(".")[-1] == "runner"):
+            and (_receiver(func.value).split(".")[-1] == "runner"
+                 or _receiver(func.value).startswith("Runner("))):
         position = RUNNER_METHODS[func.attr]
         return call.args[position] if len(call.args) > position else None
     if isinstance(func, ast.Name) and func.id == "run" and len(call.args) >= 2:

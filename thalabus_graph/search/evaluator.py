@@ -115,8 +115,10 @@ def _docs(fragments: list[Fragment]) -> Restriction:
     return frozenset(f.documentid for f in fragments)
 
 
-def _narrow(restriction: Restriction | None, docs: Restriction) -> Restriction:
-    return docs if restriction is None else restriction & docs
+def _narrow(restriction: Restriction | None, fragments: list[Fragment]) -> Restriction:
+    """``restriction`` narrowed to the documents of ``fragments`` (all of them for none)."""
+    found = _docs(fragments)
+    return found if restriction is None else restriction & found
 
 
 class Evaluator:
@@ -264,7 +266,7 @@ class Evaluator:
             return (yield (second, restriction))
         if not first_result:
             return []
-        narrowed = _narrow(restriction, _docs(first_result))
+        narrowed = _narrow(restriction, first_result)
         second_result = yield (second, narrowed)
         if second_result is None:
             return first_result
@@ -319,10 +321,10 @@ class Evaluator:
             filtered = stubs(hits)
         return combine_and(scored, filtered) if plan.swap else combine_and(filtered, scored)
 
-    def _hits_categories(self, pushed: PlanNode, hits: Restriction) -> None:
-        """Give each category of the pushed filter its documents among ``hits`` (one read of
-        the hits' categories)."""
-        having = self.executor.document_categories(hits)
+    def _hits_categories(self, pushed: PlanNode, restriction: Restriction) -> None:
+        """Give each category of the pushed filter its documents among the phrase's hits'
+        documents, the filter's ``restriction`` (one read of their categories)."""
+        having = self.executor.document_categories(restriction)
         stack = [pushed]
         while stack:
             node = stack.pop()

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from thalabus_graph import languages
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.steps import TEXT_SOURCES
+from thalabus_graph.search.runner import Runner
 from thalabus_graph.settings import Settings
 
 Origin = Literal["given", "detected", "none"]
@@ -96,9 +97,11 @@ class TextLanguageState:
         codes = sorted(languages.LANGUAGES)
         labels = {languages.label_suffix(c) + kind: c for c in codes
                   for kind in ("Chapter", "Keyword")}
-        used = {r["label"] for r in self.db.read("search_text_languages")}
+        runner = Runner(self.db)
+        used = {r["label"] for r in runner.alone("search_text_languages", {})}
         names = {languages.index_of(c, source): c for c in codes for source, _ in TEXT_SOURCES}
-        ready = {r["name"] for r in self.db.read("search_fulltext_indexes", names=list(names))}
+        ready = {r["name"] for r in runner.alone("search_fulltext_indexes",
+                                                 {"names": list(names)})}
         online = frozenset(c for c in codes
                            if all(languages.index_of(c, s) in ready for s, _ in TEXT_SOURCES))
         held = frozenset(labels[label] for label in used if label in labels) & online

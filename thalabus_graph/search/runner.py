@@ -13,15 +13,14 @@ from __future__ import annotations
 import contextvars
 import functools
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.database import Database, Record, mapped_errors
 from thalabus_graph.plan.steps import Step, StepKind, TextSearch, VectorSearch
-from thalabus_graph.search.vocabulary import PlannedVocabulary
 from thalabus_graph.settings import Settings
 
 STREAM_FETCH_SIZE = 500
@@ -76,8 +75,31 @@ PHRASE_KEY: BatchKey = ("phrase", "", "statistics")
 PHRASE_KINDS = frozenset({"size", "semantic", "text", "background"})
 
 
+class CarriedRead(Protocol):
+    """A query's vocabulary read carried by its first statement (``search.vocabulary``'s
+    ``PlannedVocabulary``): the runner runs the carrying statement, the read judges it."""
+
+    @property
+    def pending(self) -> bool:
+        """Whether no statement has carried the read yet."""
+        ...
+
+    def carry(self, name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The statement ``name`` carrying the read, and its parameters."""
+        ...
+
+    def taken(self, rows: list[Record]) -> list[Record]:
+        """The carrying statement's rows as ``name`` alone returns them."""
+        ...
+
+    def settle(self, runner: Runner) -> Mapping[str, Any]:
+        """The row read with the query; read now (``runner.alone``) when none carried it."""
+        ...
+
+
 class Runner:
-    """Runs named statements for steps, timed, profiled when asked.
+    """Runs named statements for steps, timed, profiled when asked: the one way the search
+    layer reads the graph.
 
     Attributes:
         steps: where new steps are booked (the plan node being compiled or run).
@@ -93,7 +115,7 @@ class Runner:
     """
 
     def __init__(self, db: Database, *, profile: bool = False,
-                 vocabulary: PlannedVocabulary | None = None,
+                 vocabulary: CarriedRead | None = None,
                  text_cap: int = Settings.max_result_text_chars) -> None:
         self.db = db
         self.text_cap = text_cap
@@ -122,7 +144,17 @@ class Runner:
         """The rows of the read ``name``, in the statement that carries the query's
         vocabulary read while that is pending (``PlannedVocabulary.run``)."""
         if self.vocabulary is not None and self.vocabulary.pending:
-            return self.vocabulary.run(self.db, name, params, plain=plain)
+            text, sent = self.vocabulary.carry(name, params)
+            return self.vocabulary.taken(self.db.read_text(
+                text, sent, plain=plain, what=f"{name} (with category_vocabulary)"))
+        return self.alone(name, params, plain=plain)
+
+    def alone(self, name: str, params: dict[str, Any], *, plain: bool = False
+              ) -> list[Record]:
+        """A read of its own: no step shows it and no vocabulary read rides on it (the
+        vocabulary read itself, the graph object's index and language state, the details
+        of documents returned). ``plain``: the statement returns plain values only."""
+        params = self._capped(name, params)
         return self.db.read_plain(name, **params) if plain else self.db.read(name, **params)
 
     def read(self, step: Step, name: str, /, *, plain: bool = False,
@@ -204,7 +236,7 @@ class Runner:
         as a list; ``step`` gets the statement, rows and time (including the consumer's)."""
         step.cypher = name
         if self.vocabulary is not None:  # a stream's columns come in order: the read goes first
-            self.vocabulary.settle(self.db)
+            self.vocabulary.settle(self)
         text = cypher_library.load(name, params)
         start = time.perf_counter()
         try:

@@ -185,7 +185,8 @@ class InIndexState:
         now = time.monotonic()
         if self._read is None or now - self._read[0] > self.recheck_seconds:
             names = [src.filtered_index for src in VECTOR_SOURCES]
-            online = {r["name"] for r in self.db.read("search_filtered_indexes", names=names)}
+            online = {r["name"] for r in Runner(self.db).alone("search_filtered_indexes",
+                                                               {"names": names})}
             missing = [name for name in names if name not in online]
             found = (InIndexFilter(True) if not missing else InIndexFilter(
                 False, f"{', '.join(missing)} not ONLINE (migration V0007 builds them on "

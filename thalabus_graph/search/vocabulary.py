@@ -32,6 +32,7 @@ from thalabus_graph.plan.categories import QueryReads, VocabularyCheck
 from thalabus_graph.plan.steps import CategoryPattern
 from thalabus_graph.query import Node
 from thalabus_graph.query_warning import QueryWarning
+from thalabus_graph.search.runner import Runner
 
 SEEN_VOCABULARIES = 1024
 """Vocabulary rows a graph object keeps (the least recently used go first)."""
@@ -70,35 +71,36 @@ class PlannedVocabulary:
         """Whether no statement has carried the read yet."""
         return self.row is None
 
-    def run(self, db: Database, name: str, params: dict[str, Any], *,
-            plain: bool) -> list[Record]:
-        """Run ``name`` with the vocabulary read in one statement; its rows as ``name``
-        alone returns them.
-
-        Raises:
-            StaleVocabulary: the counts differ from ``seen`` (``name`` did not run).
-        """
+    def carry(self, name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The statement ``name`` carrying the vocabulary read (``carried``) and its
+        parameters: the read's renamed, and the counts the plan was made with."""
         text = carried(cypher_library.load(name, params),
                        cypher_library.load("category_vocabulary", self.params))
         sizes, counts = planned_counts(self.seen)
-        rows = db.read_text(text, {**params, **{PREFIX + k: v for k, v in self.params.items()},
-                                   f"{PREFIX}planned_sizes": sizes,
-                                   f"{PREFIX}planned_counts": counts},
-                            plain=plain, what=f"{name} (with category_vocabulary)")
+        return text, {**params, **{PREFIX + k: v for k, v in self.params.items()},
+                      f"{PREFIX}planned_sizes": sizes, f"{PREFIX}planned_counts": counts}
+
+    def taken(self, rows: list[Record]) -> list[Record]:
+        """The carrying statement's rows as the statement alone returns them, the read's
+        row kept.
+
+        Raises:
+            StaleVocabulary: the counts differ from ``seen`` (the statement did not run).
+        """
         self.row = rows[0][ROW]
         if not rows[0][PLANNED]:
             raise StaleVocabulary(self.row)
         return [{k: v for k, v in row.items() if k not in (ROW, PLANNED, RAN)}
                 for row in rows if row[RAN]]
 
-    def settle(self, db: Database) -> Mapping[str, Any]:
+    def settle(self, runner: Runner) -> Mapping[str, Any]:
         """The row read with the query; read now when no statement carried it.
 
         Raises:
             StaleVocabulary: the counts read now differ from ``seen``.
         """
         if self.row is None:
-            rows = db.read_plain("category_vocabulary", **self.params)
+            rows = runner.alone("category_vocabulary", self.params, plain=True)
             self.row = rows[0] if rows else {}
             if planned_counts(self.row) != planned_counts(self.seen):
                 raise StaleVocabulary(self.row)
@@ -232,7 +234,7 @@ class Vocabularies:
             UnknownCategoryError: the check is strict and the row has warnings.
         """
         if row is None:
-            rows = self.db.read("category_vocabulary", **check.params)
+            rows = Runner(self.db).alone("category_vocabulary", check.params)
             row = rows[0] if rows else {}
         self.seen.put(check.key, row)
         warnings, reads = self.judge(check, row)
@@ -246,7 +248,7 @@ class Vocabularies:
         """
         if check is None or attempt.planned is None:
             return list(attempt.warnings)
-        return self.judge(check, attempt.planned.settle(self.db))[0]
+        return self.judge(check, attempt.planned.settle(Runner(self.db)))[0]
 
     def judge(self, check: VocabularyCheck, row: Mapping[str, Any]
               ) -> tuple[list[QueryWarning], QueryReads]:
@@ -278,5 +280,5 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
     if check is None:
         return [], QueryReads()
-    rows = db.read("category_vocabulary", **check.params)
+    rows = Runner(db).alone("category_vocabulary", check.params)
     return check.judge(rows[0] if rows else {})
