@@ -67,7 +67,7 @@ def _answer(result: Any) -> tuple[Any, ...]:
 
 def test_a_filtered_phrase_asked_again_is_one_round_trip(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     first = graph.query('"kitchen" AND TAG=odd')
     assert reads == ["category_vocabulary", "search_phrase_filtered"]
@@ -88,7 +88,7 @@ def test_a_changed_graph_is_planned_again_from_the_fresh_counts(
     # another process adds a TAG=odd document: the counts the plan was made with are stale
     _fresh(graph).ingest([_document("pv-5", "kitchen tiles", "odd",
                                     np.random.default_rng(43))], embed=False, progress=False)
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     after = graph.query('"kitchen" AND TAG=odd')
     # the carried read found other counts, so the search did not run; planned again
@@ -118,7 +118,7 @@ def test_warnings_come_from_the_read_made_with_the_search(
 
 def test_a_query_with_no_statement_to_carry_it_reads_it_alone(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     first = graph.query("TAG=odd")  # a pure filter streams its documents: read first
     reads.clear()
@@ -135,7 +135,7 @@ def test_a_query_with_no_statement_to_carry_it_reads_it_alone(
 def test_a_scoped_phrase_asked_again_is_one_round_trip(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = graph.query('"kitchen" AND TAG=odd', create_dataset=True).dataset_ids[0]
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     first = graph.query('"kitchen"', subset_of_datasetids=[dataset])
     # the vocabulary read also counts the parent datasets that exist: no read of its own
@@ -160,7 +160,7 @@ def test_an_unknown_parent_dataset_is_an_error_first_and_again(
 def test_a_profiled_query_reads_its_vocabulary_first(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
     graph.query('"kitchen" AND TAG=odd')
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     profiled = graph.query('"kitchen" AND TAG=odd', profile=True)
     assert reads == ["category_vocabulary", "search_phrase_filtered"]

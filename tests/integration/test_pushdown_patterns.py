@@ -353,8 +353,8 @@ def test_a_filtered_query_reads_vocabulary_scope_and_counts_in_one_round_trip(
     # now and kept for the test, so a slow suite does not see them read between its queries
     graph.queries.text_languages()
     graph.queries.in_index_filter(ontology)
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
-    monkeypatch.setattr(graph.queries._in_index, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.in_index, "recheck_seconds", float("inf"))
     seen = spy_read_transactions(graph, monkeypatch)
     result = graph.query('"cat" AND CHARACTER=Jane', ontology_id=ontology)
     assert result.documents and {d.documentid for d in result.documents} <= JANE
@@ -474,6 +474,9 @@ MISSED_PHRASE = And(Semantic("religious conversion"),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(queries, st.sampled_from([None, "stories", "asylum"]))
 @example(MISSED_PHRASE, None)
+# a one-word phrase restricted to the other side's documents: its gate reads the scope's
+# text hits of the phrase, as the unrestricted phrase's does
+@example(And(Semantic("religious conversion"), Semantic("kitchen")), "asylum")
 def test_the_index_path_with_patterns_matches_the_reference(
         index_path: ThalabusGraph, node: Node, ontology: str | None) -> None:
     compiled, _ = index_path.evaluate(node, ontology_id=ontology)

@@ -54,7 +54,7 @@ def _graph(db: Database, query: npt.NDArray[np.float32], monkeypatch: pytest.Mon
     graph = ThalabusGraph(db, settings=settings, embedder=embedder)
     graph.queries.text_languages()
     # kept for the test: a slow or paused test process must not see it expire before the query
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     return graph, spy_read_transactions(graph, monkeypatch)
 
 

@@ -204,7 +204,7 @@ def test_the_graphs_languages_are_read_once_not_per_query(
     state = graph.queries.text_languages()
     assert state.languages == {"de", "en"} and state.why_not is None
     # kept for the test: a slow or paused test process must not see it expire between queries
-    monkeypatch.setattr(graph.queries._text_languages, "recheck_seconds", float("inf"))
+    monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     graph.query('"Wo stehen die alten Häuser?"', return_documents=False)
     graph.query('"Where do the runners run?"', return_documents=False)

@@ -128,21 +128,25 @@ def phrase_plan(ex: Statistics, state: PhraseState, node: Semantic | Text,
             out += _text_searches(ex, phrase, effective, query, case_sensitive=False,
                                   category=category, fused=True)
         out += _fusion(ex, state, phrase, query, restricted=not unrestricted)
-    out += _background(ex, state, phrase, out, unrestricted)
+    out += _background(ex, state, phrase, out, unrestricted, query if fuse else "")
     return PhrasePlan(phrase, True, tuple(out), unrestricted)
 
 
 def _background(ex: Statistics, state: PhraseState, phrase: str,
-                chosen: Sequence[Search], unrestricted: bool) -> list[Search]:
-    """The unrestricted vector searches a calibrated restricted phrase needs for its
-    background (``scale.PhraseScale``) when no chosen search reads them and no earlier node
-    of the evaluation did: a pushed filter must never change a calibrated score."""
+                chosen: Sequence[Search], unrestricted: bool, query: str) -> list[Search]:
+    """The unrestricted searches a calibrated restricted phrase needs for its background
+    (``scale.PhraseScale``) when no chosen search reads them and no earlier node of the
+    evaluation did: its vector searches and, fused (``query``: its bag of words, "" when
+    not), its text searches, whose hits the phrase gate reads as the unrestricted phrase's.
+    A pushed filter must never change a calibrated score."""
     if (not ex.scale.calibrated or unrestricted or phrase in state.ranges
             or phrase in state.fusions
             or any(getattr(s, "role", "results") in ("fit", "range") for s in chosen)):
         return []
     state.ranges.add(phrase)
-    return _vector_searches(ex, phrase, ex.ids, None, "range")
+    return [*_vector_searches(ex, phrase, ex.ids, None, "range"),
+            *_text_searches(ex, phrase, ex.ids, query, case_sensitive=False, category=None,
+                            role="range", fused=True)]
 
 
 def bag_of_words_plan(ex: Statistics, phrase: str) -> PhrasePlan:

@@ -171,14 +171,16 @@ class SearchExecutor(EvaluationParts):
                                 self.fusion.languages)
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])
-            self.scale.remember(plan.text, found["range"][0], self._sizes())
+            self.scale.remember(plan.text, found["range"][0], self._sizes(), (),
+                                found["range"][1], self.fusion.languages)
         if fusion is None:
             return self.scale.apply(plan.text, semantic)
         fitting = any(isinstance(s, VectorSearch | TextSearch) and s.role == "fit"
                       for s in plan.searches)
         fit = (sort_fragments(found["fit"][0]), found["fit"][1]) if fitting else None
         if fit is not None:
-            self.scale.remember(plan.text, fit[0], self._sizes())
+            self.scale.remember(plan.text, fit[0], self._sizes(), (), fit[1],
+                                self.fusion.languages)
         # fused on the index scale, then the phrase's one scale (scale.PhraseScale)
         return self.scale.apply(plan.text, self.fusion.fuse(
             plan.text, semantic, text, restricted=fusion.restricted, fit=fit))
