@@ -27,7 +27,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import QueryReads
-from thalabus_graph.plan.rewrite import prepare, rewrite
+from thalabus_graph.plan.rewrite import Prepared, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
 from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
@@ -162,35 +162,36 @@ class Queries:
 
     @_one_read
     def _searched(self, request: QueryRequest) -> _Run:
-        """Parse, prepare (``plan.rewrite.prepare``: rewritten once, the vocabulary check,
-        the limit), then evaluate and aggregate, from nothing (a retry runs it again). The
-        documents are aggregated from the raw fragments, which a dataset stores as they are. An
+        """Parse, evaluate (the evaluator prepares the query first: rewritten once, its
+        vocabulary check, its limit) and aggregate, from nothing (a retry runs it again). An
         attempt planned with a vocabulary row seen before whose counts turn out stale is
         planned again from the fresh row (``search.vocabulary``): the one loop here."""
         node = parse(request.text, limits=QueryLimits.from_settings(self.settings))
-        prepared = prepare(node, self.settings, ontology_id=request.ontology_id,
-                           datasetids=request.subset_of_datasetids, limit=request.limit,
-                           grouped=not request.automatically_rerank,
-                           strict=request.strict_categories)
         stale: Mapping[str, Any] | None = None
+        prepared: Prepared | None = None
         while True:
             start = time.perf_counter()
-            evaluator = evaluator_for(self.shared, request, prepared, stale)
+            evaluator = evaluator_for(self.shared, request, node, stale, prepared)
             try:
-                fragments = evaluator.results(prepared.query)
+                fragments = evaluator.results(node)
                 warnings = evaluator.executor.vocabulary_warnings()
             except StaleVocabulary as changed:
-                stale = changed.row
+                stale, prepared = changed.row, evaluator.prepared
                 continue
+            limit = None if evaluator.prepared is None else evaluator.prepared.limit
             log_sources(fragments)
+            # a dataset is written from the raw fragments before any aggregation: a query
+            # writing one aggregates once it is written (``_collected``)
             documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
-                                      limit=prepared.limit if request.cut else None)
-                         if request.return_documents else None)
-            return _Run(node, prepared.limit, evaluator, fragments, documents, start, warnings)
+                                      limit=limit if request.cut else None)
+                         if request.return_documents and not request.create_dataset
+                         else None)
+            return _Run(node, limit, evaluator, fragments, documents, start, warnings)
 
     def _collected(self, request: QueryRequest, run: _Run) -> QueryResult:
-        """The result: the dataset written from the raw fragments, the warnings (vocabulary,
-        calibrated scale, rerank), the cut and the profile."""
+        """The result: the dataset written from the raw fragments, then the documents when
+        not aggregated yet, the warnings (vocabulary, calibrated scale, rerank), the cut and
+        the profile."""
         elapsed = (time.perf_counter() - run.start) * 1000
         evaluator, fragments, documents, limit = (run.evaluator, run.fragments,
                                                   run.documents, run.limit)
@@ -203,6 +204,9 @@ class Queries:
             dataset_ids.append(self.datasets.create(
                 fragments, session=request.session, query=serialize(run.node),
                 flags=evaluator.rerank_flags))
+        if request.return_documents and documents is None:
+            documents = documents_of(self.db, fragments, known=evaluator.executor.details,
+                                     limit=limit if request.cut else None)
         warnings = [*run.warnings, *evaluator.executor.scale.warnings()]
         if evaluator.rerank_warning is not None:
             warnings.append(QueryWarning("rerank", rerank_query(run.node), None,

@@ -26,7 +26,7 @@ from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
-from thalabus_graph.plan.rewrite import Prepared, Rewritten
+from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode, rerank_query
@@ -39,7 +39,7 @@ from thalabus_graph.search.filter_stream import stream_stubs
 from thalabus_graph.search.hits import stubs
 from thalabus_graph.search.languages import TextLanguageState
 from thalabus_graph.search.scope import InIndexState
-from thalabus_graph.search.vocabulary import Vocabularies, VocabularyAttempt
+from thalabus_graph.search.vocabulary import Vocabularies
 from thalabus_graph.settings import Settings
 
 Result: TypeAlias = list[Fragment] | None
@@ -68,30 +68,32 @@ class Shared:
     text_languages: TextLanguageState
 
 
-def evaluator_for(shared: Shared, request: QueryRequest, prepared: Prepared,
-                  stale_row: Mapping[str, Any] | None = None) -> Evaluator:
-    """The evaluator of one attempt at ``request``: its executor in the prepared scope, its
-    pools sized to the limit, its counts from the query's vocabulary attempt (planned with
-    ``stale_row`` after a stale one). With a limit the searches read no details: the few
-    documents returned are read afterwards (an exact search still does, as its hits are
-    few). A pure filter's stubs come in document-id order, the order the cut keeps: its
-    statement returns only the first ``limit`` unless a dataset takes every one."""
-    limit = prepared.limit
+def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
+                  stale_row: Mapping[str, Any] | None = None,
+                  prepared: Prepared | None = None) -> Evaluator:
+    """The evaluator of one attempt at ``request`` (``node``: its parsed query; ``prepared``:
+    the query as an earlier attempt prepared it). Its counts come from the query's vocabulary
+    attempt (planned with ``stale_row`` after a stale one). With a limit the searches read no
+    details: the few documents returned are read afterwards (an exact search still does, as
+    its hits are few). A pure filter's stubs come in document-id order, the order the cut
+    keeps: its statement returns only the first ``limit`` unless a dataset takes every
+    one."""
+    limit = request.limit
     ex = SearchExecutor(
         shared.db, shared.settings, shared.embedder(), limit=limit,
-        ontologyid=prepared.ontology_id, datasetids=prepared.datasetids,
         profile=request.profile, document_details=request.return_documents and limit is None,
         exact_details=request.return_documents, in_index_state=shared.in_index,
         language=request.language, text_languages=shared.text_languages,
-        vocabulary=VocabularyAttempt(shared.vocabularies, prepared.check,
-                                     fresh=request.profile, row=stale_row),
+        vocabularies=shared.vocabularies, fresh_vocabulary=request.profile,
+        stale_row=stale_row,
         stream_limit=limit if request.cut and not request.create_dataset else None)
     if not request.automatically_rerank:
-        return Evaluator(ex, record=request.profile)
-    outcomes = BranchOutcomes(semantic=bool(rerank_query(prepared.query.root)))
+        return Evaluator(ex, record=request.profile, request=request, prepared=prepared)
+    outcomes = BranchOutcomes(semantic=bool(rerank_query(node)))
     return Evaluator(ex, rerank_branch=BranchRerank(shared.reranker(), shared.settings,
                                                     outcomes),
-                     record=request.profile, outcomes=outcomes)
+                     record=request.profile, outcomes=outcomes, request=request,
+                     prepared=prepared)
 
 
 def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
@@ -130,13 +132,20 @@ class Evaluator:
         rerank_branch: when given, each AND/OR operand is reranked before combining.
         record: keep the executed plan (``plan``) for profile output.
         outcomes: what the branch reranker did over the query (its flags and warning).
+        request: the query's request: a node given to ``results`` is prepared for it first
+            (``plan.rewrite.prepare``: rewritten once, its vocabulary check, its limit), and
+            the executor takes its scope from the prepared query.
+        prepared: the query as an earlier attempt at the request prepared it.
     """
 
     def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
                  rerank_branch: BranchReranker | None = None, record: bool = False,
-                 outcomes: BranchOutcomes | None = None) -> None:
+                 outcomes: BranchOutcomes | None = None, request: QueryRequest | None = None,
+                 prepared: Prepared | None = None) -> None:
         self.executor = executor
         self.outcomes = outcomes
+        self.request = request
+        self.prepared = prepared
         self.rerank_flags: dict[str, Any] | None = None
         self.rerank_warning: str | None = None
         self.pushdown = pushdown
@@ -158,6 +167,17 @@ class Evaluator:
         """The query's fragments, best first, as an iterator: a pure filter query's stubs
         come straight from the driver's result (one statement, constant memory); any other
         query is evaluated first."""
+        request = self.request
+        if request is not None and not isinstance(node, Rewritten):
+            if self.prepared is None:
+                self.prepared = prepare(node, self.executor.settings,
+                                        ontology_id=request.ontology_id,
+                                        datasetids=request.subset_of_datasetids,
+                                        limit=request.limit,
+                                        grouped=self.rerank_branch is None,
+                                        strict=request.strict_categories)
+            self.executor.prepared = self.prepared
+            node = self.prepared.query
         compiled = Compiler(self.executor, pushdown=self.pushdown,
                             group=self.rerank_branch is None).compile(node)
         self.plan = compiled

@@ -46,12 +46,12 @@ class SearchExecutor(EvaluationParts):
     returns documents from its whole pool); ``exact_details``: the exact searches do (a query
     returning a few documents: an exact search's hits are few, the restricted documents'
     fragments up to its pool, and their details save the round trip that reads them after);
-    ``vocabulary``: the query's vocabulary attempt: its counts are the scope's when first
-    asked for, and its read is carried by the first statement when the plan is made with a
-    row seen before (``search.vocabulary``); ``limit``: the results wanted, which size the pools
-    (``plan.cost.sized``); ``in_index_state``: where the ontology-filtered indexes' state is
-    read from, instead of ``in_index``; ``stream_limit``: the documents a pure filter query's
-    streamed statement returns at most (its first ones by document id, the stubs the query's
+    ``vocabularies``: the graph object's vocabulary protocol, whose attempt (``vocabulary``,
+    read on its own when ``fresh_vocabulary``, planned with ``stale_row`` after a stale one)
+    gives the scope's counts when first asked for; ``limit``: the results wanted, which size
+    the pools (``plan.cost.sized``); ``in_index_state``: where the ontology-filtered
+    indexes' state is read from, instead of ``in_index``; ``stream_limit``: the documents a
+    pure filter query's streamed statement returns at most (its first ones by document id, the stubs the query's
     cut keeps), None for every match (a query without a limit, or one writing a dataset,
     which holds every raw fragment).
 
@@ -99,7 +99,7 @@ class SearchExecutor(EvaluationParts):
         Raises:
             StaleVocabulary: the counts read with the query differ from those planned with.
         """
-        return [] if self._vocabulary is None else self._vocabulary.warnings()
+        return [] if self.vocabulary is None else self.vocabulary.warnings()
 
     def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
         """The phrases whose semantic range is remembered, whose unrestricted hits were read

@@ -7,12 +7,14 @@ what the plan asks of them and the phrase runs.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
+from typing import Any
 
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.cost import sized
+from thalabus_graph.plan.rewrite import Prepared
 from thalabus_graph.plan.steps import IN_INDEX_UNKNOWN, InIndexFilter, Restriction
 from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
@@ -29,7 +31,7 @@ from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState, ScopeReads
 from thalabus_graph.search.text import TextSearches
 from thalabus_graph.search.vector import VectorSearches
-from thalabus_graph.search.vocabulary import VocabularyAttempt
+from thalabus_graph.search.vocabulary import Vocabularies, VocabularyAttempt
 from thalabus_graph.settings import Settings
 
 
@@ -61,7 +63,8 @@ class EvaluationParts:
                  exact_details: bool = False,
                  in_index: InIndexFilter = IN_INDEX_UNKNOWN, language: str | None = None,
                  text_languages: TextLanguageState | None = None,
-                 vocabulary: VocabularyAttempt | None = None,
+                 vocabularies: Vocabularies | None = None, fresh_vocabulary: bool = False,
+                 stale_row: Mapping[str, Any] | None = None,
                  stream_limit: int | None = None, limit: int | None = None,
                  in_index_state: InIndexState | None = None) -> None:
         # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
@@ -74,8 +77,11 @@ class EvaluationParts:
         self.document_details = document_details
         self._exact_details = document_details or exact_details
         self._profile = profile
-        self._vocabulary = vocabulary
+        self._vocabularies = (vocabularies, fresh_vocabulary, stale_row)
         self._scope = (ontologyid, datasetids, ids, in_index)
+        self.prepared: Prepared | None = None
+        """The query as prepared for this evaluation (``plan.rewrite.prepare``), set before
+        it is compiled: its scope and vocabulary check replace the arguments'."""
         self._languages = (text_languages, language)
 
     # The parts of one evaluation, each made on first use (a query that never embeds never
@@ -87,9 +93,20 @@ class EvaluationParts:
         return settings_for(sized(self._given, self._limit), self.embedder.model_id)
 
     @cached_property
+    def vocabulary(self) -> VocabularyAttempt | None:
+        """The evaluation's side of the vocabulary protocol (None without one): its counts
+        are the scope's, and its read rides on the first statement when the plan is made
+        with a row seen before (``search.vocabulary``)."""
+        vocabularies, fresh, stale_row = self._vocabularies
+        if vocabularies is None:
+            return None
+        check = None if self.prepared is None else self.prepared.check
+        return VocabularyAttempt(vocabularies, check, fresh=fresh, row=stale_row)
+
+    @cached_property
     def runner(self) -> Runner:
         """Runs every statement of the evaluation and books its steps."""
-        planned = None if self._vocabulary is None else self._vocabulary.attempt.planned
+        planned = None if self.vocabulary is None else self.vocabulary.attempt.planned
         return Runner(self._db, profile=self._profile, vocabulary=planned,
                       text_cap=self.settings.max_result_text_chars)
 
@@ -97,12 +114,14 @@ class EvaluationParts:
     def reads(self) -> ScopeReads:
         """The scope and the counts behind it."""
         ontologyid, datasetids, ids, in_index = self._scope
+        if self.prepared is not None:
+            ontologyid, datasetids = self.prepared.ontology_id, self.prepared.datasetids
         if self._in_index_state is not None:
             in_index = self._in_index_state.state(ontologyid)
         reads = ScopeReads(self.runner, ontologyid=ontologyid, datasetids=datasetids,
                            ids=ids, in_index=in_index)
-        if self._vocabulary is not None:  # the counts the vocabulary read brought
-            known = self._vocabulary.attempt.reads
+        if self.vocabulary is not None:  # the counts the vocabulary read brought
+            known = self.vocabulary.attempt.reads
             reads.preload(known.sizes, known.counts)
         return reads
 
