@@ -51,9 +51,9 @@ class SearchExecutor(EvaluationParts):
     gives the scope's counts when first asked for; ``limit``: the results wanted, which size
     the pools (``plan.cost.sized``); ``in_index_state``: where the ontology-filtered
     indexes' state is read from, instead of ``in_index``; ``stream_limit``: the documents a
-    pure filter query's streamed statement returns at most (its first ones by document id, the stubs the query's
-    cut keeps), None for every match (a query without a limit, or one writing a dataset,
-    which holds every raw fragment).
+    pure filter query's streamed statement returns at most (its first ones by document id,
+    the stubs the query's cut keeps), None for every match (a query without a limit, or one
+    writing a dataset, which holds every raw fragment).
 
     Example:
         >>> ex = SearchExecutor(db, settings, embedder)              # doctest: +SKIP
