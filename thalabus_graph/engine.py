@@ -30,7 +30,6 @@ from thalabus_graph.ingest.source import SourceDocument
 from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.query import Node
 from thalabus_graph.querying import Queries
-from thalabus_graph.querying import QueryResult as QueryResult
 from thalabus_graph.request import DEFAULT_SESSION, QueryRequest
 from thalabus_graph.rerank import (
     Reranker,
@@ -38,8 +37,9 @@ from thalabus_graph.rerank import (
     reranker_from_settings,
 )
 from thalabus_graph.rerank.outcome import BranchOutcomes
-from thalabus_graph.search.documents import DocumentHit as DocumentHit
-from thalabus_graph.search.documents import documents_of
+from thalabus_graph.results.documents import DocumentHit as DocumentHit
+from thalabus_graph.results.documents import documents_of
+from thalabus_graph.results.query_result import QueryResult as QueryResult
 from thalabus_graph.search.evaluator import Evaluator
 from thalabus_graph.settings import Settings
 from thalabus_graph.warm_up import WarmUp
@@ -183,8 +183,7 @@ class ThalabusGraph:
     def stream(self, text: str, *, ontology_id: str | None = None,
                subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
         """A query's raw fragments, best first, as an iterator (``Queries.stream``)."""
-        return self.queries.stream(text, ontology_id=ontology_id,
-                                   subset_of_datasetids=subset_of_datasetids)
+        return self.queries.stream(QueryRequest(text, ontology_id, subset_of_datasetids))
 
     @within_budget
     def query(self, text: str, *, ontology_id: str | None = None,
@@ -227,15 +226,14 @@ class ThalabusGraph:
                 limit: int | None = None) -> dict[str, Any]:
         """The parsed query and the compiled plan as a tree, without running any search
         (``Queries.explain``; the arguments as in ``query``)."""
-        return self.queries.explain(text, ontology_id=ontology_id,
-                                    subset_of_datasetids=subset_of_datasetids,
-                                    strict_categories=strict_categories, language=language,
-                                    limit=limit)
+        return self.queries.explain(QueryRequest(
+            text, ontology_id, subset_of_datasetids, limit, language,
+            strict_categories=strict_categories))
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
         """Aggregate fragments to documents: best score each, details attached, best first
-        (``search.documents.documents_of``; ``known``: details the searches already read)."""
+        (``results.documents.documents_of``; ``known``: details the searches already read)."""
         return documents_of(self.db, fragments, known=known)
 
     @within_budget

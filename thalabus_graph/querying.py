@@ -29,7 +29,6 @@ from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.plan.rewrite import Prepared, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
-from thalabus_graph.plan_view import Plan
 from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
@@ -38,7 +37,9 @@ from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
-from thalabus_graph.search.documents import DocumentHit, documents_of, log_sources
+from thalabus_graph.results.documents import DocumentHit, documents_of, log_sources
+from thalabus_graph.results.plan_view import Plan
+from thalabus_graph.results.query_result import QueryResult
 from thalabus_graph.search.evaluator import Evaluator, Shared, evaluator_for
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
@@ -50,44 +51,6 @@ from thalabus_graph.settings import Settings
 IN_INDEX_RECHECK_SECONDS = 60.0
 """How long the state of the ontology-filtered vector indexes (and the languages of the text
 indexes) is trusted before it is read again (``Queries.in_index_filter``)."""
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """What a query returned: fragments (or documents), the dataset ids written, the plan, and
-    warnings: category filters or an ontology that match no stored document, a partial
-    rerank, and each phrase whose fragments the calibrated scale removed or kept with doubt
-    (``scale.DroppedWarning``: kind ``scores``, the phrase, how many fragments dropped, its
-    best cosine, the rule)."""
-
-    query: str
-    fragments: list[Fragment]
-    documents: list[DocumentHit] | None = None
-    dataset_ids: list[str] = field(default_factory=list)
-    plan: Plan | None = None
-    """The executed plan when profiled; a dict that prints as the CLI's tree."""
-    warnings: list[QueryWarning] = field(default_factory=list)
-    bookmarks: tuple[str, ...] = ()
-    """The graph object's bookmarks after the query (its dataset written, when asked): hand
-    them to another process's ``ThalabusGraph`` so its reads see this state."""
-    rerank: dict[str, Any] | None = None
-    """With ``automatically_rerank``: ``BranchOutcomes.flags()`` (``reranked``, ``reason``,
-    ``weight_scale``, ``failures``, ``unscored``); a partial or failed rerank is also a
-    warning of kind ``rerank``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``documents`` when documents were asked for, else ``fragments``; ``plan``
-        only when profiled; ``rerank`` only when reranking was asked for."""
-        out: dict[str, Any] = {"query": self.query, "dataset_ids": self.dataset_ids,
-                               "warnings": [w.to_dict() for w in self.warnings],
-                               "bookmarks": list(self.bookmarks)}
-        if self.rerank is not None:
-            out["rerank"] = self.rerank
-        if self.documents is not None:
-            out["documents"] = [d.to_dict() for d in self.documents]
-        else:
-            out["fragments"] = [f.to_dict() for f in self.fragments]
-        return out if self.plan is None else {**out, "plan": self.plan}
 
 
 @dataclass(frozen=True)
@@ -309,34 +272,34 @@ class Queries:
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
         return evaluator.results(node), evaluator
 
-    def stream(self, text: str, *, ontology_id: str | None = None,
-               subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
-        """A query's raw fragments, best first, as an iterator (``Evaluator.stream``: a pure
-        filter query's stubs come straight from the driver, in constant memory)."""
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids)
-        return Evaluator(ex).stream(parse_within_limits(text, self.settings))
+    def stream(self, request: QueryRequest) -> Iterator[Fragment]:
+        """``ThalabusGraph.stream``: the query's raw fragments, best first, as an iterator
+        (``Evaluator.stream``: a pure filter query's stubs come straight from the driver, in
+        constant memory)."""
+        ex = self.executor(ontology_id=request.ontology_id,
+                           subset_of_datasetids=request.subset_of_datasetids)
+        return Evaluator(ex).stream(parse_within_limits(request.text, self.settings))
 
-    def explain(self, text: str, *, ontology_id: str | None = None,
-                subset_of_datasetids: Sequence[str] | None = None,
-                strict_categories: bool = False, language: str | None = None,
-                limit: int | None = None) -> dict[str, Any]:
-        """The parsed query and the compiled plan as a tree, without running any search:
-        category and universe lookups (read transactions) give each filtered semantic search
-        its estimated selectivity and chosen path. No query embedding is computed. Category
-        warnings are listed as in ``query`` (``strict_categories`` raises them); each text
-        search shows its analyzer and the phrase's language (``language`` as in ``query``).
-        ``limit`` sizes the pools as ``query`` does; ``pools`` shows them (every ``top_n``
-        and the vector index's least ``k``)."""
+    def explain(self, request: QueryRequest) -> dict[str, Any]:
+        """``ThalabusGraph.explain``: the parsed query and the compiled plan as a tree,
+        without running any search: category and universe lookups (read transactions) give
+        each filtered semantic search its estimated selectivity and chosen path. No query
+        embedding is computed. Category warnings are listed as in ``query``
+        (``strict_categories`` raises them); each text search shows its analyzer and the
+        phrase's language. The limit sizes the pools as ``query`` does; ``pools`` shows them
+        (every ``top_n`` and the vector index's least ``k``)."""
         from thalabus_graph.plan.explain import explained
 
-        limit = cost.check_limit(limit, self.settings)
-        node = parse_for_explain(text, self.settings)
-        warnings, reads = check_query(self.db, node, ontology_id,
-                                      _listed(subset_of_datasetids), rewrite(node).patterns,
-                                      strict=strict_categories)
-        ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
-                           embedder=_NoEmbedder(self.shared.embedder().model_id), language=language,
-                           limit=limit, stream_limit=limit)
+        limit = cost.check_limit(request.limit, self.settings)
+        node = parse_for_explain(request.text, self.settings)
+        warnings, reads = check_query(self.db, node, request.ontology_id,
+                                      _listed(request.subset_of_datasetids),
+                                      rewrite(node).patterns,
+                                      strict=request.strict_categories)
+        ex = self.executor(ontology_id=request.ontology_id,
+                           subset_of_datasetids=request.subset_of_datasetids,
+                           embedder=_NoEmbedder(self.shared.embedder().model_id),
+                           language=request.language, limit=limit, stream_limit=limit)
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}

@@ -13,6 +13,7 @@ PACKAGE = Path(thalabus_graph.__file__).parent
 LAYERS: list[set[str]] = [
     {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds",
      "warm_up", "querying"},
+    {"results"},
     {"search"},
     {"plan"},
     {"goals"},
@@ -23,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"embeddings"},
     {"_http"},
     {"graph"},
-    {"settings", "settings_values", "errors", "progress", "plan_view", "languages",
+    {"settings", "settings_values", "errors", "progress", "languages",
      "query_warning", "request"},
 ]
 """Top to bottom, as in the "Layers" table of docs/architecture.md."""
@@ -88,7 +89,7 @@ def test_the_doc_lists_the_layers_in_this_order() -> None:
     doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     rows = [line for line in doc.splitlines() if line.startswith("| ") and "`" in line]
     firsts = [row.split("|")[1].strip() for row in rows[: len(LAYERS)]]
-    assert firsts == ["entry points", "search and fusion", "plan", "goals", "datasets", "ingest",
+    assert firsts == ["entry points", "results", "search and fusion", "plan", "goals", "datasets", "ingest",
                       "rerank", "query and fragments", "embeddings", "HTTP core", "graph",
                       "foundations"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from thalabus_graph.cli.output import plan_lines
-from thalabus_graph.plan_view import Plan
+from thalabus_graph.results.plan_view import Plan
 
 TREE = {"op": "AND", "query": '"p" AND A=x', "pushed_restriction": "none", "rows": 4, "ms": 2.5,
         "steps": [{"kind": "and", "evaluated_first": "right side", "params": {"x": 1}}],

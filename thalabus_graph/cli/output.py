@@ -2,7 +2,7 @@
 
 ``json.dumps`` recurses and raises ``RecursionError`` on a plan of a 1,000-deep query; indented
 JSON and indented trees also grow with the square of the depth. Deep values are therefore
-written compactly by an explicit stack; plan trees print through `thalabus_graph.plan_view`
+written compactly by an explicit stack; plan trees print through `thalabus_graph.results.plan_view`
 (lines stop indenting at ``MAX_INDENT`` levels). ``emit_json`` is the CLI's one JSON writer.
 """
 
@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from thalabus_graph.plan_view import MAX_INDENT, plan_lines
+from thalabus_graph.results.plan_view import MAX_INDENT, plan_lines
 
 __all__ = ["MAX_INDENT", "MAX_INDENTED_DEPTH", "dumps", "emit_json", "nesting", "plan_lines",
            "shown"]
