@@ -113,12 +113,7 @@ def _register_query(subparsers: Any) -> None:
                "  thalabus-graph query 'NOT DECISION=granted' --ontology asylum --dataset\n"
                "  thalabus-graph query '\"cat\"' --profile --json")
     p.add_argument("text", help="the query (quote it for the shell)")
-    p.add_argument("--ontology-id", "--ontology", dest="ontology", default=None,
-                   help="restrict to one ontology (ontology_id)")
-    p.add_argument("--subset-of-datasetids", "--within", dest="within", action="append",
-                   default=None, metavar="DATASET",
-                   help="restrict to documents of these datasets, repeatable "
-                        "(subset_of_datasetids; --within for short)")
+    _add_scope(p)
     p.add_argument("--fragments", action="store_true", help="show fragments, not documents")
     p.add_argument("--rag", action="store_true", help="the fast path (rag_fragments)")
     p.add_argument("--dataset", action="store_true", help="store the result as a dataset")
@@ -142,12 +137,7 @@ def _register_explain(subparsers: Any) -> None:
         epilog="examples:\n  thalabus-graph explain '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
                "  thalabus-graph explain 'NOT DECISION=granted' --ontology asylum --json")
     p.add_argument("text", help="the query (quote it for the shell)")
-    p.add_argument("--ontology-id", "--ontology", dest="ontology", default=None,
-                   help="restrict to one ontology (ontology_id)")
-    p.add_argument("--subset-of-datasetids", "--within", dest="within", action="append",
-                   default=None, metavar="DATASET",
-                   help="restrict to documents of these datasets, repeatable "
-                        "(subset_of_datasetids; --within for short)")
+    _add_scope(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="plan with the pools sized to N results, as query --limit N runs")
     _add_strict_categories(p)
@@ -251,6 +241,16 @@ def _add_language(parser: argparse.ArgumentParser) -> None:
         help="the query's language (ISO 639-1 code or name): its phrases' text search uses "
              "that language's analyzer; default: detected per phrase among the graph's "
              "languages")
+
+
+def _add_scope(p: argparse.ArgumentParser) -> None:
+    """The scope flags, named as the API and MCP name them (short forms beside)."""
+    p.add_argument("--ontology-id", "--ontology", dest="ontology", default=None,
+                   help="restrict to one ontology (ontology_id)")
+    p.add_argument("--subset-of-datasetids", "--within", dest="within", action="append",
+                   default=None, metavar="DATASET",
+                   help="restrict to documents of these datasets, repeatable "
+                        "(subset_of_datasetids; --within for short)")
 
 
 def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
