@@ -89,7 +89,7 @@ def test_the_doc_lists_the_layers_in_this_order() -> None:
     doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     rows = [line for line in doc.splitlines() if line.startswith("| ") and "`" in line]
     firsts = [row.split("|")[1].strip() for row in rows[: len(LAYERS)]]
-    assert firsts == ["entry points", "results", "search and fusion", "plan", "goals", "datasets", "ingest",
-                      "rerank", "query and fragments", "embeddings", "HTTP core", "graph",
-                      "foundations"]
+    assert firsts == ["entry points", "results", "search and fusion", "plan", "goals",
+                      "datasets", "ingest", "rerank", "query and fragments", "embeddings",
+                      "HTTP core", "graph", "foundations"]
 
