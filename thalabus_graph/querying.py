@@ -180,7 +180,7 @@ class Queries:
         if request.profile and evaluator.plan is not None:
             plan = Plan(query=serialize(run.node), ms=round(elapsed, 3),
                         embed_ms=round(evaluator.executor.embed_ms, 3),
-                        fragments=len(fragments), tree=evaluator.plan.to_dict(measured=True))
+                        fragments=len(fragments), tree=evaluator.plan.to_dict(evaluator.profile))
         return QueryResult(request.text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), evaluator.rerank_flags)
 

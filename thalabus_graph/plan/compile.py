@@ -42,7 +42,8 @@ Planned: TypeAlias = Restriction | str | None
 
 @dataclass(slots=True)
 class PlanNode:
-    """One query node of the compiled plan, and what its run measured.
+    """One query node of the compiled plan: what was decided for it before anything runs
+    (what a run measures is its ``NodeRun``).
 
     Attributes:
         node: the query node.
@@ -58,8 +59,7 @@ class PlanNode:
         documents: a pure filter's documents within its restriction (None: TRUE; RUNTIME).
         category_documents: a category's documents within the scope.
         reads: reads made at compile time for this node (categories, counts, universe).
-        planned: the searches planned (explain shows them; the run records ``steps``).
-        steps: the searches the run made; rows / ms / restricted_to: what it measured.
+        planned: the searches planned (explain shows them; a run records its own steps).
         streamed: the root of a pure filter query run as one streamed statement: its normal
             form (``plan.pure``); in_stream: a node checked inside that statement.
     """
@@ -78,10 +78,6 @@ class PlanNode:
     reads: list[Step] = field(default_factory=list)
     planned: list[PlannedStep] = field(default_factory=list)
     children: list[PlanNode] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
-    rows: int | None = None
-    ms: float = 0.0
-    restricted_to: int | None = None
     streamed: FilterPattern | None = None
     in_stream: bool = False
 
@@ -127,6 +123,30 @@ def _literal(lit: CategoryPattern) -> str:
     return f"{lit.name} {'not in' if lit.negated else 'in'} {list(lit.values)}"
 
 
+@dataclass(slots=True)
+class NodeRun:
+    """What one run of a plan node measured (``Profile``).
+
+    Attributes:
+        steps: the searches and reads the run made.
+        rows: the fragments the node returned (None: TRUE, or it did not run).
+        ms: the milliseconds spent in the node and below it.
+        restricted_to: the documents a restriction known only at run time held.
+        planned: the searches chosen at run time for such a node (None: as compiled).
+    """
+
+    steps: list[Step] = field(default_factory=list)
+    rows: int | None = None
+    ms: float = 0.0
+    restricted_to: int | None = None
+    planned: list[PlannedStep] | None = None
+
+
+Profile: TypeAlias = dict[int, NodeRun]
+"""A run's measurements, by ``id`` of the plan node (its own value: the plan holds only
+decisions)."""
+
+
 @dataclass
 class CompiledPlan:
     """The plan tree of one query, its labels and the executor it was compiled with."""
@@ -134,9 +154,9 @@ class CompiledPlan:
     root: PlanNode
     texts: QueryTexts | None = None
 
-    def to_dict(self, *, measured: bool) -> dict[str, Any]:
-        """JSON form (iterative: plans can be deep). ``measured``: the profile (executed
-        steps, rows, ms); else explain (planned steps)."""
+    def to_dict(self, profile: Profile | None = None) -> dict[str, Any]:
+        """JSON form (iterative: plans can be deep): with a run's ``profile``, what it ran
+        (executed steps, rows, ms); else what explain shows (planned steps)."""
         if self.texts is None:
             self.texts = QueryTexts(self.root.node)
         out: dict[str, Any] = {}
@@ -153,13 +173,15 @@ class CompiledPlan:
             if plan.skipped is not None:
                 steps.append({"kind": "skipped", "reason": plan.skipped})
             steps += [s.to_dict() for s in plan.reads]
-            if measured:
-                steps += [s.to_dict() for s in plan.steps]
-                if isinstance(plan.restriction, str) and plan.planned:
-                    into["planned_at_run_time"] = plan.planned
-                into.update(rows=plan.rows, ms=round(plan.ms, 3))
-                if plan.restricted_to is not None:
-                    into["restricted_to"] = plan.restricted_to
+            if profile is not None:
+                run = profile.get(id(plan), NodeRun())
+                steps += [s.to_dict() for s in run.steps]
+                chosen = plan.planned if run.planned is None else run.planned
+                if isinstance(plan.restriction, str) and chosen:
+                    into["planned_at_run_time"] = chosen
+                into.update(rows=run.rows, ms=round(run.ms, 3))
+                if run.restricted_to is not None:
+                    into["restricted_to"] = run.restricted_to
             else:
                 steps += plan.planned
             into["steps"] = steps

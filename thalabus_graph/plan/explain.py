@@ -33,7 +33,7 @@ class Explainer:
         self.pushdown = pushdown
 
     def explain(self, node: Node) -> CompiledPlan:
-        """The compiled plan of ``node`` (render it with ``to_dict(measured=False)``)."""
+        """The compiled plan of ``node`` (render it with ``to_dict()``)."""
         return Compiler(self.ex, pushdown=self.pushdown).compile(node)
 
 
@@ -44,5 +44,5 @@ def explained(ex: Statistics, node: Node,
     ``scale.PhraseScale.explain``) and the query's category warnings."""
     tree = Explainer(ex).explain(node)
     return {"query": serialize(node), "ast": node.to_dict(),
-            "plan": tree.to_dict(measured=False), "scores": ex.scale.explain(),
+            "plan": tree.to_dict(), "scores": ex.scale.explain(),
             "warnings": [w.to_dict() for w in warnings]}

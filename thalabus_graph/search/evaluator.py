@@ -25,7 +25,7 @@ from typing import Any, TypeAlias
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan.compile import CompiledPlan, Compiler, PlanNode
+from thalabus_graph.plan.compile import CompiledPlan, Compiler, NodeRun, PlanNode, Profile
 from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
@@ -152,6 +152,8 @@ class Evaluator:
         self.rerank_branch = rerank_branch
         self.record = record
         self.plan: CompiledPlan | None = None
+        self.profile: Profile = {}
+        """What the run measured, node by node (the plan holds only decisions)."""
 
     def results(self, node: Node | Rewritten) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs.
@@ -198,12 +200,13 @@ class Evaluator:
         planned = dict(root.planned[0])  # the compiler's step: the run records the same
         planned.pop("kind"), planned.pop("cypher")
         step = Step("category", planned)
-        root.steps.append(step)
+        run = self._measured(root)
+        run.steps.append(step)
         rows = 0
         for fragment in stream_stubs(self.executor, root.node, pattern, step):
             rows += 1
             yield fragment
-        root.rows, root.ms = rows, step.ms
+        run.rows, run.ms = rows, step.ms
 
     # --- the walk ------------------------------------------------------------------------
     def _run(self, root: PlanNode) -> Result:
@@ -214,7 +217,8 @@ class Evaluator:
         first = True
         while stack:
             plan = plans[-1]
-            self.executor.steps = plan.steps
+            run = self._measured(plan)
+            self.executor.steps = run.steps
             start = time.perf_counter()
             try:
                 child, restriction = stack[-1].send(None) if first else stack[-1].send(value)
@@ -223,16 +227,23 @@ class Evaluator:
                 plans.pop()
                 value = done.value
                 first = False
-                plan.ms += (time.perf_counter() - start) * 1000
-                plan.rows = None if value is None else len(value)
+                run.ms += (time.perf_counter() - start) * 1000
+                run.rows = None if value is None else len(value)
                 if plans:
-                    plans[-1].ms += plan.ms
+                    self._measured(plans[-1]).ms += run.ms
                 continue
-            plan.ms += (time.perf_counter() - start) * 1000
+            run.ms += (time.perf_counter() - start) * 1000
             stack.append(self._frame(child, restriction))
             plans.append(child)
             first = True
         return value
+
+    def _measured(self, plan: PlanNode) -> NodeRun:
+        """The run's measurements of ``plan`` (``profile``), made on first use."""
+        run = self.profile.get(id(plan))
+        if run is None:
+            run = self.profile[id(plan)] = NodeRun()
+        return run
 
     def _frame(self, plan: PlanNode, restriction: Restriction | None) -> _Frame:
         ex = self.executor
@@ -240,12 +251,12 @@ class Evaluator:
         if not self.pushdown:
             restriction = None
         if isinstance(plan.restriction, str) and restriction is not None:
-            plan.restricted_to = len(restriction)
+            self._measured(plan).restricted_to = len(restriction)
         if isinstance(node, Semantic | Text):
             if isinstance(plan.restriction, str):  # chosen now: the documents are known
                 saved, ex.steps = ex.steps, []
                 chosen = phrase_plan(ex, PhraseState.of(ex), node, restriction, plan.pattern)
-                plan.planned = render(ex, chosen)
+                self._measured(plan).planned = render(ex, chosen)
                 ex.steps = saved
             else:
                 chosen = phrase_plan(ex, PhraseState.of(ex), node, restriction, plan.pattern)
