@@ -1,12 +1,14 @@
 """The query pipeline of one graph object: ``Queries.answer`` reads a ``QueryRequest`` top to
 bottom.
 
-parse -> rewrite (once, ``plan.rewrite``) -> vocabulary (``search.vocabulary``) -> compile and
-evaluate (``search.evaluator``) -> collect (documents, dataset, cut, profile). A query whose
-vocabulary read turns out stale is planned again from the fresh row: the one loop in
-``_searched``. ``Queries`` keeps what a graph object's queries share: the vocabulary rows
-read, whether the ontology-filtered vector indexes serve and which languages the text is
-indexed in (each re-read at most once per ``IN_INDEX_RECHECK_SECONDS``).
+parse -> evaluate (``search.evaluator``: the evaluator prepares the query once, rewritten
+with its vocabulary check and limit, ``plan.rewrite.prepare``, then compiles and runs it; its
+first count settles the vocabulary read, ``search.vocabulary``) -> collect (dataset,
+documents, warnings, cut, profile). A query whose vocabulary read turns out stale is planned
+again from the fresh row: the one loop in ``_searched``. ``Queries`` keeps what a graph
+object's queries share: the vocabulary rows read, whether the ontology-filtered vector
+indexes serve and which languages the text is indexed in (each re-read at most once per
+``IN_INDEX_RECHECK_SECONDS``).
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ class Queries:
     # --- the pipeline --------------------------------------------------------------------
     def answer(self, request: QueryRequest) -> QueryResult:
         """``ThalabusGraph.query``'s work: searched (parse, prepare, vocabulary, compile,
-        evaluate, documents), then collected (dataset, warnings, cut, profile)."""
+        evaluate, documents), then collected (dataset, documents, warnings, cut, profile)."""
         return self._collected(request, self._searched(request))
 
     @_one_read

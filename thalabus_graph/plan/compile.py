@@ -61,7 +61,7 @@ class PlanNode:
         reads: reads made at compile time for this node (categories, counts, universe).
         planned: the searches planned (explain shows them; a run records its own steps).
         streamed: the root of a pure filter query run as one streamed statement: its normal
-            form (``plan.pure``); in_stream: a node checked inside that statement.
+            form (``rewrite.filter_pattern``); in_stream: a node checked inside that statement.
     """
 
     node: Node

@@ -196,7 +196,7 @@ class Evaluator:
 
     def _streamed(self, root: PlanNode, pattern: FilterPattern) -> Iterator[Fragment]:
         """The stubs of a pure filter from one streamed statement; its step records rows and
-        time (root.rows / ms when the stream ends)."""
+        time (the root's ``NodeRun`` when the stream ends)."""
         planned = dict(root.planned[0])  # the compiler's step: the run records the same
         planned.pop("kind"), planned.pop("cypher")
         step = Step("category", planned)

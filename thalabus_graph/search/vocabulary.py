@@ -100,8 +100,7 @@ class PlannedVocabulary:
             StaleVocabulary: the counts read now differ from ``seen``.
         """
         if self.row is None:
-            rows = runner.alone("category_vocabulary", self.params, plain=True)
-            self.row = rows[0] if rows else {}
+            self.row = read_row(runner, self.params, plain=True)
             if planned_counts(self.row) != planned_counts(self.seen):
                 raise StaleVocabulary(self.row)
         return self.row
@@ -234,8 +233,7 @@ class Vocabularies:
             UnknownCategoryError: the check is strict and the row has warnings.
         """
         if row is None:
-            rows = Runner(self.db).alone("category_vocabulary", check.params)
-            row = rows[0] if rows else {}
+            row = read_row(Runner(self.db), check.params)
         self.seen.put(check.key, row)
         warnings, reads = self.judge(check, row)
         return Attempt(reads, None, tuple(warnings))
@@ -257,13 +255,6 @@ class Vocabularies:
             self._datasets(check.datasetids)
         return check.judge(row)
 
-    def check(self, node: Node, ontology_id: str | None, datasetids: Sequence[str] | None,
-              patterns: Sequence[CategoryPattern], *, strict: bool
-              ) -> tuple[list[QueryWarning], QueryReads]:
-        """The warnings and the plan's counts of ``node`` in its scope, read on its own
-        (explain: nothing is kept and the datasets are checked by the caller)."""
-        return check_query(self.db, node, ontology_id, datasetids, patterns, strict=strict)
-
 
 def check_query(db: Database, node: Node, ontology_id: str | None = None,
                 datasetids: Sequence[str] | None = None,
@@ -280,5 +271,12 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
     if check is None:
         return [], QueryReads()
-    rows = Runner(db).alone("category_vocabulary", check.params)
-    return check.judge(rows[0] if rows else {})
+    return check.judge(read_row(Runner(db), check.params))
+
+
+def read_row(runner: Runner, params: dict[str, Any], *, plain: bool = False
+             ) -> Mapping[str, Any]:
+    """The vocabulary read made on its own (``category_vocabulary`` with ``params``): its one
+    row, empty when it returns none. ``plain``: the records skip the driver's conversion."""
+    rows = runner.alone("category_vocabulary", params, plain=plain)
+    return rows[0] if rows else {}
