@@ -146,3 +146,14 @@ def test_parse_holds_the_query_to_the_configured_limits(
     monkeypatch.setattr("sys.stdin", io.StringIO('"' + "a" * 1_000_000 + '"'))
     assert main(["parse", "-"]) == 2
     assert "max_query_chars" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["query", "explain"])
+def test_the_scope_flags_take_the_apis_names_and_their_short_forms(command: str) -> None:
+    args = build_parser().parse_args([command, '"cat"', "--ontology-id", "asylum",
+                                      "--subset-of-datasetids", "s#dataset_1",
+                                      "--within", "s#dataset_2"])
+    assert args.ontology == "asylum"
+    assert args.within == ["s#dataset_1", "s#dataset_2"]
+    short = build_parser().parse_args([command, '"cat"', "--ontology", "stories"])
+    assert short.ontology == "stories" and short.within is None
