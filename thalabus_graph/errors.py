@@ -11,7 +11,9 @@
     ├── ConfigurationError              wrong settings or arguments; fix the call, do not retry
     │   ├── UnknownCategoryError        strict_categories: a filter names no stored category
     │   ├── UnknownLanguageError        a stated query language that no one knows
-    │   └── InvalidTextError (ValueError)   a text argument that is not valid Unicode
+    │   ├── InvalidTextError (ValueError)   a text argument that is not valid Unicode
+    │   ├── CategoryDefinitionError (ValueError)  a graph-defined category that is refused
+    │   └── ContextError (ValueError)   a graph context (``context=``) that writes or fails
     ├── CapabilityError                 a backend declared unavailable for what was asked
     ├── IngestError                     a bad input document (has .line_number when known)
     │   └── UnembeddedDocuments         fragments lack vectors and no embedder is configured
@@ -154,6 +156,17 @@ class UnknownLanguageError(ConfigurationError):
 class InvalidTextError(ConfigurationError, ValueError):
     """A text argument (an ontology id, a dataset id, a value) holding a lone surrogate, which
     is not valid Unicode and cannot be sent to Neo4j or an inference service."""
+
+
+class CategoryDefinitionError(ConfigurationError, ValueError):
+    """A graph-defined category refused when defined or dropped: a bad name, a pattern that
+    is not read-only, that takes a parameter other than ``$value``, calls a procedure or does
+    not compile, or a name a stored category already has."""
+
+
+class ContextError(ConfigurationError, ValueError):
+    """A query's graph context (``context=``) refused before anything runs: it writes, calls
+    a procedure or does not compile (the server's message is kept)."""
 
 
 class CapabilityError(ThalabusError):
