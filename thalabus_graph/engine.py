@@ -23,6 +23,8 @@ from thalabus_graph.datasets import Datasets
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.goals import GoalContext, Goals
+from thalabus_graph.graph import category_definitions
+from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -61,7 +63,7 @@ class ThalabusGraph:
 
     def __init__(self, db: Database, *, settings: Settings | None = None,
                  embedder: Embedder | None = None, reranker: Reranker | None = None,
-                 bookmarks: Iterable[str] = ()) -> None:
+                 bookmarks: Iterable[str] = (), required_filter: str | None = None) -> None:
         self.db = db
         if bookmarks:
             db.wait_for(bookmarks)
@@ -73,26 +75,37 @@ class ThalabusGraph:
         self.datasets = Datasets(db, self.settings)
         self.goals = Goals(db, self.settings, self.datasets)
         self.queries = Queries(db, self.settings, self.datasets,
-                               embedder=lambda: self.embedder, reranker=lambda: self.reranker)
+                               embedder=lambda: self.embedder, reranker=lambda: self.reranker,
+                               required_filter=required_filter)
+        self.required_filter = required_filter
+        """The filter every query of this object is held to (None: none)."""
 
     @classmethod
     def connect(cls, uri: str | None = None, *, auth: tuple[str, str] | None = None,
                 database: str | None = None, settings: Settings | None = None,
                 embedder: Embedder | None = None, reranker: Reranker | None = None,
-                bookmarks: Iterable[str] = ()) -> ThalabusGraph:
+                bookmarks: Iterable[str] = (), required_filter: str | None = None
+                ) -> ThalabusGraph:
         """Connect to Neo4j (``bolt://`` or routing ``neo4j://``); the embedder loads lazily.
 
         What is not given comes from ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD`` and
         ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
         ``bookmarks`` (another process's ``result.bookmarks``): waited for before this
         returns (``wait_for``), so the first read already sees that state.
+        ``required_filter`` (categories, stored or graph-defined, e.g. ``READABLE_BY=alice``):
+        every query, explain, stream and fast path of this object is held to it
+        (``query.required``); no query text widens it.
+
+        Raises:
+            ThalabusSyntaxError: the required filter does not parse.
+            ConfigurationError: it is blank or holds a phrase or a text search.
         """
         target = Connection.resolve(uri, database=database)
         db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
                               database=target.database)
         try:
             graph = cls(db, settings=settings, embedder=embedder, reranker=reranker,
-                        bookmarks=bookmarks)
+                        bookmarks=bookmarks, required_filter=required_filter)
         except Exception:
             db.close()
             raise
@@ -181,9 +194,11 @@ class ThalabusGraph:
             language=language)
 
     def stream(self, text: str, *, ontology_id: str | None = None,
-               subset_of_datasetids: Sequence[str] | None = None) -> Iterator[Fragment]:
+               subset_of_datasetids: Sequence[str] | None = None,
+               required_filter: str | None = None) -> Iterator[Fragment]:
         """A query's raw fragments, best first, as an iterator (``Queries.stream``)."""
-        return self.queries.stream(QueryRequest(text, ontology_id, subset_of_datasetids))
+        return self.queries.stream(QueryRequest(text, ontology_id, subset_of_datasetids,
+                                                required_filter=required_filter))
 
     @within_budget
     def query(self, text: str, *, ontology_id: str | None = None,
@@ -191,7 +206,8 @@ class ThalabusGraph:
               create_dataset: bool = False, automatically_rerank: bool = False,
               session: str = DEFAULT_SESSION, profile: bool = False,
               strict_categories: bool = False, language: str | None = None,
-              limit: int | None = None) -> QueryResult:
+              limit: int | None = None, required_filter: str | None = None,
+              context: str | None = None) -> QueryResult:
         """Run a Thalabus query.
 
         The dataset (when asked) is written from the raw fragments before any aggregation.
@@ -210,25 +226,34 @@ class ThalabusGraph:
         configured pools (``top_n_*``) and returns every result. The dataset, when asked, is
         still written from the raw fragments of the sized pools.
 
+        ``required_filter``: categories (stored or graph-defined) this query is held to,
+        beside the connection's own (``connect``); no query text widens it. ``context``: a
+        read-only Cypher fragment that sees each returned ``document`` (and ``fragment``)
+        and returns columns; its rows arrive on each result as ``.context``
+        (``results.context``). It is checked before anything runs.
+
         Raises:
             ConfigurationError: ``limit`` is not a whole number from 1 to ``index_max_k``.
+            ContextError: the context writes, calls a procedure or does not compile.
         """
         return self.queries.answer(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language,
             return_documents=return_documents, create_dataset=create_dataset,
             automatically_rerank=automatically_rerank, session=session, profile=profile,
-            strict_categories=strict_categories))
+            strict_categories=strict_categories, required_filter=required_filter,
+            context=context))
 
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
                 subset_of_datasetids: Sequence[str] | None = None,
                 strict_categories: bool = False, language: str | None = None,
-                limit: int | None = None) -> dict[str, Any]:
+                limit: int | None = None, required_filter: str | None = None
+                ) -> dict[str, Any]:
         """The parsed query and the compiled plan as a tree, without running any search
         (``Queries.explain``; the arguments as in ``query``)."""
         return self.queries.explain(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language,
-            strict_categories=strict_categories))
+            strict_categories=strict_categories, required_filter=required_filter))
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
@@ -241,7 +266,9 @@ class ThalabusGraph:
                       subset_of_datasetids: Sequence[str] | None = None,
                       create_dataset: bool = False, session: str = DEFAULT_SESSION,
                       strict_categories: bool = False, goal: str | None = None,
-                      language: str | None = None, limit: int | None = None) -> QueryResult:
+                      language: str | None = None, limit: int | None = None,
+                      required_filter: str | None = None, context: str | None = None
+                      ) -> QueryResult:
         """The fast path: raw fragments filtered by ``MIN_RERANKING_SCORE_DOC``, capped at
         ``MAX_FRAGMENTS_PER_DOC`` per document, sorted, cut to ``MAX_RAG_OUTPUT_FRAG``
         (category warnings as in ``query``).
@@ -251,11 +278,35 @@ class ThalabusGraph:
         ``goal``: the selection becomes the goal's own RAG fragments (``Goals.add_fragments``,
         the goal created when new), which ``goal_context`` collects first. ``language`` as in
         ``query``. ``limit``: the fragments wanted; the pools are sized from it as in ``query``
-        and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``."""
+        and the selection is cut to ``min(limit, MAX_RAG_OUTPUT_FRAG)``. ``required_filter``
+        and ``context`` as in ``query``."""
         return self.queries.fast_path(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language, return_documents=False,
-            session=session, strict_categories=strict_categories, cut=False),
+            session=session, strict_categories=strict_categories, cut=False,
+            required_filter=required_filter, context=context),
             create_dataset=create_dataset, goal=goal, goals=self.goals)
+
+    # --- the application's graph --------------------------------------------------------
+    def define_category(self, name: str, pattern: str) -> CategoryDefinition:
+        """Define (or redefine) category ``name`` by a read-only Cypher ``pattern`` over
+        ``document`` with ``$value`` its one parameter, e.g. ``define_category("READABLE_BY",
+        "(document)<-[:CAN_READ]-(:User {name: $value})")``; queries then write it like a
+        stored category (``READABLE_BY=alice,bob``). Stored in the graph: every process sees
+        it (``graph.category_definitions``).
+
+        Raises:
+            CategoryDefinitionError: a bad name, a stored category's name, or a pattern that
+                writes, calls a procedure, takes another parameter or does not compile.
+        """
+        return category_definitions.define(self.db, name, pattern)
+
+    def drop_category(self, name: str) -> bool:
+        """Remove the definition of category ``name``; whether there was one."""
+        return category_definitions.drop(self.db, name)
+
+    def defined_categories(self) -> list[CategoryDefinition]:
+        """The graph-defined categories, by name."""
+        return list(category_definitions.definitions(self.db).values())
 
     # --- reranking -----------------------------------------------------------------------
 

@@ -25,15 +25,19 @@ from thalabus_graph.embeddings import Embedder
 from thalabus_graph.errors import GraphError, PlanError, StaleVocabulary
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import Goals
+from thalabus_graph.graph import category_definitions
+from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.plan.rewrite import Prepared, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
-from thalabus_graph.query import Node, parse, rerank_query, serialize
+from thalabus_graph.query import Node, category_predicates, parse, rerank_query, serialize
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
+from thalabus_graph.query.required import required_filter as required_filter_node
+from thalabus_graph.query.required import restricted
 from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
@@ -101,8 +105,12 @@ class Queries:
     """
 
     def __init__(self, db: Database, settings: Settings, datasets: Datasets, *,
-                 embedder: Callable[[], Embedder], reranker: Callable[[], Reranker]) -> None:
+                 embedder: Callable[[], Embedder], reranker: Callable[[], Reranker],
+                 required_filter: str | None = None) -> None:
         self.db = db
+        self.required = (None if required_filter is None
+                         else required_filter_node(required_filter, _limits(settings)))
+        """The connection's required filter (``query.required``), parsed once."""
         self.settings = settings
         self.datasets = datasets
         # The vocabulary rows queries read: a query asking the same again plans with its row
@@ -131,12 +139,14 @@ class Queries:
         vocabulary check, its limit) and aggregate, from nothing (a retry runs it again). An
         attempt planned with a vocabulary row seen before whose counts turn out stale is
         planned again from the fresh row (``search.vocabulary``): the one loop here."""
-        node = parse(request.text, limits=QueryLimits.from_settings(self.settings))
+        node = self.held(request, parse(request.text, limits=_limits(self.settings)))
+        definitions = self.definitions(node)
         stale: Mapping[str, Any] | None = None
         prepared: Prepared | None = None
         while True:
             start = time.perf_counter()
-            evaluator = evaluator_for(self.shared, request, node, stale, prepared)
+            evaluator = evaluator_for(self.shared, request, node, stale, prepared,
+                                      definitions)
             try:
                 fragments = evaluator.results(node)
                 warnings = evaluator.executor.vocabulary_warnings()
@@ -185,6 +195,20 @@ class Queries:
                         fragments=len(fragments), tree=evaluator.plan.to_dict(evaluator.profile))
         return QueryResult(request.text, fragments, documents, dataset_ids, plan, warnings,
                            self.db.bookmarks(), evaluator.rerank_flags)
+
+    # --- what the application's graph adds to a query ------------------------------------
+    def held(self, request: QueryRequest, node: Node) -> Node:
+        """``node`` held to the connection's required filter and the request's
+        (``query.required.restricted``): the query on the left of an AND no text widens."""
+        asked = (None if request.required_filter is None
+                 else required_filter_node(request.required_filter, _limits(self.settings)))
+        return restricted(node, (self.required, asked))
+
+    def definitions(self, node: Node) -> dict[str, CategoryDefinition]:
+        """The graph-defined categories among the names ``node`` uses (one read, in the
+        query's transaction; none without a category)."""
+        names = sorted({c.name for c in category_predicates(node)})
+        return category_definitions.definitions(self.db, names) if names else {}
 
     def fast_path(self, request: QueryRequest, *, create_dataset: bool, goal: str | None,
                   goals: Goals) -> QueryResult:
@@ -263,10 +287,11 @@ class Queries:
         evaluator, which holds the executed plan tree when ``profile`` is set
         (``document_details``: see ``executor``; ``reads``: the node counts, scope size and
         pattern counts already read with the query's vocabulary, ``check_query``)."""
-        node = parse_within_limits(query, self.settings)
+        node = restricted(parse_within_limits(query, self.settings), (self.required,))
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            language=language)
+        ex.definitions = self.definitions(node)
         if reads is not None:
             ex.preload(reads.sizes, reads.counts)
         branch = (BranchRerank(self.shared.reranker(), self.settings, rerank_outcomes)
@@ -280,7 +305,9 @@ class Queries:
         constant memory)."""
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids)
-        return Evaluator(ex).stream(parse_within_limits(request.text, self.settings))
+        node = self.held(request, parse_within_limits(request.text, self.settings))
+        ex.definitions = self.definitions(node)
+        return Evaluator(ex).stream(node)
 
     def explain(self, request: QueryRequest) -> dict[str, Any]:
         """``ThalabusGraph.explain``: the parsed query and the compiled plan as a tree,
@@ -293,18 +320,25 @@ class Queries:
         from thalabus_graph.plan.explain import explained
 
         limit = cost.check_limit(request.limit, self.settings)
-        node = parse_for_explain(request.text, self.settings)
+        node = self.held(request, parse_for_explain(request.text, self.settings))
+        definitions = self.definitions(node)
+        defined = frozenset(definitions)
         warnings, reads = check_query(self.db, node, request.ontology_id,
                                       _listed(request.subset_of_datasetids),
-                                      rewrite(node).patterns,
-                                      strict=request.strict_categories)
+                                      rewrite(node, defined=defined).patterns,
+                                      strict=request.strict_categories, defined=defined)
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids,
                            embedder=_NoEmbedder(self.shared.embedder().model_id),
                            language=request.language, limit=limit, stream_limit=limit)
+        ex.definitions = definitions
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}
+
+
+def _limits(settings: Settings) -> QueryLimits:
+    return QueryLimits.from_settings(settings)
 
 
 def _listed(datasetids: Sequence[str] | None) -> list[str] | None:

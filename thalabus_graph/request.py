@@ -33,6 +33,9 @@ class QueryRequest:
         profile: attach the executed plan.
         strict_categories: raise for an unknown category instead of warning.
         cut: cut the results to ``limit`` (the fast path selects from the raw fragments).
+        required_filter: a filter of categories the query is held to (``query.required``),
+            beside the connection's own.
+        context: a read-only Cypher fragment run for each result (``results.context``).
     """
 
     text: str
@@ -47,3 +50,5 @@ class QueryRequest:
     profile: bool = False
     strict_categories: bool = False
     cut: bool = True
+    required_filter: str | None = None
+    context: str | None = None

@@ -72,11 +72,12 @@ class VocabularyCheck:
     @classmethod
     def of(cls, node: Node, ontology_id: str | None = None,
            datasetids: Sequence[str] | None = None,
-           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
-           ) -> VocabularyCheck | None:
+           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
+           defined: frozenset[str] = frozenset()) -> VocabularyCheck | None:
         """The check of ``node`` in its scope (None: the query has no category and no scope,
-        and nothing is read)."""
-        predicates = tuple(category_predicates(node))
+        and nothing is read). A graph-defined name (``defined``) is known: its values are
+        whatever its pattern matches, so it is not checked against the stored vocabulary."""
+        predicates = tuple(p for p in category_predicates(node) if p.name not in defined)
         ontology_id = id_form(ontology_id)
         datasetids = id_list(datasetids, "subset_of_datasetids")
         if not predicates and ontology_id is None and datasetids is None:

@@ -225,6 +225,7 @@ class Compiler:
         self.pushdown = pushdown
         self.group = group
         self._pure: Mapping[int, bool] = {}
+        self._defined: frozenset[str] = frozenset()
         self._plans: dict[int, PlanNode] = {}
         self._pairs: dict[tuple[str, str], Restriction] = {}
         self._state = PhraseState()
@@ -235,15 +236,18 @@ class Compiler:
         AND chain gathered into one side unless ``group`` is off); a ``Rewritten`` query is
         compiled as it is. The plan shows the query in its rewritten form."""
         rewritten = (query if isinstance(query, Rewritten)
-                     else rewrite(query, grouped=self.pushdown and self.group))
+                     else rewrite(query, grouped=self.pushdown and self.group,
+                                  defined=self.ex.defined))
         root = rewritten.root
         self._pure = rewritten.pure
+        self._defined = rewritten.defined
         self._plans = {}
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
             self.ex.reads.sized()  # the scope's size decides every path
-            pattern = filter_pattern(root) if self.pushdown and plan_root.pure_filter else None
+            pattern = (filter_pattern(root, rewritten.defined)
+                       if self.pushdown and plan_root.pure_filter else None)
             if pattern is not None:
                 self._stream(plan_root, pattern)
                 return CompiledPlan(plan_root)
@@ -277,7 +281,7 @@ class Compiler:
             plan = PlanNode(node, self._pure[id(node)])
             self._plans[id(node)] = plan
             if isinstance(node, And):
-                plan.swap, pattern = push_decision(node, self._pure)
+                plan.swap, pattern = push_decision(node, self._pure, self._defined)
                 if self.pushdown:
                     plan.pushed_pattern = pattern
                     plan.pushed = pattern is not None

@@ -79,12 +79,15 @@ class Rewritten:
         pure: id(node) -> whether the subtree of ``root`` is a pure filter.
         patterns: every pattern the plan pushes into a phrase, each once.
         grouped: whether the AND chains were regrouped.
+        defined: the graph-defined category names of the query: never pushed as a
+            pattern (their documents are found by their own pattern and listed).
     """
 
     root: Node
     pure: Mapping[int, bool]
     patterns: tuple[CategoryPattern, ...]
     grouped: bool
+    defined: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -118,32 +121,35 @@ class Prepared:
 
 def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
             datasetids: Sequence[str] | None, limit: object, grouped: bool,
-            strict: bool) -> Prepared:
+            strict: bool, defined: frozenset[str] = frozenset()) -> Prepared:
     """``node`` ready to plan in its scope: rewritten (``rewrite``), with its vocabulary
     check (``VocabularyCheck.of``, which puts the scope in identifier form) and its limit
-    checked (``cost.check_limit``).
+    checked (``cost.check_limit``). ``defined``: the query's graph-defined category names,
+    known to the check and never pushed as patterns.
 
     Raises:
         ConfigurationError: a bad limit, or a scope that is not an id or a list of ids.
     """
-    rewritten = rewrite(node, grouped=grouped)
+    rewritten = rewrite(node, grouped=grouped, defined=defined)
     check = VocabularyCheck.of(node, ontology_id, datasetids, rewritten.patterns,
-                               strict=strict)
+                               strict=strict, defined=defined)
     return Prepared(rewritten, check, check_limit(limit, settings))
 
 
-def rewrite(node: Node, *, grouped: bool = True) -> Rewritten:
+def rewrite(node: Node, *, grouped: bool = True,
+            defined: frozenset[str] = frozenset()) -> Rewritten:
     """``node`` rewritten once for the compiler (``grouped``: gather the filters of each AND
-    chain, as the compiled plan does unless branches are reranked one by one)."""
+    chain, as the compiled plan does unless branches are reranked one by one; ``defined``:
+    the graph-defined category names, never pushed as patterns)."""
     root = group_filters(node) if grouped else node
     pure = pure_filters(root)
     patterns: list[CategoryPattern] = []
     for kid in walk(root):
         if isinstance(kid, And):
-            pattern = push_decision(kid, pure)[1]
+            pattern = push_decision(kid, pure, defined)[1]
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
-    return Rewritten(root, pure, tuple(patterns), grouped)
+    return Rewritten(root, pure, tuple(patterns), grouped, defined)
 
 
 def pure_filters(root: Node) -> dict[int, bool]:
@@ -160,12 +166,16 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
-def push_decision(node: And, pure: Mapping[int, bool]) -> tuple[bool, CategoryPattern | None]:
+def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] = frozenset()
+                  ) -> tuple[bool, CategoryPattern | None]:
     """An AND's decision: whether its right side runs first (the filter side of a scored
-    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed)."""
+    AND) and the pattern its filter side is pushed into its phrase as (None: not pushed; so
+    is a side with a graph-defined category of ``defined``)."""
     swap = pure[id(node.right)] and not pure[id(node.left)]
     first, second = (node.right, node.left) if swap else (node.left, node.right)
     if not isinstance(second, Semantic | Text):
+        return swap, None
+    if defined and any(isinstance(n, Category) and n.name in defined for n in walk(first)):
         return swap, None
     return swap, _pattern_of(first, pure[id(first)])
 
@@ -351,9 +361,12 @@ _Both = tuple[Dnf | None, Dnf | None] | None
 not made of category terms only."""
 
 
-def filter_pattern(node: Node) -> FilterPattern | None:
-    """``node`` as one pushed filter pattern, or None when it is not made of category terms
-    only, is TRUE, or is too large in normal form."""
+def filter_pattern(node: Node, defined: frozenset[str] = frozenset()) -> FilterPattern | None:
+    """``node`` as one pushed filter pattern, or None when it is not made of stored
+    category terms only (``defined``: the graph-defined names), is TRUE, or is too large in
+    normal form."""
+    if defined and any(isinstance(n, Category) and n.name in defined for n in walk(node)):
+        return None
     both = fold(node, _step)
     if both is None or both[0] is None or both[0] == ((),):
         return None

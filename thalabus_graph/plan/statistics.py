@@ -91,6 +91,10 @@ class Statistics(Protocol):
         """The semantic scale's state."""
 
     @property
+    def defined(self) -> frozenset[str]:
+        """The graph-defined category names the query uses (never pushed as patterns)."""
+
+    @property
     def ids(self) -> Restriction | None:
         """The id scope (None: the scope is the patterns, or every document)."""
 

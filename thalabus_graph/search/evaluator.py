@@ -24,6 +24,7 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
+from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, NodeRun, PlanNode, Profile
 from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
@@ -70,7 +71,8 @@ class Shared:
 
 def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
                   stale_row: Mapping[str, Any] | None = None,
-                  prepared: Prepared | None = None) -> Evaluator:
+                  prepared: Prepared | None = None,
+                  definitions: Mapping[str, CategoryDefinition] | None = None) -> Evaluator:
     """The evaluator of one attempt at ``request`` (``node``: its parsed query; ``prepared``:
     the query as an earlier attempt prepared it). Its counts come from the query's vocabulary
     attempt (planned with ``stale_row`` after a stale one). With a limit the searches read no
@@ -86,7 +88,8 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
         language=request.language, text_languages=shared.text_languages,
         vocabularies=shared.vocabularies, fresh_vocabulary=request.profile,
         stale_row=stale_row,
-        stream_limit=limit if request.cut and not request.create_dataset else None)
+        stream_limit=limit if request.cut and not request.create_dataset else None,
+        definitions=definitions)
     if not request.automatically_rerank:
         return Evaluator(ex, record=request.profile, request=request, prepared=prepared)
     outcomes = BranchOutcomes(semantic=bool(rerank_query(node)))
@@ -177,7 +180,8 @@ class Evaluator:
                                         datasetids=request.subset_of_datasetids,
                                         limit=request.limit,
                                         grouped=self.rerank_branch is None,
-                                        strict=request.strict_categories)
+                                        strict=request.strict_categories,
+                                        defined=self.executor.defined)
             self.executor.prepared = self.prepared
             node = self.prepared.query
         compiled = Compiler(self.executor, pushdown=self.pushdown,

@@ -78,6 +78,11 @@ class SearchExecutor(EvaluationParts):
         return self.runner.details
 
     @property
+    def defined(self) -> frozenset[str]:
+        """The graph-defined category names the query uses (never pushed as patterns)."""
+        return frozenset(self.definitions)
+
+    @property
     def ids(self) -> Restriction | None:
         """The id scope (None: the scope is the patterns, or every document)."""
         return self.reads.value.ids

@@ -4,8 +4,9 @@ scope) that NOT and TRUE need as a set."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.plan.steps import Restriction, Step
 from thalabus_graph.search.hits import id_set
 from thalabus_graph.search.runner import Runner
@@ -15,9 +16,12 @@ from thalabus_graph.search.scope import ScopeReads
 class Lookups:
     """Document lookups within one evaluation's scope (the universe read once)."""
 
-    def __init__(self, runner: Runner, reads: ScopeReads) -> None:
+    def __init__(self, runner: Runner, reads: ScopeReads,
+                 definitions: Mapping[str, CategoryDefinition] | None = None) -> None:
         self.runner = runner
         self.reads = reads
+        self.definitions = dict(definitions or {})
+        """The graph-defined categories the query uses, by name."""
         self._universe: Restriction | None = None
 
     def category_documents(self, name: str, values: Sequence[str]) -> Restriction:
@@ -36,6 +40,8 @@ class Lookups:
         scope patterns (not the id scope): a query's categories are read once, however many
         it has. Pairs no document has map to the empty set."""
         out: dict[tuple[str, str], Restriction] = {pair: frozenset() for pair in pairs}
+        out.update(self._defined_documents([p for p in pairs if p[0] in self.definitions]))
+        pairs = [pair for pair in pairs if pair[0] not in self.definitions]
         if pairs:
             step = self.runner.step("category", {"pairs": len(pairs)})
             rows = self.runner.read(step, "explain_category_documents",
@@ -43,6 +49,22 @@ class Lookups:
                                     **self.reads.sized().pattern_parameters())
             for row in rows:
                 out[(row["name"], row["value"])] = frozenset(row["documentids"])
+        return out
+
+    def _defined_documents(self, pairs: Sequence[tuple[str, str]]
+                           ) -> dict[tuple[str, str], Restriction]:
+        """The documents of graph-defined category pairs: one read per defined name, its
+        values a parameter, within the scope patterns."""
+        out: dict[tuple[str, str], Restriction] = {}
+        for name in sorted({name for name, _ in pairs}):
+            values = sorted({value for n, value in pairs if n == name})
+            step = self.runner.step("category", {"name": name, "values": values,
+                                                 "defined_by": "a graph pattern"})
+            rows = self.runner.read_composed(
+                step, self.definitions[name].statement(), "defined_category_documents",
+                values=values, **self.reads.sized().pattern_parameters())
+            for row in rows:
+                out[(name, row["value"])] = frozenset(row["documentids"])
         return out
 
     def document_categories(self, documentids: Iterable[str]

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from thalabus_graph.embeddings import Embedder
+from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.cost import sized
 from thalabus_graph.plan.rewrite import Prepared
@@ -66,7 +67,8 @@ class EvaluationParts:
                  vocabularies: Vocabularies | None = None, fresh_vocabulary: bool = False,
                  stale_row: Mapping[str, Any] | None = None,
                  stream_limit: int | None = None, limit: int | None = None,
-                 in_index_state: InIndexState | None = None) -> None:
+                 in_index_state: InIndexState | None = None,
+                 definitions: Mapping[str, CategoryDefinition] | None = None) -> None:
         # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
         self._given = settings
         self._limit = limit
@@ -83,6 +85,8 @@ class EvaluationParts:
         """The query as prepared for this evaluation (``plan.rewrite.prepare``), set before
         it is compiled: its scope and vocabulary check replace the arguments'."""
         self._languages = (text_languages, language)
+        self.definitions: dict[str, CategoryDefinition] = dict(definitions or {})
+        """The graph-defined categories the query uses, by name (read with the query)."""
 
     # The parts of one evaluation, each made on first use (a query that never embeds never
     # loads the embedder's vectors, a pure filter makes no phrase search).
@@ -182,5 +186,5 @@ class EvaluationParts:
     @cached_property
     def lookups(self) -> Lookups:
         """Document lookups (categories, the universe)."""
-        return Lookups(self.runner, self.reads)
+        return Lookups(self.runner, self.reads, self.definitions)
 

@@ -181,6 +181,17 @@ class Runner:
             self.details.update((r["details"][0], r["details"]) for r in rows if r["details"])
         return rows
 
+    def read_composed(self, step: Step, text: str, what: str, /, **params: Any
+                      ) -> list[Record]:
+        """Run a statement composed of a named one and a checked slot (a graph-defined
+        category's pattern) for ``step``, timed; ``what`` names it in the step and errors."""
+        start = time.perf_counter()
+        rows = self.db.read_text(text, params, plain=True, what=what)
+        step.ms += (time.perf_counter() - start) * 1000
+        step.rows += len(rows)
+        step.cypher = what
+        return rows
+
     def run_batch(self, name: str, rows_of: dict[BatchKey, list[Record]], role: str, /,
                   **params: Any) -> None:
         """Run the read ``name``, one call serving several searches of ``role``, and keep its

@@ -258,7 +258,8 @@ class Vocabularies:
 
 def check_query(db: Database, node: Node, ontology_id: str | None = None,
                 datasetids: Sequence[str] | None = None,
-                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
+                defined: frozenset[str] = frozenset()
                 ) -> tuple[list[QueryWarning], QueryReads]:
     """Warnings for every category name, value and ontology of the query that no stored
     document has (in reading order, each once) and, from the same round trip, what the plan
@@ -268,7 +269,8 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     Raises:
         UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
     """
-    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
+    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict,
+                               defined=defined)
     if check is None:
         return [], QueryReads()
     return check.judge(read_row(Runner(db), check.params))

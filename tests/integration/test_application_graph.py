@@ -1,0 +1,185 @@
+"""The application's graph in a query: categories defined by a Cypher pattern over the
+application's own nodes, and a required filter no query text widens. Every answer is checked
+against plain Cypher over the same graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.sample import load_sample
+from thalabus_graph import ThalabusGraph
+from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError
+from thalabus_graph.graph.database import Database
+
+pytestmark = pytest.mark.integration
+
+READABLE_BY = "(document)<-[:CAN_READ]-(:User {name: $value})"
+AS_STORED = "(document)-[:HAS_CATEGORY]->(:Category {name: 'COUNTRY_OF_ORIGIN', value: $value})"
+PERMISSIONS = {"alice": ["docid-1001", "docid-1002", "docid-1003", "docid-1008",
+                         "docid-1012", "docid-2002", "docid-2003"],
+               "bob": ["docid-1003", "docid-1004", "docid-1006", "docid-2001", "docid-2003"]}
+QUERIES = ['"asylum seeker converted to christianity"',
+           '"Bob cleans the house"',
+           "'Irak'",
+           '"asylum" AND COUNTRY_OF_ORIGIN=IQ',
+           '"asylum" OR "friends"',
+           "NOT COUNTRY_OF_ORIGIN=AF",
+           "",
+           '"asylum" AND NOT (DECISION=granted OR YEAR=2020)']
+
+
+@pytest.fixture(scope="module")
+def graph(db: Database) -> ThalabusGraph:
+    g = load_sample(db)
+    db.write_tx(lambda tx: tx.run(
+        "UNWIND $pairs AS pair MERGE (u:User {name: pair[0]}) WITH u, pair "
+        "MATCH (d:Document {documentid: pair[1]}) MERGE (u)-[:CAN_READ]->(d)",
+        pairs=[[u, d] for u, docs in PERMISSIONS.items() for d in docs]).consume())
+    g.define_category("READABLE_BY", READABLE_BY)
+    g.define_category("ORIGIN", AS_STORED)
+    return g
+
+
+def readable(*users: str) -> set[str]:
+    return {d for u in users for d in PERMISSIONS[u]}
+
+
+def documents(result: object) -> set[str]:
+    return {f.documentid for f in result.fragments}  # type: ignore[attr-defined]
+
+
+def scored(result: object) -> list[tuple[str, float]]:
+    return [(f.fragmentid, round(f.score, 9))
+            for f in result.fragments]  # type: ignore[attr-defined]
+
+
+def cypher_documents(db: Database, statement: str) -> set[str]:
+    rows = db.read_tx(lambda tx: [r["id"] for r in tx.run(statement)])
+    return set(rows)
+
+
+@pytest.mark.parametrize("stored, defined", [
+    ('"asylum" AND COUNTRY_OF_ORIGIN=IQ', '"asylum" AND ORIGIN=IQ'),
+    ('"asylum" AND COUNTRY_OF_ORIGIN=IQ,AF', '"asylum" AND ORIGIN=IQ,AF'),
+    ('"asylum" AND NOT COUNTRY_OF_ORIGIN=IQ', '"asylum" AND NOT ORIGIN=IQ'),
+    ('"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR DECISION=rejected)',
+     '"asylum" AND (ORIGIN=IQ OR DECISION=rejected)'),
+    ('COUNTRY_OF_ORIGIN=IR OR (YEAR=2021 AND NOT COUNTRY_OF_ORIGIN=IQ)',
+     'ORIGIN=IR OR (YEAR=2021 AND NOT ORIGIN=IQ)'),
+    ("'Iran' AND NOT COUNTRY_OF_ORIGIN=AF", "'Iran' AND NOT ORIGIN=AF"),
+])
+def test_a_defined_category_answers_as_the_stored_one_it_mirrors(
+        graph: ThalabusGraph, stored: str, defined: str) -> None:
+    want = graph.query(stored, return_documents=False)
+    got = graph.query(defined, return_documents=False)
+    assert want.fragments, stored
+    assert scored(got) == scored(want)
+    assert not [w for w in got.warnings if w.kind.startswith("unknown")]
+
+
+@pytest.mark.parametrize("text, users", [
+    ("READABLE_BY=alice", ("alice",)),
+    ("READABLE_BY=alice,bob", ("alice", "bob")),
+    ("READABLE_BY=alice AND READABLE_BY=bob", ()),
+])
+def test_a_defined_category_selects_what_the_reference_cypher_selects(
+        graph: ThalabusGraph, db: Database, text: str, users: tuple[str, ...]) -> None:
+    if users:
+        want = readable(*users)
+    else:
+        want = readable("alice") & readable("bob")
+    assert documents(graph.query(text, return_documents=False)) == want
+    reference = cypher_documents(db, "MATCH (d:Document) WHERE NOT EXISTS { (d)<-[:CAN_READ]-"
+                                 "(:User {name: 'alice'}) } RETURN d.documentid AS id")
+    assert documents(graph.query("NOT READABLE_BY=alice", return_documents=False)) == reference
+    phrase = graph.query('"asylum" AND READABLE_BY=alice', return_documents=False)
+    assert documents(phrase) and documents(phrase) <= readable("alice")
+    both = graph.query('("asylum" OR "friends") AND NOT READABLE_BY=bob',
+                       return_documents=False)
+    assert documents(both) and not documents(both) & readable("bob")
+
+
+def test_explain_and_profile_show_the_defined_lookup(graph: ThalabusGraph) -> None:
+    explained = graph.explain('"asylum" AND READABLE_BY=alice')
+    assert "defined_category_documents" in str(explained)
+    assert explained["warnings"] == []
+    result = graph.query('"asylum" AND READABLE_BY=alice', profile=True)
+    assert result.plan is not None and "defined_category_documents" in str(result.plan["tree"])
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_a_required_filter_is_never_widened(db: Database, graph: ThalabusGraph,
+                                            text: str) -> None:
+    held = ThalabusGraph(db, embedder=graph.embedder, required_filter="READABLE_BY=bob")
+    result = held.query(text, return_documents=True)
+    assert documents(result) <= readable("bob")
+    assert {d.documentid for d in result.documents or []} <= readable("bob")
+    unheld = graph.query(text, return_documents=False)
+    inside = [(f.fragmentid, round(f.score, 9)) for f in unheld.fragments
+              if f.documentid in readable("bob")]
+    if text.strip() and "NOT" not in text:
+        # held to the filter, a result scores as it does without it
+        assert [pair for pair in scored(held.query(text, return_documents=False))] == inside
+    fast = held.rag_fragments(text or '"asylum"')
+    assert documents(fast) <= readable("bob")
+    assert {f.documentid for f in held.stream(text)} <= readable("bob")
+    wide = graph.query(text, return_documents=False, required_filter="READABLE_BY=bob")
+    assert documents(wide) <= readable("bob")
+
+
+def test_no_query_text_escapes_the_required_filter(db: Database, graph: ThalabusGraph) -> None:
+    held = ThalabusGraph(db, embedder=graph.embedder, required_filter="READABLE_BY=alice")
+    for text in ('"asylum" OR NOT READABLE_BY=alice', "NOT READABLE_BY=alice",
+                 "READABLE_BY=bob OR NOT READABLE_BY=bob", "COUNTRY_OF_ORIGIN=AF"):
+        result = held.query(text, return_documents=False, create_dataset=True)
+        assert documents(result) <= readable("alice"), text
+        members = held.datasets.members(result.dataset_ids[0])
+        assert {m.documentid for m in members} <= readable("alice"), text
+    assert documents(held.query("NOT READABLE_BY=alice", return_documents=False)) == set()
+    explained = held.explain('"asylum"')
+    assert "READABLE_BY" in str(explained)
+
+
+def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database) -> None:
+    bad = {
+        "(document)<-[:CAN_READ]-(u:User {name: $value}) SET u.hacked = true": "",
+        "(document) } MATCH (x) DETACH DELETE x //": "",
+        "(document)<-[:CAN_READ]-(:User {name: $other})": "$other",
+        "(document)<-[:CAN_READ]-(:User {name: 'alice'})": "$value",
+        "(d)<-[:CAN_READ]-(:User {name: $value})": "document",
+        "(document)<-[:CAN_READ]-(:User {name: $value}) CALL db.labels() YIELD label": "CALL",
+        "(document)<-[:CAN_READ]-(:User {name: $value}); MATCH (n) DELETE n": ";",
+        "(document)<-[:CAN_READ-(:User {name: $value})": "",
+        "": "empty",
+    }
+    for pattern, said in bad.items():
+        with pytest.raises(CategoryDefinitionError) as caught:
+            graph.define_category("BAD", pattern)
+        assert said in str(caught.value), (pattern, str(caught.value))
+    with pytest.raises(CategoryDefinitionError, match="stored category name"):
+        graph.define_category("COUNTRY_OF_ORIGIN", READABLE_BY)
+    with pytest.raises(CategoryDefinitionError, match="name"):
+        graph.define_category("1BAD", READABLE_BY)
+    assert cypher_documents(db, "MATCH (u:User) WHERE u.hacked RETURN u.name AS id") == set()
+    assert "BAD" not in {d.name for d in graph.defined_categories()}
+    assert {"READABLE_BY", "ORIGIN"} <= {d.name for d in graph.defined_categories()}
+
+
+def test_a_definition_is_seen_by_another_connection_and_can_be_dropped(
+        db: Database, graph: ThalabusGraph) -> None:
+    other = ThalabusGraph(db, embedder=graph.embedder)
+    other.define_category("CITED_BY", "(document)<-[:CAN_READ]-(:User {name: $value})")
+    assert documents(graph.query("CITED_BY=bob", return_documents=False)) == readable("bob")
+    assert graph.drop_category("CITED_BY") is True
+    assert graph.drop_category("CITED_BY") is False
+    result = graph.query("CITED_BY=bob", return_documents=False)
+    assert documents(result) == set()
+    assert [w.kind for w in result.warnings] == ["unknown_category_name"]
+
+
+def test_a_required_filter_must_be_categories(db: Database, graph: ThalabusGraph) -> None:
+    for text in ('"asylum"', "   ", "'text' AND READABLE_BY=bob"):
+        with pytest.raises(ConfigurationError):
+            ThalabusGraph(db, embedder=graph.embedder, required_filter=text)
+    with pytest.raises(ConfigurationError):
+        graph.query('"asylum"', required_filter='"phrase"')
