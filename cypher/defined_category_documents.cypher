@@ -12,10 +12,12 @@ CALL (thalabus_value) {
 WITH thalabus_value, document
 WHERE document:Document
   AND ($ontologyid IS NULL OR EXISTS { (document)-[:IN_ONTOLOGY]->(:Ontology {ontologyid: $ontologyid}) })
+{{#datasetids}}
   AND ($datasetids IS NULL OR EXISTS {
         MATCH (document)<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) }
       OR EXISTS {
         MATCH (:Fragment {documentid: document.documentid})<-[a:AGGREGATES]-(ds:Dataset)
         WHERE ds.datasetid IN $datasetids AND NOT coalesce(a.hidden, false) })
+{{/datasetids}}
 RETURN thalabus_value AS value, collect(DISTINCT document.documentid) AS documentids

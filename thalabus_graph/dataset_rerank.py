@@ -5,6 +5,27 @@ written back as ``{session}#rerank_{n}`` with flags that say how its weights cam
 
 It sits with the datasets: it reads and writes them around the reranking code, which never sees
 the graph.
+
+The rerank query is the positive semantic clauses of ``query_text`` (default: the
+query the dataset was made from, ``DatasetInfo.stored_query``, so a rerank reranks
+again without one) joined by " AND "; with none, the order is kept and the result
+says so. The new dataset stores that text as ``query`` and the query it came from as
+``source_query``. With ``goal``, the goal uses the new dataset (linked in the same
+transaction, in its parent's place when the goal used the parent). Members are read
+one round at a time. The merged rounds are capped at ``max_output`` (default
+``MAX_RERANKING_OUTPUT_FRAG``, or the policy's own ``max_output_frag``), the tiers'
+document coverage kept.
+
+The new Dataset node records how its weights came about: ``reranked``, ``reason``
+(``no-semantic-query`` | ``no-reranker`` | ``failed`` | ``empty`` | ``partial``),
+``failures``, ``unscored``, ``capped`` and ``weight_scale`` (``reranker`` |
+``retrieval`` | ``mixed``). A partly failed rerank keeps the unscored members after
+the scored ones, in their retrieved order, with their retrieval weights.
+
+``clauses`` (default ``RERANK_CLAUSES``): ``joined`` asks the reranker the clauses
+joined by " AND "; ``geometric`` / ``minimum`` score every member against each clause
+and combine by that AND rule (``rerank.clauses``); recorded as ``clauses``. A member
+some clause could not score stays unscored (``partial``), as in a joined rerank.
 """
 
 from __future__ import annotations
@@ -74,9 +95,13 @@ def rerank_dataset(datasets: Datasets, reranker: Reranker, settings: Settings, d
                    query_text: str | None = None, *, session: str | None = None,
                    policy: SelectionPolicy | None = None, max_output: int | None = None,
                    goal: str | None = None, clauses: str | None = None) -> RerankResult:
-    """Rerank ``dataset_id`` and write the derived dataset (``ThalabusGraph.rerank_dataset``
-    says what is asked and recorded); the result carries no bookmarks (the engine adds them).
-    ``clauses`` (default ``Settings.rerank_clauses``) picks joined or per-clause reranking."""
+    """Rerank ``dataset_id`` in rounds and write ``{session}#rerank_{n}``; the result carries
+    no bookmarks (``ThalabusGraph.rerank_dataset`` adds them).
+
+    Raises:
+        ConfigurationError: raised by the reranker (never written as a degraded dataset),
+            or an unknown ``clauses``.
+    """
     info = datasets.get(dataset_id)
     node = parse(info.stored_query() if query_text is None else query_text)
     rerank_text = rerank_query(node)

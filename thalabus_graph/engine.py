@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from thalabus_graph import text_languages, warm_up
+from thalabus_graph.application import ApplicationGraph
 from thalabus_graph.bounds import within_budget
 from thalabus_graph.dataset_rerank import RerankResult as RerankResult
 from thalabus_graph.dataset_rerank import rerank_dataset
@@ -23,8 +24,6 @@ from thalabus_graph.datasets import Datasets
 from thalabus_graph.embeddings import Embedder, embedder_from_settings
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.goals import GoalContext, Goals
-from thalabus_graph.graph import category_definitions
-from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.ingest import Ingestor, IngestReport
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class ThalabusGraph:
+class ThalabusGraph(ApplicationGraph):
     """The retrieval engine over one Neo4j database.
 
     Example:
@@ -92,13 +91,8 @@ class ThalabusGraph:
         ``NEO4J_DATABASE`` (see ``thalabus_graph.graph.connection``), as for the CLI.
         ``bookmarks`` (another process's ``result.bookmarks``): waited for before this
         returns (``wait_for``), so the first read already sees that state.
-        ``required_filter`` (categories, stored or graph-defined, e.g. ``READABLE_BY=alice``):
-        every query, explain, stream and fast path of this object is held to it
-        (``query.required``); no query text widens it.
-
-        Raises:
-            ThalabusSyntaxError: the required filter does not parse.
-            ConfigurationError: it is blank or holds a phrase or a text search.
+        ``required_filter``: categories every query of this object is held to
+        (``application``).
         """
         target = Connection.resolve(uri, database=database)
         db = Database.connect(target.uri, auth=auth if auth is not None else target.auth,
@@ -226,11 +220,7 @@ class ThalabusGraph:
         configured pools (``top_n_*``) and returns every result. The dataset, when asked, is
         still written from the raw fragments of the sized pools.
 
-        ``required_filter``: categories (stored or graph-defined) this query is held to,
-        beside the connection's own (``connect``); no query text widens it. ``context``: a
-        read-only Cypher fragment that sees each returned ``document`` (and ``fragment``)
-        and returns columns; its rows arrive on each result as ``.context``
-        (``results.context``). It is checked before anything runs.
+        ``required_filter`` (beside the connection's) and ``context``: see ``application``.
 
         Raises:
             ConfigurationError: ``limit`` is not a whole number from 1 to ``index_max_k``.
@@ -286,56 +276,15 @@ class ThalabusGraph:
             required_filter=required_filter, context=context),
             create_dataset=create_dataset, goal=goal, goals=self.goals)
 
-    # --- the application's graph --------------------------------------------------------
-    def define_category(self, name: str, pattern: str) -> CategoryDefinition:
-        """Define (or redefine) category ``name`` by a read-only Cypher ``pattern`` over
-        ``document`` with ``$value`` its one parameter, e.g. ``define_category("READABLE_BY",
-        "(document)<-[:CAN_READ]-(:User {name: $value})")``; queries then write it like a
-        stored category (``READABLE_BY=alice,bob``). Stored in the graph: every process sees
-        it (``graph.category_definitions``).
-
-        Raises:
-            CategoryDefinitionError: a bad name, a stored category's name, or a pattern that
-                writes, calls a procedure, takes another parameter or does not compile.
-        """
-        return category_definitions.define(self.db, name, pattern)
-
-    def drop_category(self, name: str) -> bool:
-        """Remove the definition of category ``name``; whether there was one."""
-        return category_definitions.drop(self.db, name)
-
-    def defined_categories(self) -> list[CategoryDefinition]:
-        """The graph-defined categories, by name."""
-        return list(category_definitions.definitions(self.db).values())
-
     # --- reranking -----------------------------------------------------------------------
 
     def rerank_dataset(self, dataset_id: str, query_text: str | None = None, *,
                        session: str | None = None, policy: SelectionPolicy | None = None,
                        max_output: int | None = None, goal: str | None = None,
                        clauses: str | None = None) -> RerankResult:
-        """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``.
-
-        The rerank query is the positive semantic clauses of ``query_text`` (default: the
-        query the dataset was made from, ``DatasetInfo.stored_query``, so a rerank reranks
-        again without one) joined by " AND "; with none, the order is kept and the result
-        says so. The new dataset stores that text as ``query`` and the query it came from as
-        ``source_query``. With ``goal``, the goal uses the new dataset (linked in the same
-        transaction, in its parent's place when the goal used the parent). Members are read
-        one round at a time. The merged rounds are capped at ``max_output`` (default
-        ``MAX_RERANKING_OUTPUT_FRAG``, or the policy's own ``max_output_frag``), the tiers'
-        document coverage kept.
-
-        The new Dataset node records how its weights came about: ``reranked``, ``reason``
-        (``no-semantic-query`` | ``no-reranker`` | ``failed`` | ``empty`` | ``partial``),
-        ``failures``, ``unscored``, ``capped`` and ``weight_scale`` (``reranker`` |
-        ``retrieval`` | ``mixed``). A partly failed rerank keeps the unscored members after
-        the scored ones, in their retrieved order, with their retrieval weights.
-
-        ``clauses`` (default ``RERANK_CLAUSES``): ``joined`` asks the reranker the clauses
-        joined by " AND "; ``geometric`` / ``minimum`` score every member against each clause
-        and combine by that AND rule (``rerank.clauses``); recorded as ``clauses``. A member
-        some clause could not score stays unscored (``partial``), as in a joined rerank.
+        """Rerank a dataset's members in rounds and write ``{session}#rerank_{n}``
+        (``dataset_rerank.rerank_dataset`` says what is asked and what the new dataset
+        records), with this object's bookmarks.
 
         Raises:
             ConfigurationError: raised by the reranker (never written as a degraded dataset),

@@ -84,10 +84,7 @@ def test_a_defined_category_answers_as_the_stored_one_it_mirrors(
 ])
 def test_a_defined_category_selects_what_the_reference_cypher_selects(
         graph: ThalabusGraph, db: Database, text: str, users: tuple[str, ...]) -> None:
-    if users:
-        want = readable(*users)
-    else:
-        want = readable("alice") & readable("bob")
+    want = readable(*users) if users else readable("alice") & readable("bob")
     assert documents(graph.query(text, return_documents=False)) == want
     reference = cypher_documents(db, "MATCH (d:Document) WHERE NOT EXISTS { (d)<-[:CAN_READ]-"
                                  "(:User {name: 'alice'}) } RETURN d.documentid AS id")

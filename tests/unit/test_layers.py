@@ -11,8 +11,8 @@ import thalabus_graph
 PACKAGE = Path(thalabus_graph.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"__init__", "engine", "cli", "retriever", "integrations", "mcp", "demo", "bounds",
-     "warm_up", "querying"},
+    {"__init__", "engine", "application", "cli", "retriever", "integrations", "mcp", "demo",
+     "bounds", "warm_up", "querying"},
     {"results"},
     {"search"},
     {"plan"},

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "thalabus_graph.cli.parse_cmd",
     "thalabus_graph.cli.migrate_cmd",
     "thalabus_graph.cli.graph_cmds",
+    "thalabus_graph.cli.categories_cmd",
     "thalabus_graph.cli.goal_cmd",
     "thalabus_graph.cli.mcp_cmd",
     "thalabus_graph.cli.calibrate_cmd",

@@ -8,12 +8,11 @@ import os
 import sys
 from typing import Any
 
-from thalabus_graph import languages
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
-from thalabus_graph.cli import common, output
+from thalabus_graph.cli import common, output, query_flags
 from thalabus_graph.datasets import DatasetInfo
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import ConfigurationError, IngestError, UnknownLanguageError
+from thalabus_graph.errors import ConfigurationError, IngestError
 from thalabus_graph.ingest.lines import check_source_kind
 from thalabus_graph.query import Semantic, serialize
 from thalabus_graph.rerank import (
@@ -48,7 +47,8 @@ NO_RERANKER = ("note: no reranker is configured (NoReranking): {what}. Set one w
 def _graph(args: argparse.Namespace) -> ThalabusGraph:
     target = common.connection(args)
     return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                                 settings=Settings.from_env())
+                                 settings=Settings.from_env(),
+                                 required_filter=getattr(args, "required_filter", None))
 
 
 def register(subparsers: Any) -> None:
@@ -113,7 +113,7 @@ def _register_query(subparsers: Any) -> None:
                "  thalabus-graph query 'NOT DECISION=granted' --ontology asylum --dataset\n"
                "  thalabus-graph query '\"cat\"' --profile --json")
     p.add_argument("text", help="the query (quote it for the shell)")
-    _add_scope(p)
+    query_flags.add_scope(p)
     p.add_argument("--fragments", action="store_true", help="show fragments, not documents")
     p.add_argument("--rag", action="store_true", help="the fast path (rag_fragments)")
     p.add_argument("--dataset", action="store_true", help="store the result as a dataset")
@@ -123,7 +123,8 @@ def _register_query(subparsers: Any) -> None:
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="the results wanted: the search's pools are sized to N and N are "
                         "returned (default: the configured pools, 10 rows printed)")
-    _add_strict_categories(p)
+    query_flags.add_context(p)
+    query_flags.add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_query)
 
@@ -137,10 +138,10 @@ def _register_explain(subparsers: Any) -> None:
         epilog="examples:\n  thalabus-graph explain '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
                "  thalabus-graph explain 'NOT DECISION=granted' --ontology asylum --json")
     p.add_argument("text", help="the query (quote it for the shell)")
-    _add_scope(p)
+    query_flags.add_scope(p)
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="plan with the pools sized to N results, as query --limit N runs")
-    _add_strict_categories(p)
+    query_flags.add_strict_categories(p)
     common.add_common_options(p)
     p.set_defaults(handler=_explain)
 
@@ -226,41 +227,6 @@ def _register_datasets(subparsers: Any) -> None:
         common.add_common_options(q)
         q.set_defaults(handler=_datasets_hide, hidden=hidden)
 
-def _language(text: str) -> str | None:
-    """A ``--language`` value checked before any connection: an unknown language is bad
-    input (exit 2), with the known ones named."""
-    try:
-        return languages.checked_language(text)
-    except UnknownLanguageError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def _add_language(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--language", default=None, metavar="LANG", type=_language,
-        help="the query's language (ISO 639-1 code or name): its phrases' text search uses "
-             "that language's analyzer; default: detected per phrase among the graph's "
-             "languages")
-
-
-def _add_scope(p: argparse.ArgumentParser) -> None:
-    """The scope flags, named as the API and MCP name them (short forms beside)."""
-    p.add_argument("--ontology-id", "--ontology", dest="ontology", default=None,
-                   help="restrict to one ontology (ontology_id)")
-    p.add_argument("--subset-of-datasetids", "--within", dest="within", action="append",
-                   default=None, metavar="DATASET",
-                   help="restrict to documents of these datasets, repeatable "
-                        "(subset_of_datasetids; --within for short)")
-
-
-def _add_strict_categories(parser: argparse.ArgumentParser) -> None:
-    _add_language(parser)
-    parser.add_argument(
-        "--strict-categories", action="store_true",
-        help="fail (exit 2) when a category name, value or the ontology matches no stored "
-             "document, instead of warning on stderr")
-
-
 def _print_warnings(warnings: list[dict[str, Any]]) -> None:
     """Category warnings on stderr, one line each (stdout stays the result)."""
     for warning in warnings:
@@ -328,7 +294,8 @@ def _query(args: argparse.Namespace) -> int:
                                      subset_of_datasetids=args.within,
                                      create_dataset=args.dataset, session=args.session,
                                      strict_categories=args.strict_categories,
-                                     language=args.language, limit=args.limit)
+                                     language=args.language, limit=args.limit,
+                                     context=args.context)
         else:
             result = g.query(args.text, ontology_id=args.ontology,
                              subset_of_datasetids=args.within,
@@ -336,7 +303,7 @@ def _query(args: argparse.Namespace) -> int:
                              create_dataset=args.dataset, session=args.session,
                              automatically_rerank=args.rerank, profile=args.profile,
                              strict_categories=args.strict_categories, language=args.language,
-                             limit=args.limit)
+                             limit=args.limit, context=args.context)
     _print_warnings([w.to_dict() for w in result.warnings])
     if args.json:
         output.emit_json(result.to_dict())

@@ -15,7 +15,7 @@ asked value (``cypher/defined_category_documents``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +54,11 @@ class CategoryDefinition:
         body = _with_value_variable(self.pattern)
         return body if re.match(r"(?i)\s*(OPTIONAL\s+)?MATCH\b", body) else f"MATCH {body}"
 
-    def statement(self) -> str:
-        """``defined_category_documents`` with this pattern in its slot."""
-        return cypher_library.fill("defined_category_documents", pattern=self.match_clause())
+    def statement(self, params: Mapping[str, Any] | None = None) -> str:
+        """``defined_category_documents`` with this pattern in its slot (its sections as
+        ``params`` keep them)."""
+        return cypher_library.fill("defined_category_documents", params,
+                                   pattern=self.match_clause())
 
 
 def _code_spans(text: str) -> Iterable[tuple[int, int, str]]:

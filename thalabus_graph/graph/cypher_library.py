@@ -71,16 +71,16 @@ def load(name: str, params: Mapping[str, Any] | None = None) -> str:
     return _text(name, frozenset(s for s in sections(name) if params.get(s) is None))
 
 
-def fill(name: str, **slots: str) -> str:
-    """The text of statement ``name`` (every section kept) with each ``{{= slot}}`` line
-    replaced by the text given for it: a statement composed of others, such as a search
-    carrying the query's vocabulary read. A ``CYPHER`` version line of a slot's text leads
-    the whole statement.
+def fill(name: str, params: Mapping[str, Any] | None = None, /, **slots: str) -> str:
+    """The text of statement ``name`` (its sections kept as ``load`` keeps them for
+    ``params``; every one without) with each ``{{= slot}}`` line replaced by the text given
+    for it: a statement composed of others, such as a search carrying the query's vocabulary
+    read. A ``CYPHER`` version line of a slot's text leads the whole statement.
 
     Raises:
         ConfigurationError: a slot of the statement is not given, or one given is not in it.
     """
-    text = _text(name, frozenset())
+    text = load(name, params)
     named = set(SLOT.findall(text))
     if named != set(slots):
         raise ConfigurationError(f"Cypher statement {name!r} has slots {sorted(named)}, "

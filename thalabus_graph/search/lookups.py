@@ -60,9 +60,9 @@ class Lookups:
             values = sorted({value for n, value in pairs if n == name})
             step = self.runner.step("category", {"name": name, "values": values,
                                                  "defined_by": "a graph pattern"})
-            rows = self.runner.read_composed(
-                step, self.definitions[name].statement(), "defined_category_documents",
-                values=values, **self.reads.sized().pattern_parameters())
+            params = {"values": values, **self.reads.sized().pattern_parameters()}
+            rows = self.runner.read_composed(step, self.definitions[name].statement(params),
+                                             "defined_category_documents", **params)
             for row in rows:
                 out[(name, row["value"])] = frozenset(row["documentids"])
         return out
