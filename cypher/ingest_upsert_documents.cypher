@@ -1,9 +1,17 @@
-// Create or replace documents: properties replaced, ontology and category links rebuilt.
-// Only links that changed are deleted (unchanged ones stay), so re-ingesting an unchanged
-// document takes no locks on the shared Category and Ontology nodes beyond MERGE's match.
+// Create or update documents. The input owns the properties its line gives (doc.given, their
+// names): they are set, and those the previous ingest gave (d.ingest_properties) that this
+// line no longer gives are removed; the input's named fields ($fields: title, language,
+// ontology) count as given by every ingest, recorded or not. Every other property, label and
+// relationship of the Document is the application's and stays. Ontology and category links
+// are rebuilt, and only links that changed are deleted (unchanged ones stay), so re-ingesting
+// an unchanged document takes no locks on the shared Category and Ontology nodes beyond
+// MERGE's match.
 UNWIND $docs AS doc
 MERGE (d:Document {documentid: doc.documentid})
-SET d = doc.properties
+WITH d, doc, [key IN $fields + coalesce(d.ingest_properties, [])
+              WHERE NOT key IN doc.given] AS dropped
+FOREACH (key IN dropped | REMOVE d[key])
+SET d += doc.properties, d.ingest_properties = doc.given
 REMOVE d:TextLanguagePending
 WITH d, doc
 CALL (d, doc) {

@@ -22,7 +22,7 @@ from thalabus_graph.ingest.parsing import document_from_dict
 from thalabus_graph.ingest.source import SourceDocument
 
 NAMED_IN_THE_GRAPH_MODEL = ("fragmentid", "text", "embedding", "ordinal", "ontologyid",
-                            "embedding_hash")
+                            "embedding_hash", "ingest_properties")
 
 
 @pytest.mark.parametrize("name", NAMED_IN_THE_GRAPH_MODEL)

@@ -10,7 +10,10 @@ fragment id) keeps its node, so dataset members pointing at it survive, with tex
 embedding and hash replaced; fragments no longer in the document are deleted (the dataset
 members they held are counted per dataset, in the same transaction, and reported); new ones
 are created; category and ontology links are rebuilt. A fragment whose text and embedding
-model are unchanged keeps its stored vector (matched by a hash of model + text).
+model are unchanged keeps its stored vector (matched by a hash of model + text). The
+application's graph around ours stays: its relationships and labels on the Document and on
+every kept fragment, and the Document properties the input never gave (``ingest.source``,
+``INGEST_PROPERTIES``); a deleted fragment takes its relationships along.
 
 Concurrent writers of the same document serialise: each transaction first takes the write
 locks of its Document nodes in sorted order, and transient failures (deadlocks on shared

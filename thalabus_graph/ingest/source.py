@@ -62,6 +62,11 @@ Decisions:
   ``fragmentid``, ``text``, ``embedding``, ``ordinal``, ``ontologyid`` ...) is a line error: a
   document carrying ``fragmentid`` would read as that fragment wherever a dataset member's id
   is ``coalesce(fragmentid, documentid)``.
+- The Document's properties from the input (title, language, ontology, extra properties) are
+  the input's: a re-ingest sets those its line gives and removes those the previous line gave
+  and this one does not (``INGEST_PROPERTIES`` records their names). Any other property is the
+  application's and stays, as do the application's labels and relationships on the Document
+  and on every fragment that still exists.
 - A line is read at most ``max_line_bytes`` + 1 bytes at a time (``line_limit``: 8 x
   ``max_passage_chars`` by default, room for a longest fragment JSON-escaped at 6 bytes a
   character beside its paragraphs and vectors): a longer line is a line error, and reading
@@ -94,9 +99,18 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _BLANK_LINE_RE = re.compile(r"\n[ \t\f\v]*\n")
 
+INGEST_PROPERTIES = "ingest_properties"
+"""The Document property listing the names of the properties the last ingest gave it: the
+next ingest removes those its line no longer gives and leaves every other property (the
+application's) alone (``cypher/ingest_upsert_documents.cypher``)."""
+
+DOCUMENT_FIELDS: tuple[str, ...] = ("title", "language", "ontology")
+"""The input's named document fields stored as Document properties; always the input's, so a
+re-ingest that no longer gives one removes it, recorded in ``INGEST_PROPERTIES`` or not."""
+
 ENGINE_PROPERTIES = frozenset({
     "fragmentid", "text", "embedding", "embedding_hash", "ordinal", "ontologyid",
-    "ingest_lock",
+    "ingest_lock", INGEST_PROPERTIES,
 })
 """Node properties the engine writes or reads on Document and fragment nodes besides the
 input's own keys (``cypher/ingest_*.cypher``, the searches, dataset members): an input
@@ -195,8 +209,10 @@ ParsedLine: TypeAlias = SourceDocument | LineError
 
 
 __all__ = [
+    "DOCUMENT_FIELDS",
     "EMBEDDED_KINDS",
     "ENGINE_PROPERTIES",
+    "INGEST_PROPERTIES",
     "INT64_MAX",
     "INT64_MIN",
     "KIND_LETTERS",

@@ -18,7 +18,7 @@ from thalabus_graph import languages, text_languages
 from thalabus_graph.errors import OutOfTransactionMemory
 from thalabus_graph.graph.database import Database, run
 from thalabus_graph.ingest.report import IngestReport
-from thalabus_graph.ingest.source import SourceDocument, SourceFragment
+from thalabus_graph.ingest.source import DOCUMENT_FIELDS, SourceDocument, SourceFragment
 
 KINDS: tuple[str, ...] = ("chapters", "paragraphs", "summaries", "questions", "keywords")
 """Fragment kinds in write order: paragraphs link to chapters, so chapters come first."""
@@ -61,7 +61,7 @@ def write_documents(db: Database, batch: list[SourceDocument],
             dropped = {r["datasetid"]: int(r["members"])
                        for r in run(tx, "ingest_stale_members", fragmentids=stale)}
             run(tx, "ingest_delete_fragments", fragmentids=stale)
-        run(tx, "ingest_upsert_documents", docs=docs)
+        run(tx, "ingest_upsert_documents", docs=docs, fields=list(DOCUMENT_FIELDS))
         # Existing fragments are updated in place (dataset members keep pointing at
         # them); new ones take the plain CREATE fast path.
         for kind in ("chapters", "paragraphs", "summaries", "questions", "keywords"):
@@ -116,14 +116,15 @@ def document_fault(exc: BaseException) -> bool:
 
 def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str]]
           ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], set[str]]:
-    """Document rows, fragment rows per kind, and the fragment ids the documents keep."""
+    """Document rows, fragment rows per kind, and the fragment ids the documents keep; a
+    document row's ``given`` names the properties its line gives (the input's from now on)."""
     docs: list[dict[str, Any]] = []
     rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
     keep: set[str] = set()
     for doc in batch:
         properties: dict[str, Any] = dict(doc.properties)
         properties["documentid"] = doc.documentid
-        for key in ("title", "language", "ontology"):
+        for key in DOCUMENT_FIELDS:
             value = getattr(doc, key)
             if value is not None:
                 properties[key] = value
@@ -131,6 +132,7 @@ def _rows(batch: list[SourceDocument], vectors: dict[str, tuple[list[float], str
             "documentid": doc.documentid,
             "ontology": doc.ontology,
             "properties": properties,
+            "given": sorted(properties),
             "categories": [{"name": name, "value": value}
                            for name, values in doc.categories.items() for value in values],
         })

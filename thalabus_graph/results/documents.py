@@ -12,6 +12,7 @@ from typing import Any
 
 from thalabus_graph.fragments import Fragment, aggregate_documents
 from thalabus_graph.graph.database import Database
+from thalabus_graph.ingest.source import INGEST_PROPERTIES
 from thalabus_graph.search.runner import Runner
 
 logger = logging.getLogger("thalabus_graph.engine")
@@ -19,7 +20,8 @@ logger = logging.getLogger("thalabus_graph.engine")
 
 @dataclass(frozen=True)
 class DocumentHit:
-    """A document-level result: its best fragment score and its details."""
+    """A document-level result: its best fragment score and its details; ``properties`` are
+    the Document node's (the input's and the application's alike)."""
 
     documentid: str
     score: float
@@ -71,6 +73,7 @@ def documents_of(db: Database, fragments: Sequence[Fragment], *,
             if c.get("name") is not None:
                 cats.setdefault(c["name"], []).append(c["value"])
         props = dict(props or {})
+        props.pop(INGEST_PROPERTIES, None)  # the engine's bookkeeping, not the document's
         out.append(DocumentHit(documentid, score, props.get("title"), ontology, props,
                                {k: sorted(set(v)) for k, v in cats.items()},
                                by_doc.get(documentid, [])))
