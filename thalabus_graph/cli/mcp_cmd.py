@@ -65,6 +65,15 @@ def register(subparsers: Any) -> None:
                    help=f"character budget of one tool answer (default {DEFAULT_OUTPUT_CHARS}, "
                    f"at least {MIN_OUTPUT_CHARS}): longer answers are cut to snippets and "
                    "pages, and say what was cut and how to get more")
+    p.add_argument("--required-filter", default=None, metavar="FILTER",
+                   help="categories (stored or graph-defined) every tool call is held to, "
+                   "e.g. READABLE_BY=alice: no query of an agent widens it")
+    p.add_argument("--token-filters", default=None, metavar="FILE.json",
+                   help="HTTP: a JSON object mapping each bearer token to its own required "
+                   "filter (or null), one view per agent; replaces --token-env")
+    p.add_argument("--context", action="append", default=[], metavar="NAME=FILE.cypher",
+                   help="a named graph context agents may ask for by name (read-only Cypher "
+                   "over `document` and `fragment`), repeatable; agents never send Cypher")
     p.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
                    help=f"HTTP: environment variable holding the bearer token (default "
                    f"{DEFAULT_TOKEN_ENV}); required for HTTP")
@@ -80,33 +89,41 @@ def connect(target: Connection) -> Database:
 
 def _mcp(args: argparse.Namespace) -> int:
     try:
-        from thalabus_graph.mcp import build_server, serve_http, serve_stdio
+        from thalabus_graph.mcp import build_server, serve_http, serve_stdio, views
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
         raise ConfigurationError(INSTALL_HINT) from exc
-    token = ""
     if args.output_chars < MIN_OUTPUT_CHARS:
         raise ConfigurationError(f"--output-chars {args.output_chars}: give at least "
                                  f"{MIN_OUTPUT_CHARS} (one hit and the note on what was cut)")
     if args.transport == "stdio" and args.password_stdin:
         raise ConfigurationError("--password-stdin cannot be used with --transport stdio (stdin "
                                  "carries the MCP messages); set NEO4J_PASSWORD instead")
-    if args.transport == "http":
-        token = os.environ.get(args.token_env, "")
-        if not token:
+    filters = None if args.token_filters is None else views.token_filters(args.token_filters)
+    if filters is not None and args.transport != "http":
+        raise ConfigurationError("--token-filters needs --transport http (a view per token)")
+    contexts = views.named_contexts(args.context)
+    tokens: str | list[str] = ""
+    if filters is not None:
+        tokens = list(filters)
+    elif args.transport == "http":
+        tokens = os.environ.get(args.token_env, "")
+        if not tokens:
             raise ConfigurationError(f"--transport http needs a bearer token in ${args.token_env}"
                                      " (e.g. export "
                                      f"{args.token_env}=$(openssl rand -hex 32))")
-        if not 0 < args.port < 65536:
-            raise ConfigurationError(f"--port {args.port}: not a TCP port")
+    if args.transport == "http" and not 0 < args.port < 65536:
+        raise ConfigurationError(f"--port {args.port}: not a TCP port")
     db = connect(common.connection(args))
     try:
-        graph = ThalabusGraph(db, settings=Settings.from_env())
+        graph = ThalabusGraph(db, settings=Settings.from_env(),
+                              required_filter=args.required_filter)
         server = build_server(graph, allow_writes=args.allow_writes,
-                              output_chars=args.output_chars)
+                              output_chars=args.output_chars, token_filters=filters,
+                              contexts=contexts)
         if args.transport == "http":
-            serve_http(server, token=token, host=args.host, port=args.port, path=args.path)
+            serve_http(server, token=tokens, host=args.host, port=args.port, path=args.path)
         else:
             serve_stdio(server)
     finally:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import QueryNodeError, QueryNodeTypeError
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, serialize
 from thalabus_graph.query.serialize import leaf_text
@@ -123,3 +125,24 @@ answer says what was left out and how to get it (`cut`, `next_offset`). Datasets
 reranking are writes: they are refused unless the server was started with --allow-writes."""
 
 __all__ = ["NEUTRAL", "SERVER_INSTRUCTIONS", "Sample"]
+
+
+SAMPLE_KEYWORDS = 20
+"""Keyword texts read for the examples of the tool descriptions."""
+
+
+def overview(graph: ThalabusGraph, ontology_id: str | None, max_names: int, max_values: int,
+             keywords: int = 0) -> dict[str, Any]:
+    """The graph's vocabulary row (``category_overview``), bounded as asked."""
+    rows = graph.db.read_plain("category_overview", ontologyid=ontology_id,
+                               max_names=max_names, max_values=max_values,
+                               max_keywords=keywords)
+    return rows[0]
+
+
+def graph_sample(graph: ThalabusGraph) -> Sample:
+    """The examples' material from ``graph``: its two most used category names with two
+    values each, and short keyword texts."""
+    row = overview(graph, None, 2, 2, SAMPLE_KEYWORDS)
+    return Sample.of([(n["name"], [v["value"] for v in n["values"]]) for n in row["names"]],
+                     row["keywords"])

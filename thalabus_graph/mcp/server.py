@@ -19,7 +19,7 @@ import inspect
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import anyio
@@ -35,6 +35,7 @@ from thalabus_graph.errors import ThalabusError
 from thalabus_graph.mcp.budget import DEFAULT_OUTPUT_CHARS
 from thalabus_graph.mcp.language import NEUTRAL, SERVER_INSTRUCTIONS, Sample
 from thalabus_graph.mcp.tools import Tools
+from thalabus_graph.mcp.views import VIEW, Views
 
 logger = logging.getLogger(__name__)
 
@@ -114,9 +115,12 @@ class ThalabusServer(MCPServer[Any]):
     the first listing; the placeholder examples while the graph cannot be read) and a check
     that refuses unknown argument names."""
 
-    def __init__(self, tools: Tools, **kwargs: Any) -> None:
+    def __init__(self, tools: Tools, *, token_filters: Mapping[str, str | None] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.tools = tools
+        self.token_filters = dict(token_filters or {})
+        """Each bearer token's required filter (``views.token_filters``; empty: one view)."""
         self.arguments: dict[str, frozenset[str]] = {}
         self._descriptions: dict[str, str] | None = None
         self._lock = anyio.Lock()
@@ -158,17 +162,39 @@ class ThalabusServer(MCPServer[Any]):
                      for arg in unknown for close in [suggested(arg, known or frozenset())]]
             raise ToolError(f"{name}: unknown argument {', '.join(hints)}; its arguments are "
                             f"{', '.join(sorted(known or ()))}")
-        return await super().call_tool(name, arguments, context)
+        view = VIEW.set(self.view_of(context))
+        try:
+            return await super().call_tool(name, arguments, context)
+        finally:
+            VIEW.reset(view)
+
+    def view_of(self, context: Context[Any, Any] | None) -> str | None:
+        """The required filter of the token the call came with (None: none beyond the
+        server's). With token filters, a call without a known token is refused (the HTTP
+        check lets none through; this holds for any transport)."""
+        if not self.token_filters:
+            return None
+        request = None if context is None else context.request_context.request
+        headers = getattr(request, "headers", None) or {}
+        token = bearer_token(str(headers.get("authorization", "")).encode())
+        if token is None or token.decode() not in self.token_filters:
+            raise ToolError("this server gives each bearer token its own view; the call "
+                            "came without a known token")
+        return self.token_filters[token.decode()]
 
 
 def build_server(graph: ThalabusGraph, *, allow_writes: bool = False,
-                 output_chars: int = DEFAULT_OUTPUT_CHARS) -> ThalabusServer:
+                 output_chars: int = DEFAULT_OUTPUT_CHARS,
+                 token_filters: Mapping[str, str | None] | None = None,
+                 contexts: Mapping[str, str] | None = None) -> ThalabusServer:
     """An MCP server with the Thalabus tools over ``graph`` (``rerank_dataset`` only when
     ``allow_writes``; without it, ``query`` refuses ``create_dataset``); each answer fits in
-    ``output_chars`` characters."""
-    tools = Tools(graph, allow_writes=allow_writes, output_chars=output_chars)
-    server = ThalabusServer(tools, name="thalabus-graph", title="Thalabus retrieval",
-                            instructions=SERVER_INSTRUCTIONS)
+    ``output_chars`` characters. ``token_filters``: each bearer token's required filter
+    (``views``); ``contexts``: the operator's named graph contexts."""
+    tools = Tools(graph, allow_writes=allow_writes, output_chars=output_chars,
+                  views=Views(graph, contexts))
+    server = ThalabusServer(tools, token_filters=token_filters, name="thalabus-graph",
+                            title="Thalabus retrieval", instructions=SERVER_INSTRUCTIONS)
     install_log_redaction(tools.secrets)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     placeholder = descriptions(NEUTRAL)
@@ -240,16 +266,21 @@ class BearerAuth:
     """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401
     (the token compared in constant time); lifespan events pass through."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        if not token:
+    def __init__(self, app: ASGIApp, token: str | Sequence[str]) -> None:
+        tokens = [token] if isinstance(token, str) else list(token)
+        if not tokens or not all(tokens):
             raise ValueError("an empty bearer token would let anyone in")
         self.app = app
-        self.expected = token.encode()
+        self.expected = [t.encode() for t in tokens]
+
+    def known(self, given: bytes) -> bool:
+        """Whether ``given`` is one of the tokens, each compared in constant time."""
+        return any([hmac.compare_digest(given, token) for token in self.expected])
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = bearer_token(dict(scope.get("headers") or []).get(b"authorization", b""))
-            if given is None or not hmac.compare_digest(given, self.expected):
+            if given is None or not self.known(given):
                 body = json.dumps({"error": "missing or wrong bearer token"}).encode()
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
@@ -260,9 +291,10 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def serve_http(server: MCPServer[Any], *, token: str, host: str = "127.0.0.1",
+def serve_http(server: MCPServer[Any], *, token: str | Sequence[str], host: str = "127.0.0.1",
                port: int = 8765, path: str = "/mcp") -> None:
-    """Serve streamable HTTP at ``http://host:port/path`` behind the bearer check."""
+    """Serve streamable HTTP at ``http://host:port/path`` behind the bearer check (``token``:
+    the one token, or every token of the server's token filters)."""
     import uvicorn
 
     app = BearerAuth(server.streamable_http_app(streamable_http_path=path, host=host), token)

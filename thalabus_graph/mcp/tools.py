@@ -26,7 +26,7 @@ from thalabus_graph.engine import DocumentHit, ThalabusGraph
 from thalabus_graph.errors import ThalabusError, ThalabusSyntaxError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.mcp.budget import DEFAULT_OUTPUT_CHARS, cut_text, fit_page, fit_tree
-from thalabus_graph.mcp.language import Sample
+from thalabus_graph.mcp.language import Sample, graph_sample, overview
 from thalabus_graph.mcp.schemas import (
     CategoriesOutput,
     CategoryOut,
@@ -42,6 +42,7 @@ from thalabus_graph.mcp.schemas import (
     ValueOut,
     Warning_,
 )
+from thalabus_graph.mcp.views import Views
 from thalabus_graph.settings import Settings
 
 T = TypeVar("T")
@@ -55,8 +56,6 @@ LINEAGE_DEPTH = 32
 """Most parents followed for a dataset's lineage (reranks of reranks)."""
 MAX_NAMES, MAX_VALUES = 200, 100
 """Most category names and values per name ``categories`` lists in one answer."""
-SAMPLE_KEYWORDS = 20
-"""Keyword texts read for the examples of the tool descriptions."""
 WRITES_DISABLED = ("writes are disabled on this server (read-only mode): restart it with "
                    "`thalabus-graph mcp --allow-writes` to create datasets or rerank")
 
@@ -143,8 +142,9 @@ class Tools:
     budget (characters per answer)."""
 
     def __init__(self, graph: ThalabusGraph, *, allow_writes: bool = False,
-                 output_chars: int = DEFAULT_OUTPUT_CHARS) -> None:
+                 output_chars: int = DEFAULT_OUTPUT_CHARS, views: Views | None = None) -> None:
         self.graph = graph
+        self.views = views or Views(graph)
         self.allow_writes = allow_writes
         self.output_chars = output_chars
         self.secrets = url_secrets(graph.settings)
@@ -160,20 +160,9 @@ class Tools:
                 return work()
         return await anyio.to_thread.run_sync(guarded)
 
-    def overview(self, ontology_id: str | None, max_names: int, max_values: int,
-                 keywords: int = 0) -> dict[str, Any]:
-        """The graph's vocabulary row (``category_overview``), bounded as asked."""
-        rows = self.graph.db.read_plain("category_overview", ontologyid=ontology_id,
-                                        max_names=max_names, max_values=max_values,
-                                        max_keywords=keywords)
-        return rows[0]
-
     def sample(self) -> Sample:
-        """The examples' material from this graph: its two most used category names with
-        two values each, and short keyword texts."""
-        row = self.overview(None, 2, 2, SAMPLE_KEYWORDS)
-        return Sample.of([(n["name"], [v["value"] for v in n["values"]]) for n in row["names"]],
-                         row["keywords"])
+        """The examples' material from this graph (``language.graph_sample``)."""
+        return graph_sample(self.graph)
 
     # --- the tools -----------------------------------------------------------------------
     async def categories(
@@ -188,7 +177,7 @@ class Tools:
     ) -> CategoriesOutput:
         """The graph's category names, values and ontologies with document counts."""
         def work() -> CategoriesOutput:
-            row = self.overview(ontology_id, max_names, max_values)
+            row = overview(self.graph, ontology_id, max_names, max_values)
             if ontology_id is not None and ontology_id not in row["ontology_spellings"]:
                 known = ", ".join(o["ontologyid"] for o in row["ontologies"])
                 hint = (f"; did you mean {row['ontology_spellings'][0]!r}?"
@@ -231,8 +220,12 @@ class Tools:
             goal_id: Annotated[str | None, Field(
                 description="with create_dataset: attach the dataset to this goal, so "
                 "goal_context uses it")] = None,
+            context: Annotated[str | None, Field(
+                description="the name of one of this server's graph contexts: its rows "
+                "come with each result")] = None,
     ) -> QueryOutput:
         """Run a query; see ``language.Sample.rules`` (the tool description)."""
+        required = self.views.required()
         if (create_dataset or goal_id) and not self.allow_writes:
             raise ToolError(WRITES_DISABLED)
         if goal_id and not create_dataset:
@@ -243,7 +236,9 @@ class Tools:
                                       subset_of_datasetids=subset_of_datasetids,
                                       return_documents=documents,
                                       create_dataset=create_dataset, session=session,
-                                      strict_categories=strict_categories)
+                                      strict_categories=strict_categories,
+                                      required_filter=required,
+                                      context=self.views.context(context))
             dataset_id = result.dataset_ids[0] if result.dataset_ids else None
             if goal_id and dataset_id:
                 self.graph.datasets.use_for_goal(goal_id, dataset_id)
@@ -277,10 +272,13 @@ class Tools:
             strict_categories: Strict = True,
     ) -> ExplainOutput:
         """The plan of a query, without running its searches."""
+        required = self.views.required()
+
         def work() -> ExplainOutput:
             plan = self.graph.explain(query, ontology_id=ontology_id,
                                       subset_of_datasetids=subset_of_datasetids,
-                                      strict_categories=strict_categories)
+                                      strict_categories=strict_categories,
+                                      required_filter=required)
             out = ExplainOutput(query=plan["query"], ast=plan["ast"], plan=plan["plan"],
                                 warnings=warnings_out(plan["warnings"]))
             data = fit_tree(out.model_dump(), self.output_chars, droppable=("ast",),
@@ -299,12 +297,17 @@ class Tools:
             include_hidden: Annotated[bool, Field(
                 description="also list members hidden from readers")] = False,
     ) -> DatasetOutput:
-        """A dataset's description, lineage and best members."""
+        """A dataset's description, lineage and best members (inside the caller's view)."""
+        required = self.views.required()
+
         def work() -> DatasetOutput:
             datasets = self.graph.datasets
             info = datasets.get(dataset_id)
+            visible = self.views.visible(required)
             members = datasets.members(dataset_id, include_hidden=include_hidden,
-                                       limit=offset + limit)[offset:]
+                                       limit=offset + limit if visible is None else None)
+            members = [m for m in members if visible is None or m.documentid in visible]
+            members = members[offset:offset + limit]
             lineage: list[str] = []
             parents = info.derived_from
             while parents and len(lineage) < LINEAGE_DEPTH:
@@ -339,10 +342,12 @@ class Tools:
         """Rerank a dataset into a new derived dataset (a write)."""
         if not self.allow_writes:
             raise ToolError(WRITES_DISABLED)
+        required = self.views.required()
 
         def work() -> RerankOutput:
             result = self.graph.rerank_dataset(dataset_id, query)
-            members = self.graph.datasets.members(result.dataset_id, limit=limit)
+            members = self.views.kept(self.graph.datasets.members(result.dataset_id),
+                                      required)[:limit]
             out = RerankOutput(
                 dataset_id=result.dataset_id, parent_id=result.parent_id, query=result.query,
                 reranked=result.reranked,
@@ -373,12 +378,15 @@ class Tools:
             offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="fragments "
                                          "skipped first (a cut answer's next_offset)")] = 0,
     ) -> GoalContextOutput:
-        """The fragments assembled for a goal."""
+        """The fragments assembled for a goal (inside the caller's view)."""
+        required = self.views.required()
+
         def work() -> GoalContextOutput:
             context = self.graph.goal_context(goal_id, char_budget=char_budget, target=target)
+            fragments = self.views.kept(context.fragments, required)
             out = GoalContextOutput(
                 goal_id=goal_id, datasets=context.datasets,
-                fragments=[member_out(m) for m in context.fragments[offset:]],
+                fragments=[member_out(m) for m in fragments[offset:]],
                 characters=context.characters, truncated=context.truncated,
                 fill_up_used=context.fill_up_used, filled_from=context.filled_from,
                 weight_scales=context.weight_scales, offset=offset)
