@@ -1,0 +1,95 @@
+"""``thalabus-graph mcp`` holding every tool call to a required filter: one for the whole server
+(stdio), and one per bearer token over HTTP (``--token-filters``). No query, dataset member or
+goal line outside the caller's view ever comes back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.integration.sample import load_sample
+from tests.integration.test_mcp import call, http_server, http_transport, stdio_params
+from tests.integration.test_mcp import server_env as server_env
+from thalabus_graph import ThalabusGraph
+from thalabus_graph.graph.database import Database
+
+pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
+READERS = {"alice": ["docid-1001", "docid-1002", "docid-1012", "docid-2003"],
+           "bob": ["docid-1003", "docid-1004", "docid-2001", "docid-2003"]}
+TOKENS = {"alice-token-0123456789": "READABLE_BY=alice",
+          "bob-token-0123456789ab": "READABLE_BY=bob"}
+QUERIES = ['"asylum"', "", "NOT READABLE_BY=bob", '"asylum" OR NOT COUNTRY_OF_ORIGIN=IQ',
+           "COUNTRY_OF_ORIGIN=IQ OR COUNTRY_OF_ORIGIN=SY"]
+
+
+@pytest.fixture(scope="module")
+def graph(db: Database) -> ThalabusGraph:
+    g = load_sample(db)
+    db.write_tx(lambda tx: tx.run(
+        "UNWIND $pairs AS pair MERGE (u:User {name: pair[0]}) WITH u, pair "
+        "MATCH (d:Document {documentid: pair[1]}) MERGE (u)-[:CAN_READ]->(d)",
+        pairs=[[u, d] for u, docs in READERS.items() for d in docs]).consume())
+    g.define_category("READABLE_BY", "(document)<-[:CAN_READ]-(:User {name: $value})")
+    return g
+
+
+def seen(answer: Any) -> set[str]:
+    content = answer.structured_content
+    hits = content.get("documents") or content.get("fragments") or content.get("members") or []
+    return {hit["documentid"] for hit in hits}
+
+
+async def agent_sees(client: Client, graph: ThalabusGraph, reader: str) -> None:
+    """Every query shape, a dataset made without a filter, and a goal built from it."""
+    allowed = set(READERS[reader])
+    for text in QUERIES:
+        for documents in (True, False):
+            answer = await call(client, "query", query=text, documents=documents, limit=50)
+            assert not answer.is_error, (text, answer.content)
+            assert seen(answer) <= allowed, (reader, text)
+    assert seen(await call(client, "query", query='"asylum"', limit=50))
+    explained = await call(client, "explain", query='"asylum"')
+    assert "READABLE_BY" in json.dumps(explained.structured_content)
+    wide = graph.query('"asylum" OR "friends"', create_dataset=True, session="wide",
+                       return_documents=False)
+    assert {f.documentid for f in wide.fragments} - allowed
+    shown = await call(client, "dataset_show", dataset_id=wide.dataset_ids[0], limit=200)
+    assert seen(shown) <= allowed and seen(shown)
+    goal = f"goal-{reader}"
+    graph.datasets.use_for_goal(goal, wide.dataset_ids[0])
+    lines = await call(client, "goal_context", goal_id=goal)
+    assert not lines.is_error, lines.content
+    assert {m["documentid"] for m in lines.structured_content["fragments"]} <= allowed
+
+
+def test_stdio_holds_every_tool_call_to_the_servers_required_filter(
+        graph: ThalabusGraph, server_env: dict[str, str]) -> None:
+    async def main() -> None:
+        params = stdio_params(server_env, "--required-filter", "READABLE_BY=bob")
+        async with Client(params) as client:
+            await agent_sees(client, graph, "bob")
+
+    anyio.run(main)
+
+
+def test_http_gives_each_token_its_own_view(graph: ThalabusGraph, server_env: dict[str, str],
+                                            tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps(TOKENS), encoding="utf-8")
+
+    async def main(url: str) -> None:
+        for token, text in TOKENS.items():
+            async with Client(http_transport(url, token)) as client:
+                await agent_sees(client, graph, text.split("=")[1])
+
+    with http_server(server_env, "--token-filters", str(path)) as url:
+        anyio.run(main, url)
+        import httpx
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        wrong = httpx.post(url, json=body, headers={"Authorization": "Bearer " + "x" * 24})
+        assert wrong.status_code == 401
