@@ -38,7 +38,9 @@ class Fragment:
 
     A stub has ``fragmentid == documentid``, ``text is None``, ``score == 1.0`` and
     ``source == "category"``. ``contributions`` names the searches that produced it
-    (``semantic:chapters``, ``text:keywords``, ``category`` ...).
+    (``semantic:chapters``, ``text:keywords``, ``category`` ...). ``context``: the rows a
+    query's graph context returned for it (``query(context=...)``; None when none was asked),
+    not part of its identity.
 
     Example:
         >>> Fragment("docid-1-c1", "docid-1", "text", 0.8, "chapters").to_dict()["score"]
@@ -51,9 +53,11 @@ class Fragment:
     score: float
     source: str
     contributions: tuple[str, ...] = field(default=())
+    context: tuple[dict[str, Any], ...] | None = field(default=None, compare=False, hash=False)
 
     def __init__(self, fragmentid: str, documentid: str, text: str | None, score: float,
-                 source: str, contributions: tuple[str, ...] = ()) -> None:
+                 source: str, contributions: tuple[str, ...] = (),
+                 context: tuple[dict[str, Any], ...] | None = None) -> None:
         # The generated frozen __init__ sets each field through object.__setattr__, twice
         # the cost of filling the instance dict: a query builds a few thousand fragments.
         fields = self.__dict__
@@ -63,6 +67,7 @@ class Fragment:
         fields["score"] = score
         fields["source"] = source
         fields["contributions"] = contributions
+        fields["context"] = context
 
     @property
     def is_stub(self) -> bool:
@@ -70,8 +75,9 @@ class Fragment:
         return self.source == CATEGORY_SOURCE
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: fragmentid, documentid, text, score, source, contributions."""
-        return {
+        """The JSON form: fragmentid, documentid, text, score, source, contributions (and
+        context, when a graph context was asked)."""
+        out: dict[str, Any] = {
             "fragmentid": self.fragmentid,
             "documentid": self.documentid,
             "text": self.text,
@@ -79,6 +85,14 @@ class Fragment:
             "source": self.source,
             "contributions": list(self.contributions),
         }
+        if self.context is not None:
+            out["context"] = [dict(row) for row in self.context]
+        return out
+
+    def with_context(self, rows: Iterable[dict[str, Any]]) -> Fragment:
+        """A copy carrying a graph context's ``rows``."""
+        return Fragment(self.fragmentid, self.documentid, self.text, self.score, self.source,
+                        self.contributions, tuple(rows))
 
     def with_score(self, score: float, contributions: Iterable[str] = ()) -> Fragment:
         """A copy with another score and extra contributions merged in."""

@@ -1,6 +1,7 @@
 """``ThalabusRetriever``: the engine as an async ``Retriever``, so the reranking stage wraps it.
 
-``scope`` is a mapping with ``ontology_id`` and/or ``subset_of_datasetids`` (or None). The
+``scope`` is a mapping with ``ontology_id``, ``subset_of_datasetids``, ``required_filter`` and
+``context`` (each optional; ``ThalabusGraph.query``'s arguments of those names), or None. The
 query runs off the event loop (the driver is synchronous). Its ``rerank_query`` gives the
 stage the query's positive semantic clauses, so the reranker never sees query syntax.
 
@@ -20,6 +21,9 @@ from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment, merge_contributions, sort_fragments
 from thalabus_graph.query import parse, rerank_query, semantic_clauses
 from thalabus_graph.rerank.stage import Hit, RetrievalResult
+
+SCOPE_KEYS = frozenset({"ontology_id", "subset_of_datasetids", "required_filter", "context"})
+"""What a scope may hold: the query's scope, its required filter and its graph context."""
 
 GRAIN = ("chapters", "summaries", "questions", "paragraphs", "keywords")
 """Fragment sources from the coarsest to the finest grain: of two hits with the same text,
@@ -61,10 +65,10 @@ class ThalabusRetriever:
         document with the same text (`distinct_texts`), each with its document's details; the
         query's pools are sized to ``k`` (``ThalabusGraph.query``'s ``limit``)."""
         if scope is not None and not isinstance(scope, Mapping):
-            raise ConfigurationError("scope is a mapping with ontology_id and/or "
-                                     "subset_of_datasetids")
+            raise ConfigurationError("scope is a mapping with ontology_id, "
+                                     "subset_of_datasetids, required_filter or context")
         scope = scope or {}
-        unknown = set(scope) - {"ontology_id", "subset_of_datasetids"}
+        unknown = set(scope) - SCOPE_KEYS
         if unknown:
             raise ConfigurationError(f"unknown scope keys: {sorted(unknown)}")
         return await asyncio.to_thread(self._retrieve, query, scope, k)
@@ -73,13 +77,23 @@ class ThalabusRetriever:
         # the pools are sized to the k hits asked for (the stage asks for its candidates)
         result = self.graph.query(query, ontology_id=scope.get("ontology_id"),
                                   subset_of_datasetids=scope.get("subset_of_datasetids"),
-                                  return_documents=False, limit=k)
+                                  return_documents=False, limit=k,
+                                  required_filter=scope.get("required_filter"),
+                                  context=scope.get("context"))
         fragments = distinct_texts(result.fragments)[:k]
         details = {d.documentid: document_details(d)
                    for d in self.graph.documents_of(fragments)}
         hits = tuple(Hit(f.fragmentid, f.documentid, f.text or "", f.score, None,
-                         f.contributions, details.get(f.documentid, {})) for f in fragments)
+                         f.contributions, _details(details.get(f.documentid, {}), f))
+                     for f in fragments)
         return RetrievalResult(hits, reranked=False)
+
+
+def _details(document: dict[str, Any], fragment: Fragment) -> dict[str, Any]:
+    """A hit's document details, with the fragment's graph context rows when asked."""
+    if fragment.context is None:
+        return document
+    return {**document, "context": [dict(row) for row in fragment.context]}
 
 
 def distinct_texts(fragments: Iterable[Fragment]) -> list[Fragment]:

@@ -43,6 +43,8 @@ class Source:
         k: fragments returned at most.
         query_syntax: the caller's text is a Thalabus query; False (the default): it is a
             question, searched as one semantic phrase.
+        required_filter: categories every retrieval is held to (``ThalabusGraph.query``).
+        context: a read-only Cypher graph context; its rows are each hit's ``context``.
 
     Example:
         >>> source = Source.of(graph, ontology_id="asylum", k=5)  # doctest: +SKIP
@@ -57,6 +59,8 @@ class Source:
     subset_of_datasetids: tuple[str, ...] | None = None
     k: int = 10
     query_syntax: bool = False
+    required_filter: str | None = None
+    context: str | None = None
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -68,7 +72,8 @@ class Source:
            query_syntax: bool = False, reranker: Reranker | None = None,
            candidates: int | None = None,
            timeout_seconds: float = 5.0, budget: BudgetPolicy | None = None,
-           tracer: Tracer | None = None) -> Source:
+           tracer: Tracer | None = None, required_filter: str | None = None,
+           context: str | None = None) -> Source:
         """A source on ``graph``; with ``reranker``, through a `RerankingRetriever` that takes
         ``candidates`` hits (default: ``max(50, k)``) and returns ``k`` (its construction
         checks apply: ``candidates >= k``); a lone string in ``subset_of_datasetids`` is one
@@ -82,7 +87,7 @@ class Source:
                                            budget=budget, tracer=tracer)
         datasets = id_list(subset_of_datasetids, "subset_of_datasetids")
         return cls(retriever, ontology_id, None if datasets is None else tuple(datasets), k,
-                   query_syntax)
+                   query_syntax, required_filter, context)
 
     def scope(self) -> dict[str, Any]:
         """The scope mapping `ThalabusRetriever.retrieve` takes."""
@@ -91,6 +96,10 @@ class Source:
             scope["ontology_id"] = self.ontology_id
         if self.subset_of_datasetids is not None:
             scope["subset_of_datasetids"] = list(self.subset_of_datasetids)
+        for key, value in (("required_filter", self.required_filter),
+                           ("context", self.context)):
+            if value is not None:
+                scope[key] = value
         return scope
 
     def query_text(self, text: str) -> str:
@@ -117,7 +126,7 @@ def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
     details, as a retriever other than the engine's may); when a reranker
     scored the hit, ``rerank_score``; when the stage fell back to the retrieved order,
     ``degraded_reason`` (``budget``, ``timeout``, ``failed``, ``empty`` or
-    ``no-semantic-query``).
+    ``no-semantic-query``); with a graph context, its rows as ``context``.
     """
     metadata: dict[str, Any] = {
         "fragment_id": hit.chunk_id,
@@ -129,6 +138,8 @@ def hit_metadata(hit: Hit, result: RetrievalResult) -> dict[str, Any]:
         "language": hit.document.get("language"),
         "categories": dict(hit.document.get("categories") or {}),
     }
+    if "context" in hit.document:
+        metadata["context"] = hit.document["context"]
     if hit.rerank_score is not None:
         metadata["rerank_score"] = hit.rerank_score
     if result.degraded_reason is not None:

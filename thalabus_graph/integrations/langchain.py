@@ -37,9 +37,10 @@ class ThalabusLangChainRetriever(BaseRetriever):
     """A LangChain retriever: the input is a question, the output the fragments that answer it.
 
     Fields mirror `thalabus_graph.integrations.core.Source.of`: ``ontology_id`` and
-    ``subset_of_datasetids`` scope the search, ``k`` bounds the result (no two hits of one
-    document with the same text), ``query_syntax`` reads the input as a Thalabus query instead
-    of one semantic phrase; with ``reranker`` the hits go through a
+    ``subset_of_datasetids`` scope the search, ``required_filter`` holds it to categories no
+    input widens, ``context`` adds graph context rows to each hit, ``k`` bounds the result
+    (no two hits of one document with the same text), ``query_syntax`` reads the input as a
+    Thalabus query instead of one semantic phrase; with ``reranker`` the hits go through a
     `RerankingRetriever` (``candidates``, ``timeout_seconds``, ``budget``, ``tracer``), which
     degrades to the retrieved order (``metadata["reranked"]`` False) instead of failing.
     With ``query_syntax`` a malformed query raises `ThalabusSyntaxError`; an unknown field is
@@ -63,6 +64,8 @@ class ThalabusLangChainRetriever(BaseRetriever):
     timeout_seconds: float = 5.0
     budget: BudgetPolicy | None = None
     tracer: Tracer | None = None
+    required_filter: str | None = None
+    context: str | None = None
 
     @field_validator("subset_of_datasetids", mode="before")
     @classmethod
@@ -81,7 +84,8 @@ class ThalabusLangChainRetriever(BaseRetriever):
                          subset_of_datasetids=self.subset_of_datasetids, k=self.k,
                          query_syntax=self.query_syntax, reranker=self.reranker,
                          candidates=self.candidates, timeout_seconds=self.timeout_seconds,
-                         budget=self.budget, tracer=self.tracer)
+                         budget=self.budget, tracer=self.tracer,
+                         required_filter=self.required_filter, context=self.context)
 
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun) -> list[Document]:

@@ -38,9 +38,10 @@ class ThalabusLlamaIndexRetriever(BaseRetriever):
     answer it.
 
     Arguments mirror `thalabus_graph.integrations.core.Source.of`: ``ontology_id`` and
-    ``subset_of_datasetids`` scope the search, ``k`` bounds the result (no two hits of one
-    document with the same text), ``query_syntax`` reads the query string as a Thalabus query
-    instead of one semantic phrase; with ``reranker`` the hits go through a
+    ``subset_of_datasetids`` scope the search, ``required_filter`` holds it to categories no
+    input widens, ``context`` adds graph context rows to each hit, ``k`` bounds the result
+    (no two hits of one document with the same text), ``query_syntax`` reads the query string
+    as a Thalabus query instead of one semantic phrase; with ``reranker`` the hits go through a
     `RerankingRetriever`, which degrades to the retrieved order (``metadata["reranked"]``
     False) instead of failing. Other keyword arguments go to LlamaIndex's ``BaseRetriever``
     (``callback_manager``, ``verbose``...).
@@ -59,11 +60,13 @@ class ThalabusLlamaIndexRetriever(BaseRetriever):
                  query_syntax: bool = False, reranker: Reranker | None = None,
                  candidates: int | None = None, timeout_seconds: float = 5.0,
                  budget: BudgetPolicy | None = None, tracer: Tracer | None = None,
+                 required_filter: str | None = None, context: str | None = None,
                  **kwargs: Any) -> None:
         self.source = Source.of(graph, ontology_id=ontology_id,
                                 subset_of_datasetids=subset_of_datasetids, k=k,
                                 query_syntax=query_syntax, reranker=reranker, candidates=candidates,
-                                timeout_seconds=timeout_seconds, budget=budget, tracer=tracer)
+                                timeout_seconds=timeout_seconds, budget=budget, tracer=tracer,
+                                required_filter=required_filter, context=context)
         super().__init__(**kwargs)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -30,13 +30,18 @@ class DocumentHit:
     properties: dict[str, Any]
     categories: dict[str, list[str]]
     fragments: list[Fragment]
+    context: list[dict[str, Any]] | None = None
+    """The rows a query's graph context returned for the document (None: none asked)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"documentid": self.documentid, "score": self.score, "title": self.title,
-                "ontology": self.ontology, "properties": self.properties,
-                "categories": self.categories,
-                "fragments": [f.to_dict() for f in self.fragments]}
+        """JSON form (``context`` only when a graph context was asked)."""
+        out = {"documentid": self.documentid, "score": self.score, "title": self.title,
+               "ontology": self.ontology, "properties": self.properties,
+               "categories": self.categories,
+               "fragments": [f.to_dict() for f in self.fragments]}
+        if self.context is not None:
+            out["context"] = self.context
+        return out
 
 
 def documents_of(db: Database, fragments: Sequence[Fragment], *,
