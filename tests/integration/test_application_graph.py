@@ -4,10 +4,13 @@ against plain Cypher over the same graph."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.integration.sample import load_sample
 from thalabus_graph import ThalabusGraph
+from thalabus_graph.cli import main
 from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError
 from thalabus_graph.graph.database import Database
 
@@ -180,3 +183,40 @@ def test_a_required_filter_must_be_categories(db: Database, graph: ThalabusGraph
             ThalabusGraph(db, embedder=graph.embedder, required_filter=text)
     with pytest.raises(ConfigurationError):
         graph.query('"asylum"', required_filter='"phrase"')
+
+
+def test_the_cli_defines_lists_drops_and_holds_queries_to_a_required_filter(
+        graph: ThalabusGraph, neo4j_uri: str, capsys: pytest.CaptureFixture[str]) -> None:
+    uri = ["--uri", neo4j_uri]
+    pattern = "(document)<-[:CAN_READ]-(:User {name: $value})"
+    assert main(["categories", "define", "SEEN_BY", pattern, *uri, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"name": "SEEN_BY", "pattern": pattern}
+    assert main(["categories", "list", *uri, "--json"]) == 0
+    assert {"name": "SEEN_BY", "pattern": pattern} in json.loads(capsys.readouterr().out)
+    assert main(["query", "NOT COUNTRY_OF_ORIGIN=AF", "--required-filter", "SEEN_BY=bob",
+                 "--fragments", *uri, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {f["documentid"] for f in out["fragments"]} == readable("bob") - {"docid-1003",
+                                                                             "docid-1006"}
+    assert main(["explain", '"asylum"', "--required-filter", "SEEN_BY=bob", *uri,
+                 "--json"]) == 0
+    assert "SEEN_BY" in capsys.readouterr().out
+    assert main(["categories", "define", "BAD", "(document) SET document.x = 1", *uri]) == 2
+    assert "pattern" in capsys.readouterr().err
+    assert main(["query", '"asylum"', "--required-filter", '"phrase"', *uri]) == 2
+    capsys.readouterr()
+    assert main(["categories", "drop", "SEEN_BY", *uri, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"name": "SEEN_BY", "dropped": True}
+
+
+def test_the_adapters_are_held_to_a_required_filter(graph: ThalabusGraph) -> None:
+    from thalabus_graph.integrations.langchain import ThalabusLangChainRetriever
+    from thalabus_graph.integrations.llamaindex import ThalabusLlamaIndexRetriever
+
+    question = "an asylum seeker who converted to christianity"
+    docs = ThalabusLangChainRetriever(graph=graph, k=10,
+                                      required_filter="READABLE_BY=bob").invoke(question)
+    assert docs and {d.metadata["document_id"] for d in docs} <= readable("bob")
+    nodes = ThalabusLlamaIndexRetriever(graph, k=10, required_filter="READABLE_BY=alice",
+                                        query_syntax=True).retrieve('"asylum" OR "friends"')
+    assert nodes and {n.node.metadata["document_id"] for n in nodes} <= readable("alice")
