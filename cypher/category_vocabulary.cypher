@@ -18,6 +18,9 @@
 // parent datasets: a scoped query then makes no round trip of its own for them. With
 // $datasetids, sizes.datasets_found is how many of those datasets exist (the caller names an
 // unknown one; the scope's own check then needs no round trip either).
+// defined: the [name, pattern] of each name of the query an application defined by a graph
+// pattern (graph/category_definitions.py), by name: the plan lists such a category's documents
+// by its pattern, and a carried read whose definitions changed plans the query again.
 // $patterns: the category patterns the plan pushes into its phrases (the search statements'
 // pattern parameters as maps: {name, values, negated} of one category, or {filter, seeds} of
 // a filter in normal form); counts[i] is how many documents of the scope have patterns[i]
@@ -194,4 +197,8 @@ CALL (sizes) {
   ORDER BY i
   RETURN collect(n) AS counts
 }
-RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs, known_ontologies
+RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs, known_ontologies,
+       COLLECT { MATCH (definition:CategoryDefinition)
+                 WHERE definition.name IN $exact_names
+                 WITH definition ORDER BY definition.name
+                 RETURN [definition.name, definition.pattern] } AS defined

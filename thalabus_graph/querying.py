@@ -25,7 +25,6 @@ from thalabus_graph.embeddings import Embedder
 from thalabus_graph.errors import GraphError, PlanError, StaleVocabulary
 from thalabus_graph.fragments import Fragment, rag_select
 from thalabus_graph.goals import Goals
-from thalabus_graph.graph import category_definitions
 from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
@@ -33,7 +32,7 @@ from thalabus_graph.plan import cost
 from thalabus_graph.plan.categories import QueryReads
 from thalabus_graph.plan.rewrite import Prepared, rewrite
 from thalabus_graph.plan.steps import InIndexFilter
-from thalabus_graph.query import Node, category_predicates, parse, rerank_query, serialize
+from thalabus_graph.query import Node, parse, rerank_query, serialize
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.query.required import required_filter as required_filter_node
@@ -140,13 +139,11 @@ class Queries:
         attempt planned with a vocabulary row seen before whose counts turn out stale is
         planned again from the fresh row (``search.vocabulary``): the one loop here."""
         node = self.held(request, parse(request.text, limits=_limits(self.settings)))
-        definitions = self.definitions(node)
         stale: Mapping[str, Any] | None = None
         prepared: Prepared | None = None
         while True:
             start = time.perf_counter()
-            evaluator = evaluator_for(self.shared, request, node, stale, prepared,
-                                      definitions)
+            evaluator = evaluator_for(self.shared, request, node, stale, prepared)
             try:
                 fragments = evaluator.results(node)
                 warnings = evaluator.executor.vocabulary_warnings()
@@ -204,11 +201,16 @@ class Queries:
                  else required_filter_node(request.required_filter, _limits(self.settings)))
         return restricted(node, (self.required, asked))
 
-    def definitions(self, node: Node) -> dict[str, CategoryDefinition]:
-        """The graph-defined categories among the names ``node`` uses (one read, in the
-        query's transaction; none without a category)."""
-        names = sorted({c.name for c in category_predicates(node)})
-        return category_definitions.definitions(self.db, names) if names else {}
+    def know(self, ex: SearchExecutor, node: Node, reads: QueryReads | None = None) -> None:
+        """Give ``ex`` what ``node``'s vocabulary read returns (``reads``, else read now,
+        ``check_query``): the counts and the graph-defined categories among its names."""
+        if reads is None:
+            scope = ex.scope
+            reads = check_query(self.db, node, scope.ontologyid, _listed(scope.datasetids),
+                                rewrite(node).patterns)[1]
+        ex.definitions = {name: CategoryDefinition(name, pattern)
+                          for name, pattern in reads.definitions.items()}
+        ex.preload(reads.sizes, reads.counts)
 
     def fast_path(self, request: QueryRequest, *, create_dataset: bool, goal: str | None,
                   goals: Goals) -> QueryResult:
@@ -291,9 +293,7 @@ class Queries:
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            language=language)
-        ex.definitions = self.definitions(node)
-        if reads is not None:
-            ex.preload(reads.sizes, reads.counts)
+        self.know(ex, node, reads)
         branch = (BranchRerank(self.shared.reranker(), self.settings, rerank_outcomes)
                   if automatically_rerank else None)
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
@@ -306,7 +306,7 @@ class Queries:
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids)
         node = self.held(request, parse_within_limits(request.text, self.settings))
-        ex.definitions = self.definitions(node)
+        self.know(ex, node)
         return Evaluator(ex).stream(node)
 
     def explain(self, request: QueryRequest) -> dict[str, Any]:
@@ -321,17 +321,16 @@ class Queries:
 
         limit = cost.check_limit(request.limit, self.settings)
         node = self.held(request, parse_for_explain(request.text, self.settings))
-        definitions = self.definitions(node)
-        defined = frozenset(definitions)
         warnings, reads = check_query(self.db, node, request.ontology_id,
                                       _listed(request.subset_of_datasetids),
-                                      rewrite(node, defined=defined).patterns,
-                                      strict=request.strict_categories, defined=defined)
+                                      rewrite(node).patterns,
+                                      strict=request.strict_categories)
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids,
                            embedder=_NoEmbedder(self.shared.embedder().model_id),
                            language=request.language, limit=limit, stream_limit=limit)
-        ex.definitions = definitions
+        ex.definitions = {name: CategoryDefinition(name, pattern)
+                          for name, pattern in reads.definitions.items()}
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}

@@ -41,6 +41,7 @@ class _Vocabulary:
     ontologies: tuple[str, ...]
     sizes: dict[str, int] | None = None
     counts: tuple[int, ...] = ()
+    defined: dict[str, str] = field(default_factory=dict)
     known_names: tuple[str, ...] = ()
     known_pairs: frozenset[tuple[str, str]] = frozenset()
     known_ontologies: tuple[str, ...] = ()
@@ -50,10 +51,12 @@ class _Vocabulary:
 class QueryReads:
     """What the plan needs that the vocabulary read returned in the same round trip:
     ``sizes`` the node counts and the scope's size (``scope``), ``counts`` how many documents
-    of the scope have each pattern the plan pushes (``SearchExecutor.preload``)."""
+    of the scope have each pattern the plan pushes (``SearchExecutor.preload``),
+    ``definitions`` the pattern of each graph-defined category name of the query."""
 
     sizes: dict[str, int] | None = None
     counts: dict[CategoryPattern, int] = field(default_factory=dict)
+    definitions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,12 @@ class VocabularyCheck:
     @classmethod
     def of(cls, node: Node, ontology_id: str | None = None,
            datasetids: Sequence[str] | None = None,
-           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
-           defined: frozenset[str] = frozenset()) -> VocabularyCheck | None:
+           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
+           ) -> VocabularyCheck | None:
         """The check of ``node`` in its scope (None: the query has no category and no scope,
-        and nothing is read). A graph-defined name (``defined``) is known: its values are
-        whatever its pattern matches, so it is not checked against the stored vocabulary."""
-        predicates = tuple(p for p in category_predicates(node) if p.name not in defined)
+        and nothing is read). The read also says which names are graph-defined (``defined``):
+        their values are whatever the pattern matches, so they get no warning."""
+        predicates = tuple(category_predicates(node))
         ontology_id = id_form(ontology_id)
         datasetids = id_list(datasetids, "subset_of_datasetids")
         if not predicates and ontology_id is None and datasetids is None:
@@ -110,7 +113,8 @@ class VocabularyCheck:
             UnknownCategoryError: ``strict`` and there are warnings.
         """
         vocabulary = _vocabulary(row)
-        warnings = _warnings(vocabulary, list(self.predicates), self.ontology_id)
+        predicates = [p for p in self.predicates if p.name not in vocabulary.defined]
+        warnings = _warnings(vocabulary, predicates, self.ontology_id)
         if self.strict and warnings:
             raise UnknownCategoryError(warnings)
         return warnings, self._reads(vocabulary)
@@ -124,7 +128,8 @@ class VocabularyCheck:
         sizes = vocabulary.sizes
         if sizes is not None:
             sizes = {k: v for k, v in sizes.items() if k != DATASETS_FOUND}
-        return QueryReads(sizes, dict(zip(self.patterns, vocabulary.counts, strict=True)))
+        return QueryReads(sizes, dict(zip(self.patterns, vocabulary.counts, strict=True)),
+                          dict(vocabulary.defined))
 
     def names_unknown_datasets(self, row: Mapping[str, Any]) -> bool:
         """Whether a parent dataset of the scope does not exist, by the row's count of
@@ -158,6 +163,7 @@ def _vocabulary(row: Mapping[str, Any]) -> _Vocabulary:
                        tuple(row.get("ontologies") or ()),
                        None if sizes is None else {k: int(v) for k, v in sizes.items()},
                        tuple(int(n) for n in row.get("counts") or ()),
+                       {name: pattern for name, pattern in row.get("defined") or ()},
                        tuple(row.get("known_names") or ()),
                        frozenset((n, v) for n, v in row.get("known_pairs") or ()),
                        tuple(row.get("known_ontologies") or ()))

@@ -132,7 +132,7 @@ def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
     """
     rewritten = rewrite(node, grouped=grouped, defined=defined)
     check = VocabularyCheck.of(node, ontology_id, datasetids, rewritten.patterns,
-                               strict=strict, defined=defined)
+                               strict=strict)
     return Prepared(rewritten, check, check_limit(limit, settings))
 
 

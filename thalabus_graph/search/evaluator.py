@@ -24,7 +24,6 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
-from thalabus_graph.graph.category_definitions import CategoryDefinition
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, NodeRun, PlanNode, Profile
 from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
@@ -71,8 +70,7 @@ class Shared:
 
 def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
                   stale_row: Mapping[str, Any] | None = None,
-                  prepared: Prepared | None = None,
-                  definitions: Mapping[str, CategoryDefinition] | None = None) -> Evaluator:
+                  prepared: Prepared | None = None) -> Evaluator:
     """The evaluator of one attempt at ``request`` (``node``: its parsed query; ``prepared``:
     the query as an earlier attempt prepared it). Its counts come from the query's vocabulary
     attempt (planned with ``stale_row`` after a stale one). With a limit the searches read no
@@ -88,8 +86,7 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
         language=request.language, text_languages=shared.text_languages,
         vocabularies=shared.vocabularies, fresh_vocabulary=request.profile,
         stale_row=stale_row,
-        stream_limit=limit if request.cut and not request.create_dataset else None,
-        definitions=definitions)
+        stream_limit=limit if request.cut and not request.create_dataset else None)
     if not request.automatically_rerank:
         return Evaluator(ex, record=request.profile, request=request, prepared=prepared)
     outcomes = BranchOutcomes(semantic=bool(rerank_query(node)))
@@ -175,14 +172,14 @@ class Evaluator:
         request = self.request
         if request is not None and not isinstance(node, Rewritten):
             if self.prepared is None:
-                self.prepared = prepare(node, self.executor.settings,
-                                        ontology_id=request.ontology_id,
-                                        datasetids=request.subset_of_datasetids,
-                                        limit=request.limit,
-                                        grouped=self.rerank_branch is None,
-                                        strict=request.strict_categories,
-                                        defined=self.executor.defined)
+                self.prepared = self._prepared(node, request, frozenset())
             self.executor.prepared = self.prepared
+            # the vocabulary read names the graph-defined categories (never pushed as
+            # patterns): a query using one is rewritten once more, knowing them
+            defined = self.executor.defined
+            if defined != self.prepared.query.defined:
+                self.prepared = self._prepared(node, request, defined)
+                self.executor.prepared = self.prepared
             node = self.prepared.query
         compiled = Compiler(self.executor, pushdown=self.pushdown,
                             group=self.rerank_branch is None).compile(node)
@@ -197,6 +194,13 @@ class Evaluator:
         if result is None:
             result = stubs(self.executor.universe(), UNIVERSE)
         yield from result
+
+    def _prepared(self, node: Node, request: QueryRequest, defined: frozenset[str]
+                  ) -> Prepared:
+        return prepare(node, self.executor.settings, ontology_id=request.ontology_id,
+                       datasetids=request.subset_of_datasetids, limit=request.limit,
+                       grouped=self.rerank_branch is None, strict=request.strict_categories,
+                       defined=defined)
 
     def _streamed(self, root: PlanNode, pattern: FilterPattern) -> Iterator[Fragment]:
         """The stubs of a pure filter from one streamed statement; its step records rows and

@@ -85,8 +85,7 @@ class EvaluationParts:
         """The query as prepared for this evaluation (``plan.rewrite.prepare``), set before
         it is compiled: its scope and vocabulary check replace the arguments'."""
         self._languages = (text_languages, language)
-        self.definitions: dict[str, CategoryDefinition] = dict(definitions or {})
-        """The graph-defined categories the query uses, by name (read with the query)."""
+        self._definitions = None if definitions is None else dict(definitions)
 
     # The parts of one evaluation, each made on first use (a query that never embeds never
     # loads the embedder's vectors, a pure filter makes no phrase search).
@@ -182,6 +181,21 @@ class EvaluationParts:
         return PhraseBatch(self.runner, self.reads, self.settings, self.query_vectors,
                            self.phrases, details=self.document_details,
                            exact_details=self._exact_details)
+
+    @property
+    def definitions(self) -> dict[str, CategoryDefinition]:
+        """The graph-defined categories the query uses, by name: as given, else as the
+        query's vocabulary read returned them (deciding its attempt, as the plan's first
+        count would)."""
+        if self._definitions is None:
+            reads = None if self.vocabulary is None else self.vocabulary.attempt.reads
+            self._definitions = {name: CategoryDefinition(name, pattern) for name, pattern
+                                 in (reads.definitions if reads is not None else {}).items()}
+        return self._definitions
+
+    @definitions.setter
+    def definitions(self, definitions: dict[str, CategoryDefinition]) -> None:
+        self._definitions = dict(definitions)
 
     @cached_property
     def lookups(self) -> Lookups:

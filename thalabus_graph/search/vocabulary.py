@@ -45,10 +45,10 @@ whether the counts were those planned with, and (null on the row an empty search
 that the search returned it."""
 
 
-def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any]:
+def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     """What a plan is made with, of a vocabulary row: the node counts with the scope's size,
-    and the pattern counts."""
-    return row.get("sizes"), row.get("counts")
+    the pattern counts and the query's graph-defined categories."""
+    return row.get("sizes"), row.get("counts"), row.get("defined")
 
 
 @dataclass
@@ -76,9 +76,10 @@ class PlannedVocabulary:
         parameters: the read's renamed, and the counts the plan was made with."""
         text = carried(cypher_library.load(name, params),
                        cypher_library.load("category_vocabulary", self.params))
-        sizes, counts = planned_counts(self.seen)
+        sizes, counts, defined = planned_counts(self.seen)
         return text, {**params, **{PREFIX + k: v for k, v in self.params.items()},
-                      f"{PREFIX}planned_sizes": sizes, f"{PREFIX}planned_counts": counts}
+                      f"{PREFIX}planned_sizes": sizes, f"{PREFIX}planned_counts": counts,
+                      f"{PREFIX}planned_defined": defined}
 
     def taken(self, rows: list[Record]) -> list[Record]:
         """The carrying statement's rows as the statement alone returns them, the read's
@@ -258,8 +259,7 @@ class Vocabularies:
 
 def check_query(db: Database, node: Node, ontology_id: str | None = None,
                 datasetids: Sequence[str] | None = None,
-                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
-                defined: frozenset[str] = frozenset()
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
                 ) -> tuple[list[QueryWarning], QueryReads]:
     """Warnings for every category name, value and ontology of the query that no stored
     document has (in reading order, each once) and, from the same round trip, what the plan
@@ -269,8 +269,7 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     Raises:
         UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
     """
-    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict,
-                               defined=defined)
+    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
     if check is None:
         return [], QueryReads()
     return check.judge(read_row(Runner(db), check.params))
