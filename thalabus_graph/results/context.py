@@ -324,6 +324,15 @@ def server_message(error: Neo4jError, start: int | None = None, text: str = "") 
     return _LOCATION.sub(moved, message)
 
 
+def _statement_error(error: GraphError) -> Neo4jError | None:
+    """The server's error behind ``error`` when it is about the statement itself (syntax,
+    semantics, types, arithmetic), not the server, the connection or the time budget."""
+    cause = error.__cause__
+    if isinstance(cause, Neo4jError) and (cause.code or "").startswith(SERVER_STATEMENT_ERRORS):
+        return cause
+    return None
+
+
 def _explained(tx: ManagedTransaction, statement: str,
                params: dict[str, Any]) -> tuple[list[str], str]:
     """The columns and query type Neo4j plans ``statement`` with, from its EXPLAIN."""
@@ -379,8 +388,8 @@ class GraphContext:
         if not server:
             raise ContextError("the context returns no columns: end it with RETURN and name "
                                "each value (RETURN u.name AS reader)")
-        same = named is not None and len(set(named)) == len(named) and set(named) == set(server)
-        columns = tuple(named if same and named is not None else server)
+        columns = tuple(named if named is not None and sorted(named) == sorted(server)
+                        else server)
         listed = ",\n".join(f"    {quoted(c)}" for c in columns)
         statement = cypher_library.fill(ROWS_STATEMENT, context=body, columns=listed)
         keys, query_type = cls._explain(db, statement, {"targets": [], "cap": cap},
@@ -399,12 +408,11 @@ class GraphContext:
         try:
             return db.read_tx(lambda tx: _explained(tx, statement, params), what="context")
         except GraphError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, Neo4jError) and (cause.code or "").startswith(
-                    SERVER_STATEMENT_ERRORS):
+            if (cause := _statement_error(exc)) is not None:
                 message = server_message(cause, start, text)
-                hint = (" (a context's columns cannot be named `document` or `fragment`, the "
-                        "variables it sees)" if "already declared" in message else "")
+                seen = any(f"`{name}`" in message for name in SEEN)
+                hint = (" (`document` and `fragment` are the variables a context sees: give "
+                        "other values other names)" if seen else "")
                 raise ContextError(f"the context does not compile: {message}{hint}") from cause
             raise
 
@@ -436,9 +444,7 @@ class GraphContext:
         try:
             records = db.read_text(self.statement, params, plain=True, what="context")
         except GraphError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, Neo4jError) and (cause.code or "").startswith(
-                    SERVER_STATEMENT_ERRORS):
+            if (cause := _statement_error(exc)) is not None:
                 raise ContextError(f"the context failed on the graph: "
                                    f"{server_message(cause)}") from cause
             raise
