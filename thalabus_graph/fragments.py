@@ -53,11 +53,11 @@ class Fragment:
     score: float
     source: str
     contributions: tuple[str, ...] = field(default=())
-    context: tuple[dict[str, Any], ...] | None = field(default=None, compare=False, hash=False)
+    context: list[dict[str, Any]] | None = field(default=None, compare=False, hash=False)
 
     def __init__(self, fragmentid: str, documentid: str, text: str | None, score: float,
                  source: str, contributions: tuple[str, ...] = (),
-                 context: tuple[dict[str, Any], ...] | None = None) -> None:
+                 context: list[dict[str, Any]] | None = None) -> None:
         # The generated frozen __init__ sets each field through object.__setattr__, twice
         # the cost of filling the instance dict: a query builds a few thousand fragments.
         fields = self.__dict__
@@ -92,7 +92,7 @@ class Fragment:
     def with_context(self, rows: Iterable[dict[str, Any]]) -> Fragment:
         """A copy carrying a graph context's ``rows``."""
         return Fragment(self.fragmentid, self.documentid, self.text, self.score, self.source,
-                        self.contributions, tuple(rows))
+                        self.contributions, list(rows))
 
     def with_score(self, score: float, contributions: Iterable[str] = ()) -> Fragment:
         """A copy with another score and extra contributions merged in."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
@@ -42,6 +42,8 @@ from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
+from thalabus_graph.results.attach import documents_with_context, fragments_with_context
+from thalabus_graph.results.context import GraphContext
 from thalabus_graph.results.documents import DocumentHit, documents_of, log_sources
 from thalabus_graph.results.plan_view import Plan
 from thalabus_graph.results.query_result import QueryResult
@@ -71,25 +73,29 @@ class _Run:
     documents: list[DocumentHit] | None
     start: float
     warnings: list[QueryWarning] = field(default_factory=list)
+    with_context: bool = False
+    """Whether the graph context's rows are on the results already."""
 
 
-def _one_read(searched: Callable[[Queries, QueryRequest], _Run]
-              ) -> Callable[[Queries, QueryRequest], _Run]:
+def _one_read(searched: Callable[[Queries, QueryRequest, GraphContext | None], _Run]
+              ) -> Callable[[Queries, QueryRequest, GraphContext | None], _Run]:
     """``searched`` with every read it makes in one read transaction (``Database.one_read``),
     unless the request reranks branches (a rerank calls its service mid-evaluation, so no
     transaction is held open). A failure the searches recover from ends the shared
     transaction: ``searched`` then runs again with a transaction a statement, where they
     do."""
     @functools.wraps(searched)
-    def in_one_read(queries: Queries, request: QueryRequest) -> _Run:
+    def in_one_read(queries: Queries, request: QueryRequest,
+                    context: GraphContext | None) -> _Run:
         if request.automatically_rerank:
-            return searched(queries, request)
+            return searched(queries, request, context)
         try:
-            return queries.db.one_read(lambda: searched(queries, request), what="query")
+            return queries.db.one_read(lambda: searched(queries, request, context),
+                                       what="query")
         except GraphError as exc:
             if not recovered_by_retry(exc):
                 raise
-            return searched(queries, request)
+            return searched(queries, request, context)
 
     return in_one_read
 
@@ -128,12 +134,18 @@ class Queries:
 
     # --- the pipeline --------------------------------------------------------------------
     def answer(self, request: QueryRequest) -> QueryResult:
-        """``ThalabusGraph.query``'s work: searched (parse, prepare, vocabulary, compile,
-        evaluate, documents), then collected (dataset, documents, warnings, cut, profile)."""
-        return self._collected(request, self._searched(request))
+        """``ThalabusGraph.query``'s work: the graph context checked, then searched (parse,
+        prepare, vocabulary, compile, evaluate, documents, context rows), then collected
+        (dataset, documents, warnings, cut, profile).
+
+        Raises:
+            ContextError: the graph context is refused (before anything runs).
+        """
+        context = graph_context(self.db, request)
+        return self._collected(request, self._searched(request, context), context)
 
     @_one_read
-    def _searched(self, request: QueryRequest) -> _Run:
+    def _searched(self, request: QueryRequest, context: GraphContext | None) -> _Run:
         """Parse, evaluate (the evaluator prepares the query first: rewritten once, its
         vocabulary check, its limit) and aggregate, from nothing (a retry runs it again). An
         attempt planned with a vocabulary row seen before whose counts turn out stale is
@@ -158,9 +170,14 @@ class Queries:
                                       limit=limit if request.cut else None)
                          if request.return_documents and not request.create_dataset
                          else None)
-            return _Run(node, limit, evaluator, fragments, documents, start, warnings)
+            run = _Run(node, limit, evaluator, fragments, documents, start, warnings)
+            # the context's rows in the query's transaction, unless a dataset is written first
+            if context is None or request.create_dataset:
+                return run
+            return _with_context(self.db, request, run, context)
 
-    def _collected(self, request: QueryRequest, run: _Run) -> QueryResult:
+    def _collected(self, request: QueryRequest, run: _Run,
+                   context: GraphContext | None = None) -> QueryResult:
         """The result: the dataset written from the raw fragments, then the documents when
         not aggregated yet, the warnings (vocabulary, calibrated scale, rerank), the cut and
         the profile."""
@@ -179,6 +196,9 @@ class Queries:
         if request.return_documents and documents is None:
             documents = documents_of(self.db, fragments, known=evaluator.executor.details,
                                      limit=limit if request.cut else None)
+        if context is not None and not run.with_context:
+            run = _with_context(self.db, request, replace(run, documents=documents), context)
+            fragments, documents = run.fragments, run.documents
         warnings = [*run.warnings, *evaluator.executor.scale.warnings()]
         if evaluator.rerank_warning is not None:
             warnings.append(QueryWarning("rerank", rerank_query(run.node), None,
@@ -201,23 +221,13 @@ class Queries:
                  else required_filter_node(request.required_filter, _limits(self.settings)))
         return restricted(node, (self.required, asked))
 
-    def know(self, ex: SearchExecutor, node: Node, reads: QueryReads | None = None) -> None:
-        """Give ``ex`` what ``node``'s vocabulary read returns (``reads``, else read now,
-        ``check_query``): the counts and the graph-defined categories among its names."""
-        if reads is None:
-            scope = ex.scope
-            reads = check_query(self.db, node, scope.ontologyid, _listed(scope.datasetids),
-                                rewrite(node).patterns)[1]
-        ex.definitions = {name: CategoryDefinition(name, pattern)
-                          for name, pattern in reads.definitions.items()}
-        ex.preload(reads.sizes, reads.counts)
-
     def fast_path(self, request: QueryRequest, *, create_dataset: bool, goal: str | None,
                   goals: Goals) -> QueryResult:
         """``ThalabusGraph.rag_fragments``: the raw fragments of ``request`` selected by
         ``fragments.rag_select``; the selection, not the raw fragments, is what a dataset
         stores and a goal takes as its own RAG fragments."""
-        result = self.answer(request)
+        context = graph_context(self.db, request)
+        result = self.answer(replace(request, context=None))
         s = self.settings
         limit = request.limit
         total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
@@ -229,6 +239,8 @@ class Queries:
                                                     query=serialize(parse(request.text))))
         if goal is not None:
             goals.add_fragments(goal, picked)
+        if context is not None:
+            picked = fragments_with_context(self.db, context, picked)
         return QueryResult(request.text, picked, None, dataset_ids, warnings=result.warnings,
                            bookmarks=self.db.bookmarks())
 
@@ -293,7 +305,7 @@ class Queries:
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            language=language)
-        self.know(ex, node, reads)
+        _know(self.db, ex, node, reads)
         branch = (BranchRerank(self.shared.reranker(), self.settings, rerank_outcomes)
                   if automatically_rerank else None)
         evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
@@ -306,7 +318,7 @@ class Queries:
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids)
         node = self.held(request, parse_within_limits(request.text, self.settings))
-        self.know(ex, node)
+        _know(self.db, ex, node)
         return Evaluator(ex).stream(node)
 
     def explain(self, request: QueryRequest) -> dict[str, Any]:
@@ -334,6 +346,37 @@ class Queries:
         ex.preload(reads.sizes, reads.counts)
         return {**explained(ex, node, warnings), "limit": limit,
                 "pools": cost.pools(ex.settings)}
+
+
+def _know(db: Database, ex: SearchExecutor, node: Node, reads: QueryReads | None = None
+          ) -> None:
+    """Give ``ex`` what ``node``'s vocabulary read returns (``reads``, else read now,
+    ``check_query``): the counts and the graph-defined categories among its names."""
+    if reads is None:
+        scope = ex.scope
+        reads = check_query(db, node, scope.ontologyid, _listed(scope.datasetids),
+                            rewrite(node).patterns)[1]
+    ex.definitions = {name: CategoryDefinition(name, pattern)
+                      for name, pattern in reads.definitions.items()}
+    ex.preload(reads.sizes, reads.counts)
+
+
+def graph_context(db: Database, request: QueryRequest) -> GraphContext | None:
+    """The request's graph context, checked and compiled (None: none asked)."""
+    return None if request.context is None else GraphContext.compile(db, request.context)
+
+
+def _with_context(db: Database, request: QueryRequest, run: _Run,
+                  context: GraphContext) -> _Run:
+    """``run`` with the context's rows on what it returns: its documents, else the fragments
+    the cut keeps."""
+    if run.documents is not None:
+        return replace(run, documents=documents_with_context(db, context, run.documents),
+                       with_context=True)
+    kept = (run.fragments[:run.limit] if request.cut and run.limit is not None
+            else run.fragments)
+    fragments = fragments_with_context(db, context, kept)
+    return replace(run, fragments=fragments + run.fragments[len(kept):], with_context=True)
 
 
 def _limits(settings: Settings) -> QueryLimits:

@@ -11,7 +11,7 @@ import pytest
 from tests.integration.sample import load_sample
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
-from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError
+from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError, ContextError
 from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
@@ -119,7 +119,9 @@ def test_a_required_filter_is_never_widened(db: Database, graph: ThalabusGraph,
               if f.documentid in readable("bob")]
     if text.strip() and "NOT" not in text:
         # held to the filter, a result scores as it does without it
-        assert [pair for pair in scored(held.query(text, return_documents=False))] == inside
+        got = scored(held.query(text, return_documents=False))
+        assert [i for i, _ in got] == [i for i, _ in inside]
+        assert [s for _, s in got] == pytest.approx([s for _, s in inside], abs=1e-5)
     fast = held.rag_fragments(text or '"asylum"')
     assert documents(fast) <= readable("bob")
     assert {f.documentid for f in held.stream(text)} <= readable("bob")
@@ -220,3 +222,62 @@ def test_the_adapters_are_held_to_a_required_filter(graph: ThalabusGraph) -> Non
     nodes = ThalabusLlamaIndexRetriever(graph, k=10, required_filter="READABLE_BY=alice",
                                         query_syntax=True).retrieve('"asylum" OR "friends"')
     assert nodes and {n.node.metadata["document_id"] for n in nodes} <= readable("alice")
+
+
+READERS = "MATCH (document)<-[:CAN_READ]-(u:User) RETURN u.name AS reader ORDER BY reader"
+
+
+def readers_of(documentid: str) -> list[dict[str, str]]:
+    return [{"reader": u} for u in sorted(u for u, docs in PERMISSIONS.items()
+                                          if documentid in docs)]
+
+
+def test_context_rows_arrive_on_every_result(graph: ThalabusGraph) -> None:
+    result = graph.query('"asylum"', limit=5, context=READERS)
+    assert result.documents
+    for document in result.documents:
+        assert document.context == readers_of(document.documentid)
+        assert document.to_dict()["context"] == document.context
+    fragments = graph.query('"asylum" OR COUNTRY_OF_ORIGIN=IQ', return_documents=False,
+                            context="OPTIONAL MATCH (fragment)-[:IN_DOCUMENT]->(d) "
+                                    "RETURN fragment.fragmentid AS id, d.documentid AS doc")
+    for f in fragments.fragments:
+        assert f.context is not None and len(f.context) == 1
+        if f.is_stub:
+            assert f.context == [{"id": None, "doc": None}]
+        elif f.source == "chapters":
+            assert f.context == [{"id": f.fragmentid, "doc": f.documentid}]
+    fast = graph.rag_fragments('"asylum"', context=READERS)
+    assert fast.fragments and all(f.context == readers_of(f.documentid)
+                                  for f in fast.fragments)
+    held = graph.query('"asylum"', context=READERS, required_filter="READABLE_BY=bob",
+                       create_dataset=True)
+    assert held.documents and all(d.context == readers_of(d.documentid)
+                                  for d in held.documents)
+    assert graph.query('"asylum"').documents[0].context is None
+
+
+def test_a_writing_or_broken_context_is_refused_before_anything_runs(
+        graph: ThalabusGraph, db: Database) -> None:
+    before = len(graph.datasets.list_datasets())
+    for context in ("MATCH (document) SET document.hacked = true RETURN 1 AS x",
+                    "MATCH (document) RETURN nosuch(document) AS x",
+                    "CALL db.labels() YIELD label RETURN label",
+                    "} MATCH (n) DETACH DELETE n WITH 1 AS x CALL { RETURN 1 AS y",
+                    ""):
+        with pytest.raises(ContextError):
+            graph.query('"asylum"', context=context, create_dataset=True)
+        with pytest.raises(ContextError):
+            graph.rag_fragments('"asylum"', context=context, create_dataset=True)
+    assert len(graph.datasets.list_datasets()) == before
+    assert cypher_documents(db, "MATCH (d:Document) WHERE d.hacked "
+                                "RETURN d.documentid AS id") == set()
+
+
+def test_the_adapters_carry_the_context_in_their_metadata(graph: ThalabusGraph) -> None:
+    from thalabus_graph.integrations.langchain import ThalabusLangChainRetriever
+
+    docs = ThalabusLangChainRetriever(graph=graph, k=5, context=READERS).invoke(
+        "an asylum seeker who converted to christianity")
+    assert docs and all(d.metadata["context"] == readers_of(d.metadata["document_id"])
+                        for d in docs)

@@ -53,6 +53,8 @@ class FragmentOut(BaseModel):
     source: str = Field(
         description="chapters, paragraphs, summaries, questions, keywords or category")
     text: str | None = None
+    context: list[dict[str, Any]] | None = Field(
+        default=None, description="the rows of the graph context asked for (query's context)")
 
 
 class DocumentOut(BaseModel):
@@ -64,6 +66,8 @@ class DocumentOut(BaseModel):
     ontology: str | None = None
     categories: dict[str, list[str]] = Field(default_factory=dict)
     fragments: list[FragmentOut] = Field(default_factory=list)
+    context: list[dict[str, Any]] | None = Field(
+        default=None, description="the rows of the graph context asked for (query's context)")
 
 
 class QueryOutput(Paging):

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from thalabus_graph._http import redact
 from thalabus_graph.datasets import Member
-from thalabus_graph.engine import DocumentHit, ThalabusGraph
+from thalabus_graph.engine import DocumentHit, QueryResult, ThalabusGraph
 from thalabus_graph.errors import ThalabusError, ThalabusSyntaxError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.mcp.budget import DEFAULT_OUTPUT_CHARS, cut_text, fit_page, fit_tree
@@ -109,7 +109,8 @@ def _cut(text: str | None) -> str | None:
 def fragment_out(f: Fragment) -> FragmentOut:
     """The tool form of a retrieved fragment."""
     return FragmentOut(fragmentid=f.fragmentid, documentid=f.documentid, score=f.score,
-                       source=f.source, text=_cut(f.text))
+                       source=f.source, text=_cut(f.text),
+                       context=None if f.context is None else list(f.context))
 
 
 def document_out(d: DocumentHit, fragments: int) -> DocumentOut:
@@ -117,7 +118,29 @@ def document_out(d: DocumentHit, fragments: int) -> DocumentOut:
     best = sorted(d.fragments, key=lambda f: -f.score)[:fragments]
     return DocumentOut(documentid=d.documentid, score=d.score, title=d.title,
                        ontology=d.ontology, categories=d.categories,
-                       fragments=[fragment_out(f) for f in best])
+                       fragments=[fragment_out(f) for f in best], context=d.context)
+
+
+def query_output(result: QueryResult, query: str, offset: int, limit: int,
+                 bookmarks: list[str]) -> QueryOutput:
+    """The page ``offset`` .. ``offset + limit`` of a query's documents (or fragments)."""
+    out = QueryOutput(query=query,
+                      returned="fragments" if result.documents is None else "documents",
+                      total=0, offset=offset,
+                      dataset_id=result.dataset_ids[0] if result.dataset_ids else None,
+                      warnings=warnings_out([w.to_dict() for w in result.warnings]),
+                      bookmarks=bookmarks)
+    page = slice(offset, offset + limit)
+    if result.documents is not None:
+        out.total = len(result.documents)
+        out.documents = [document_out(d, 3) for d in result.documents[page]]
+        returned = len(out.documents)
+    else:
+        out.total = len(result.fragments)
+        out.fragments = [fragment_out(f) for f in result.fragments[page]]
+        returned = len(out.fragments)
+    out.next_offset = next_offset(offset, returned, out.total)
+    return out
 
 
 def member_out(m: Member) -> MemberOut:
@@ -239,23 +262,9 @@ class Tools:
                                       strict_categories=strict_categories,
                                       required_filter=required,
                                       context=self.views.context(context))
-            dataset_id = result.dataset_ids[0] if result.dataset_ids else None
-            if goal_id and dataset_id:
-                self.graph.datasets.use_for_goal(goal_id, dataset_id)
-            out = QueryOutput(query=query, returned="documents" if documents else "fragments",
-                              total=0, offset=offset, dataset_id=dataset_id,
-                              warnings=warnings_out([w.to_dict() for w in result.warnings]),
-                              bookmarks=list(self.graph.bookmarks))
-            page = slice(offset, offset + limit)
-            if result.documents is not None:
-                out.total = len(result.documents)
-                out.documents = [document_out(d, 3) for d in result.documents[page]]
-                returned = len(out.documents)
-            else:
-                out.total = len(result.fragments)
-                out.fragments = [fragment_out(f) for f in result.fragments[page]]
-                returned = len(out.fragments)
-            out.next_offset = next_offset(offset, returned, out.total)
+            if goal_id and result.dataset_ids:
+                self.graph.datasets.use_for_goal(goal_id, result.dataset_ids[0])
+            out = query_output(result, query, offset, limit, list(self.graph.bookmarks))
             data = fit_page(out.model_dump(), out.returned, self.output_chars,
                             fitting="snippets", offset=offset, thin="fragments",
                             more="call again with offset={next} for the next ones, or ask "

@@ -41,10 +41,6 @@ thousands of rows on one well-connected node: 20 rows a result keep the answer s
 the results themselves (a few thousand rows at most) while the contexts a result carries in
 practice (its readers, the decisions it cites) fit whole. The cap is per result, so one
 hub result cannot crowd out the context of the others."""
-COLUMNS_STATEMENT = "result_context_columns"
-"""The statement whose EXPLAIN names a context's columns (never run)."""
-ROWS_STATEMENT = "result_context"
-"""The statement that reads the context rows of many results."""
 SEEN = ("document", "fragment")
 """The variables a context sees; a column of the context cannot take either name."""
 SERVER_STATEMENT_ERRORS = "Neo.ClientError.Statement."
@@ -381,8 +377,8 @@ class GraphContext:
                                f"at least 1, not {cap!r}")
         body, named = checked(cypher)
         text = cypher.strip()
-        probe = cypher_library.fill(COLUMNS_STATEMENT, context=body)
-        keys, query_type = cls._explain(db, probe, {}, _sent_start(COLUMNS_STATEMENT), text)
+        probe = cypher_library.fill("result_context_columns", context=body)
+        keys, query_type = cls._explain(db, probe, {}, _sent_start("result_context_columns"), text)
         cls._check_type(query_type)
         server = [key for key in keys if key not in SEEN]
         if not server:
@@ -391,9 +387,9 @@ class GraphContext:
         columns = tuple(named if named is not None and sorted(named) == sorted(server)
                         else server)
         listed = ",\n".join(f"    {quoted(c)}" for c in columns)
-        statement = cypher_library.fill(ROWS_STATEMENT, context=body, columns=listed)
+        statement = cypher_library.fill("result_context", context=body, columns=listed)
         keys, query_type = cls._explain(db, statement, {"targets": [], "cap": cap},
-                                        _sent_start(ROWS_STATEMENT, columns=listed), text)
+                                        _sent_start("result_context", columns=listed), text)
         cls._check_type(query_type)
         if keys != ["index", "row"]:
             raise ContextError(f"the context changes the columns of the engine's statement "
