@@ -93,3 +93,27 @@ def test_http_gives_each_token_its_own_view(graph: ThalabusGraph, server_env: di
         body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         wrong = httpx.post(url, json=body, headers={"Authorization": "Bearer " + "x" * 24})
         assert wrong.status_code == 401
+
+
+def test_an_agent_asks_for_the_operators_contexts_by_name(
+        graph: ThalabusGraph, server_env: dict[str, str], tmp_path: Path) -> None:
+    readers = tmp_path / "readers.cypher"
+    readers.write_text("MATCH (document)<-[:CAN_READ]-(u:User) RETURN u.name AS reader "
+                       "ORDER BY reader", encoding="utf-8")
+
+    async def main() -> None:
+        params = stdio_params(server_env, "--context", f"readers={readers}")
+        async with Client(params) as client:
+            answer = await call(client, "query", query='"asylum"', context="readers")
+            assert not answer.is_error, answer.content
+            found = answer.structured_content["documents"]
+            assert found
+            for document in found:
+                want = [{"reader": u} for u, docs in sorted(READERS.items())
+                        if document["documentid"] in docs]
+                assert document["context"] == want
+            unknown = await call(client, "query", query='"asylum"',
+                                 context="MATCH (n) DETACH DELETE n")
+            assert unknown.is_error and "unknown context" in unknown.content[0].text
+
+    anyio.run(main)
