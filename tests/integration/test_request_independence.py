@@ -69,3 +69,20 @@ def test_every_fusion_rule_keeps_its_documents_on_the_calibrated_scale(
         result = ruled.query(semantic_phrase(QUESTIONS[0]), limit=limit)
         assert result.documents, (fusion, limit)
         assert result.documents[0].documentid == "docid-2003", (fusion, limit)
+
+
+@pytest.mark.parametrize("scope", ["COUNTRY_OF_ORIGIN=IQ,AF,SY", "NOT TAG=home",
+                                   "CHARACTER=Bob OR DECISION=granted"])
+def test_a_filtered_fragments_score_does_not_depend_on_the_limit(graph: ThalabusGraph,
+                                                                 scope: str) -> None:
+    """A filter (and so a required filter) restricts the phrase's searches; the background
+    its scores are read against is still the phrase's unrestricted sample."""
+    for question in QUESTIONS:
+        text = f"{semantic_phrase(question)} AND ({scope})"
+        full = {f.fragmentid: f.score
+                for f in graph.query(text, return_documents=False).fragments}
+        for limit in (3, 10):
+            for f in graph.query(text, return_documents=False, limit=limit).fragments:
+                assert f.fragmentid in full, (text, limit, f.fragmentid)
+                assert abs(f.score - full[f.fragmentid]) <= TOLERANCE, (
+                    text, limit, f.fragmentid, f.score, full[f.fragmentid])
