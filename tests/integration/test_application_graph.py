@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.integration.sample import load_sample
+from tests.support.permissions import READABLE_BY, grant
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
 from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError, ContextError
@@ -16,7 +17,6 @@ from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
 
-READABLE_BY = "(document)<-[:CAN_READ]-(:User {name: $value})"
 AS_STORED = "(document)-[:HAS_CATEGORY]->(:Category {name: 'COUNTRY_OF_ORIGIN', value: $value})"
 PERMISSIONS = {"alice": ["docid-1001", "docid-1002", "docid-1003", "docid-1008",
                          "docid-1012", "docid-2002", "docid-2003"],
@@ -34,11 +34,7 @@ QUERIES = ['"asylum seeker converted to christianity"',
 @pytest.fixture(scope="module")
 def graph(db: Database) -> ThalabusGraph:
     g = load_sample(db)
-    db.write_tx(lambda tx: tx.run(
-        "UNWIND $pairs AS pair MERGE (u:User {name: pair[0]}) WITH u, pair "
-        "MATCH (d:Document {documentid: pair[1]}) MERGE (u)-[:CAN_READ]->(d)",
-        pairs=[[u, d] for u, docs in PERMISSIONS.items() for d in docs]).consume())
-    g.define_category("READABLE_BY", READABLE_BY)
+    grant(g, PERMISSIONS)
     g.define_category("ORIGIN", AS_STORED)
     return g
 

@@ -15,6 +15,7 @@ from mcp import Client
 from tests.integration.sample import load_sample
 from tests.integration.test_mcp import call, http_server, http_transport, stdio_params
 from tests.integration.test_mcp import server_env as server_env
+from tests.support.permissions import grant
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
 
@@ -30,11 +31,7 @@ QUERIES = ['"asylum"', "", "NOT READABLE_BY=bob", '"asylum" OR NOT COUNTRY_OF_OR
 @pytest.fixture(scope="module")
 def graph(db: Database) -> ThalabusGraph:
     g = load_sample(db)
-    db.write_tx(lambda tx: tx.run(
-        "UNWIND $pairs AS pair MERGE (u:User {name: pair[0]}) WITH u, pair "
-        "MATCH (d:Document {documentid: pair[1]}) MERGE (u)-[:CAN_READ]->(d)",
-        pairs=[[u, d] for u, docs in READERS.items() for d in docs]).consume())
-    g.define_category("READABLE_BY", "(document)<-[:CAN_READ]-(:User {name: $value})")
+    grant(g, READERS)
     return g
 
 

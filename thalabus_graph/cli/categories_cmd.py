@@ -7,8 +7,6 @@ import argparse
 from typing import Any
 
 from thalabus_graph.cli import common, output
-from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.settings import Settings
 
 EXAMPLES = """\
 examples:
@@ -45,14 +43,8 @@ def register(subparsers: Any) -> None:
     q.set_defaults(handler=_list)
 
 
-def _graph(args: argparse.Namespace) -> ThalabusGraph:
-    target = common.connection(args)
-    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                                 settings=Settings.from_env())
-
-
 def _define(args: argparse.Namespace) -> int:
-    with _graph(args) as graph:
+    with common.graph(args) as graph:
         definition = graph.define_category(args.name, args.pattern)
     if args.json:
         output.emit_json(definition.to_dict())
@@ -62,7 +54,7 @@ def _define(args: argparse.Namespace) -> int:
 
 
 def _drop(args: argparse.Namespace) -> int:
-    with _graph(args) as graph:
+    with common.graph(args) as graph:
         dropped = graph.drop_category(args.name)
     if args.json:
         output.emit_json({"name": args.name, "dropped": dropped})
@@ -72,7 +64,7 @@ def _drop(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    with _graph(args) as graph:
+    with common.graph(args) as graph:
         definitions = graph.defined_categories()
     if args.json:
         output.emit_json([d.to_dict() for d in definitions])

@@ -17,6 +17,7 @@ from neo4j.exceptions import AuthError
 
 from thalabus_graph.cli.output import emit_json as emit_json  # the one JSON writer (depth-safe)
 from thalabus_graph.cli.output import shown
+from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import (
     ConfigurationError,
     IngestError,
@@ -24,6 +25,7 @@ from thalabus_graph.errors import (
     ThalabusSyntaxError,
 )
 from thalabus_graph.graph.connection import DEFAULT_URI, Connection
+from thalabus_graph.settings import Settings
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -183,3 +185,12 @@ def _for_the_cli(exc: ThalabusError) -> str:
     if isinstance(exc.__cause__, AuthError):
         return (f"{exc}; on the command line: --username and --password-stdin")
     return str(exc)
+
+
+def graph(args: argparse.Namespace) -> ThalabusGraph:
+    """The engine on the command's connection, with the environment's settings and the
+    command's ``--required-filter`` when it has one."""
+    target = connection(args)
+    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
+                                 settings=Settings.from_env(),
+                                 required_filter=getattr(args, "required_filter", None))

@@ -7,10 +7,8 @@ import argparse
 from typing import Any
 
 from thalabus_graph.cli import common, output
-from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.goals import GoalContext
-from thalabus_graph.settings import Settings
 
 EXAMPLES = """\
 examples:
@@ -64,14 +62,8 @@ def register(subparsers: Any) -> None:
     q.set_defaults(handler=_show)
 
 
-def _graph(args: argparse.Namespace) -> ThalabusGraph:
-    target = common.connection(args)
-    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                                 settings=Settings.from_env())
-
-
 def _use(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         ordinal = g.goals.use_dataset(args.goal, args.dataset)
     if args.json:
         output.emit_json({"goal": args.goal, "dataset": args.dataset, "ordinal": ordinal})
@@ -82,7 +74,7 @@ def _use(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         ordinal = g.goals.load_document(args.goal, args.document)
     if args.json:
         output.emit_json({"goal": args.goal, "document": args.document, "ordinal": ordinal})
@@ -97,7 +89,7 @@ def _show(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and value < 0:
             raise ConfigurationError(f"--{name.replace('_', '-')} must not be negative")
-    with _graph(args) as g:
+    with common.graph(args) as g:
         ctx = g.goal_context(args.goal, min_score=args.min_score,
                              min_retrieval_score=args.min_retrieval_score, target=args.target,
                              char_budget=args.char_budget, loaded_budget=args.loaded_budget)

@@ -44,13 +44,6 @@ NO_RERANKER = ("note: no reranker is configured (NoReranking): {what}. Set one w
                "vllm-score|vllm-rerank|tei|cohere|jina, THALABUS_RERANKER_MODEL).")
 
 
-def _graph(args: argparse.Namespace) -> ThalabusGraph:
-    target = common.connection(args)
-    return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                                 settings=Settings.from_env(),
-                                 required_filter=getattr(args, "required_filter", None))
-
-
 def register(subparsers: Any) -> None:
     """Add the engine sub-commands."""
     _register_ingest(subparsers)
@@ -235,7 +228,7 @@ def _print_warnings(warnings: list[dict[str, Any]]) -> None:
 
 def _ingest(args: argparse.Namespace) -> int:
     _check_readable(args.file)
-    with _graph(args) as g:
+    with common.graph(args) as g:
         progress = not (args.no_progress or args.json)
         report = g.ingest(args.file, strict=args.strict, progress=progress)
     if args.json:
@@ -254,7 +247,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _warm_up(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         report = g.warm_up(progress=not (args.no_progress or args.json))
     if args.json:
         output.emit_json(report.to_dict())
@@ -286,7 +279,7 @@ def _short(text: str | None, width: int = 70) -> str:
 
 def _query(args: argparse.Namespace) -> int:
     parse_within_limits(args.text, Settings.from_env())  # a malformed query needs no server
-    with _graph(args) as g:
+    with common.graph(args) as g:
         if args.rerank:
             _say_if_no_reranker(g, "--rerank changes nothing")
         if args.rag:
@@ -327,7 +320,7 @@ def _query(args: argparse.Namespace) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     parse_for_explain(args.text, Settings.from_env())  # a malformed query needs no server
-    with _graph(args) as g:
+    with common.graph(args) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
                          strict_categories=args.strict_categories, language=args.language,
@@ -371,7 +364,7 @@ def _say_if_no_reranker(graph: ThalabusGraph, what: str) -> None:
 def _rerank(args: argparse.Namespace) -> int:
     if args.query is not None and not args.query.strip():
         raise ConfigurationError("--query needs a question; it is blank")
-    with _graph(args) as g:
+    with common.graph(args) as g:
         policy = _policy(args, g.settings)
         if args.max_output is not None and args.max_output < 1:
             raise ConfigurationError("--max-output must be at least 1")
@@ -399,7 +392,7 @@ def _rerank(args: argparse.Namespace) -> int:
 
 
 def _datasets_list(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         rows = g.datasets.list_datasets(args.session)
     if args.json:
         output.emit_json(rows)
@@ -412,7 +405,7 @@ def _datasets_list(args: argparse.Namespace) -> int:
 
 
 def _datasets_show(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         info = g.datasets.get(args.dataset)
         members = g.datasets.members(args.dataset, include_hidden=args.hidden,
                                      limit=args.limit)
@@ -453,7 +446,7 @@ def _histogram(graph: ThalabusGraph, info: DatasetInfo, path: str) -> None:
 
 
 def _datasets_hide(args: argparse.Namespace) -> int:
-    with _graph(args) as g:
+    with common.graph(args) as g:
         missing = g.datasets.missing_members(args.dataset, args.members)
         changed = g.datasets.hide(args.dataset, args.members, hidden=args.hidden)
     action = "hidden" if args.hidden else "shown"
