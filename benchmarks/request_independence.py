@@ -31,9 +31,11 @@ and the same scope, which ask the engine with ``limit=k``. Every fragment a requ
 matched by id to the reference's fragment; the table gives per variant and request the
 fragments compared, the largest and the 99th-percentile absolute score difference, how many
 differ by more than ``--tolerance`` and, of those, where the difference arose (each fragment's
-``calibrated:`` contribution names its fused index-scale score): ``fused``, that score moved
-(the fusion ordered the request's pool otherwise), or ``map``, it stayed and the calibration
-read it otherwise (the phrase's background moved); and how many fragments the request returned
+``calibrated:`` contribution names its fused index-scale score): ``map`` when its calibrated
+score cannot come from the reference's (increasing) calibration map at its fused score, so the
+phrase's background moved, else ``fused``, consistent with that map, so its fused score moved
+(the fusion ordered the request's pool otherwise; ``moved``); and how many fragments the
+request returned
 that the reference did not (a recall bug: the unlimited query must hold every fragment a
 smaller pool finds). The JSON adds the worst differences and the unmatched fragments (the
 first 200) with the query, request, scores, fused scores and ranks. The ``all`` rows leave
@@ -91,6 +93,8 @@ value (the scope dataset's documents as a filter instead of a scope)."""
 WORST = 25
 """Largest differences kept per variant in the JSON."""
 _CALIBRATED = re.compile(r"calibrated:\w+ (\d+\.\d+) -> ")
+RAW_PRINTED = 5e-5
+"""Half the last printed digit of a ``calibrated:`` contribution's fused score."""
 
 
 class Hit(NamedTuple):
@@ -169,17 +173,21 @@ def ranked(hits: Iterable[tuple[str, float, Iterable[str]]]) -> Scores:
             for rank, (fid, score, contributions) in enumerate(hits, start=1)}
 
 
-def moved(hit: Hit, at_raw: Mapping[float, list[float]], tolerance: float) -> str | None:
-    """Where a fragment's difference arose: ``map`` when the reference gives its fused
-    index-scale score (to the 4 decimals ``calibrated:`` prints) only calibrated scores more
-    than ``tolerance`` away from the request's (the same fused score read otherwise: the
-    phrase's background moved); else ``fused`` (its fused score moved: the fusion ordered the
-    request's pool otherwise, or it took a neighbour's slot of nearly the same score); None
-    without a fused score."""
+def moved(hit: Hit, reference: Sequence[tuple[float, float]], tolerance: float) -> str | None:
+    """Where a fragment's difference arose, read against the reference's calibration map
+    (``reference``: its fragments' (fused index-scale score, calibrated score) pairs; the map
+    is increasing, and ``calibrated:`` prints the fused score to 4 decimals): ``map`` when
+    the request's calibrated score lies more than ``tolerance`` outside what the reference's
+    map gives between the neighbours of its fused score (a fused score printed alike may lie
+    on either side), so the same fused score is read otherwise and the phrase's background
+    moved; else ``fused`` (consistent with that map: the fragment's fused score moved, the
+    fusion ordering the request's pool otherwise); None without a fused score."""
     if hit.raw is None:
         return None
-    same = at_raw.get(hit.raw, [])
-    if same and all(abs(hit.score - score) > tolerance for score in same):
+    below = [score for raw, score in reference if raw < hit.raw - RAW_PRINTED]
+    above = [score for raw, score in reference if raw > hit.raw + RAW_PRINTED]
+    if (below and hit.score < max(below) - tolerance) or (
+            above and hit.score > min(above) + tolerance):
         return "map"
     return "fused"
 
@@ -258,10 +266,7 @@ def compare(variant: str, reference: Scores, name: str, got: Scores, qid: str,
             tally: Tally, tolerance: float, cases: list[dict[str, Any]],
             unmatched: list[dict[str, Any]]) -> None:
     """Match one request's fragments with the reference's, counting into ``tally``."""
-    at_raw: dict[float, list[float]] = {}
-    for known in reference.values():
-        if known.raw is not None:
-            at_raw.setdefault(known.raw, []).append(known.score)
+    pairs = [(known.raw, known.score) for known in reference.values() if known.raw is not None]
     for fid, hit in got.items():
         if fid not in reference:
             tally.unmatched += 1
@@ -271,7 +276,7 @@ def compare(variant: str, reference: Scores, name: str, got: Scores, qid: str,
             continue
         base = reference[fid]
         diff = abs(hit.score - base.score)
-        tally.add(diff, tolerance, moved(hit, at_raw, tolerance))
+        tally.add(diff, tolerance, moved(hit, pairs, tolerance))
         if diff > 0.0:
             cases.append({"variant": variant, "query": qid, "request": name, "fragment": fid,
                           "score": hit.score, "reference": base.score, "diff": diff,
@@ -353,8 +358,12 @@ def table(result: Mapping[str, Any]) -> str:
                      f"{r['max_diff']:>9.5f} {r['p99_diff']:>9.5f} "
                      f"{r['above_tolerance']:>6} {r['fused_moved']:>6} {r['map_moved']:>6} "
                      f"{r['unmatched']:>9}")
-    lines.append("(> tol: differences above the tolerance; of them fused: the fused "
-                 "index-scale score moved, map: it stayed and its calibration moved)")
+    lines.append("(> tol: differences above the tolerance; of them map: the reference's "
+                 "calibration map cannot give that score, fused: consistent with it, the "
+                 "fused score moved)")
+    lines.append("queries with a difference above the tolerance: " + ", ".join(
+        f"{variant} {n} of {result['queries']}"
+        for variant, n in result["queries_with_difference"].items()))
     for variant, found in result["worst"].items():
         for c in found[:5]:
             lines.append(f"  worst {variant}: query {c['query']} {c['request']} "
