@@ -42,7 +42,7 @@ from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
-from thalabus_graph.results.attach import documents_with_context, fragments_with_context
+from thalabus_graph.results.attach import with_context
 from thalabus_graph.results.context import GraphContext
 from thalabus_graph.results.documents import DocumentHit, documents_of, log_sources
 from thalabus_graph.results.plan_view import Plan
@@ -141,7 +141,7 @@ class Queries:
         Raises:
             ContextError: the graph context is refused (before anything runs).
         """
-        context = graph_context(self.db, request)
+        context = GraphContext.of(self.db, request.context)
         return self._collected(request, self._searched(request, context), context)
 
     @_one_read
@@ -174,7 +174,9 @@ class Queries:
             # the context's rows in the query's transaction, unless a dataset is written first
             if context is None or request.create_dataset:
                 return run
-            return _with_context(self.db, request, run, context)
+            fragments, documents = with_context(self.db, context, fragments, documents,
+                                                limit if request.cut else None)
+            return replace(run, fragments=fragments, documents=documents, with_context=True)
 
     def _collected(self, request: QueryRequest, run: _Run,
                    context: GraphContext | None = None) -> QueryResult:
@@ -197,8 +199,8 @@ class Queries:
             documents = documents_of(self.db, fragments, known=evaluator.executor.details,
                                      limit=limit if request.cut else None)
         if context is not None and not run.with_context:
-            run = _with_context(self.db, request, replace(run, documents=documents), context)
-            fragments, documents = run.fragments, run.documents
+            fragments, documents = with_context(self.db, context, fragments, documents,
+                                                limit if request.cut else None)
         warnings = [*run.warnings, *evaluator.executor.scale.warnings()]
         if evaluator.rerank_warning is not None:
             warnings.append(QueryWarning("rerank", rerank_query(run.node), None,
@@ -226,7 +228,7 @@ class Queries:
         """``ThalabusGraph.rag_fragments``: the raw fragments of ``request`` selected by
         ``fragments.rag_select``; the selection, not the raw fragments, is what a dataset
         stores and a goal takes as its own RAG fragments."""
-        context = graph_context(self.db, request)
+        context = GraphContext.of(self.db, request.context)
         result = self.answer(replace(request, context=None))
         s = self.settings
         limit = request.limit
@@ -240,7 +242,7 @@ class Queries:
         if goal is not None:
             goals.add_fragments(goal, picked)
         if context is not None:
-            picked = fragments_with_context(self.db, context, picked)
+            picked = with_context(self.db, context, picked, None)[0]
         return QueryResult(request.text, picked, None, dataset_ids, warnings=result.warnings,
                            bookmarks=self.db.bookmarks())
 
@@ -359,24 +361,6 @@ def _know(db: Database, ex: SearchExecutor, node: Node, reads: QueryReads | None
     ex.definitions = {name: CategoryDefinition(name, pattern)
                       for name, pattern in reads.definitions.items()}
     ex.preload(reads.sizes, reads.counts)
-
-
-def graph_context(db: Database, request: QueryRequest) -> GraphContext | None:
-    """The request's graph context, checked and compiled (None: none asked)."""
-    return None if request.context is None else GraphContext.compile(db, request.context)
-
-
-def _with_context(db: Database, request: QueryRequest, run: _Run,
-                  context: GraphContext) -> _Run:
-    """``run`` with the context's rows on what it returns: its documents, else the fragments
-    the cut keeps."""
-    if run.documents is not None:
-        return replace(run, documents=documents_with_context(db, context, run.documents),
-                       with_context=True)
-    kept = (run.fragments[:run.limit] if request.cut and run.limit is not None
-            else run.fragments)
-    fragments = fragments_with_context(db, context, kept)
-    return replace(run, fragments=fragments + run.fragments[len(kept):], with_context=True)
 
 
 def _limits(settings: Settings) -> QueryLimits:

@@ -115,9 +115,11 @@ def test_a_required_filter_is_never_widened(db: Database, graph: ThalabusGraph,
               if f.documentid in readable("bob")]
     if text.strip() and "NOT" not in text:
         # held to the filter, a result scores as it does without it
-        got = scored(held.query(text, return_documents=False))
-        assert [i for i, _ in got] == [i for i, _ in inside]
-        assert [s for _, s in got] == pytest.approx([s for _, s in inside], abs=1e-5)
+        # the same fragments, each with its score (near-ties may swap: a restricted search
+        # computes the cosine exactly where the unrestricted one reads the index's float32)
+        got = dict(scored(held.query(text, return_documents=False)))
+        assert got.keys() == dict(inside).keys()
+        assert got == pytest.approx(dict(inside), abs=1e-5)
     fast = held.rag_fragments(text or '"asylum"')
     assert documents(fast) <= readable("bob")
     assert {f.documentid for f in held.stream(text)} <= readable("bob")

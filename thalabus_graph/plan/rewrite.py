@@ -106,6 +106,12 @@ class Prepared:
     check: VocabularyCheck | None
     limit: int | None
 
+    def knowing(self, defined: frozenset[str]) -> Prepared:
+        """The query rewritten once more, knowing its graph-defined category names (never
+        pushed as patterns); the same check and limit."""
+        query = rewrite(self.query.root, grouped=self.query.grouped, defined=defined)
+        return Prepared(query, self.check, self.limit)
+
     @property
     def ontology_id(self) -> str | None:
         """The scope's ontology, in its identifier form (None: none)."""

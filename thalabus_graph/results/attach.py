@@ -1,10 +1,9 @@
 """A graph context's rows put on the results a query returns (``results.context`` reads them):
-on each document when the query returns documents, else on each fragment (a category stub's
-context sees its document only)."""
+on each document when the query returns documents, else on each fragment the cut keeps (a
+category stub's context sees its document only)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from thalabus_graph.fragments import Fragment
@@ -13,16 +12,18 @@ from thalabus_graph.results.context import GraphContext
 from thalabus_graph.results.documents import DocumentHit
 
 
-def documents_with_context(db: Database, context: GraphContext,
-                           documents: Sequence[DocumentHit]) -> list[DocumentHit]:
-    """``documents``, each with its context rows (one statement for all)."""
-    rows = context.rows(db, [(d.documentid, None) for d in documents])
-    return [replace(d, context=found) for d, found in zip(documents, rows, strict=True)]
-
-
-def fragments_with_context(db: Database, context: GraphContext,
-                           fragments: Sequence[Fragment]) -> list[Fragment]:
-    """``fragments``, each with its context rows (one statement for all)."""
-    rows = context.rows(db, [(f.documentid, None if f.is_stub else f.fragmentid)
-                             for f in fragments])
-    return [f.with_context(found) for f, found in zip(fragments, rows, strict=True)]
+def with_context(db: Database, context: GraphContext, fragments: list[Fragment],
+                 documents: list[DocumentHit] | None, limit: int | None = None
+                 ) -> tuple[list[Fragment], list[DocumentHit] | None]:
+    """A query's results with the context's rows, read in one statement: on its documents
+    when it returns them, else on the fragments the cut to ``limit`` keeps (None: every
+    one)."""
+    kept = fragments if documents is not None or limit is None else fragments[:limit]
+    targets = ([(d.documentid, None) for d in documents] if documents is not None
+               else [(f.documentid, None if f.is_stub else f.fragmentid) for f in kept])
+    rows = context.rows(db, targets)
+    if documents is not None:
+        return fragments, [replace(d, context=found)
+                           for d, found in zip(documents, rows, strict=True)]
+    return [replace(f, context=found)
+            for f, found in zip(kept, rows, strict=True)] + fragments[len(kept):], None

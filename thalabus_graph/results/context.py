@@ -360,6 +360,11 @@ class GraphContext:
     cap: int
 
     @classmethod
+    def of(cls, db: Database, cypher: str | None) -> GraphContext | None:
+        """``compile`` of ``cypher`` with the default cap; None when no context is asked."""
+        return None if cypher is None else cls.compile(db, cypher)
+
+    @classmethod
     def compile(cls, db: Database, cypher: str, *, cap: int = CONTEXT_ROWS) -> GraphContext:
         """Check ``cypher`` and build the statement that reads it, before anything runs.
 

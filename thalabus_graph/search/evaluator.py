@@ -96,16 +96,6 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
                      prepared=prepared)
 
 
-def _prepared(evaluator: Evaluator, node: Node, request: QueryRequest,
-              defined: frozenset[str]) -> Prepared:
-    """``request``'s query prepared for ``evaluator`` (``plan.rewrite.prepare``), knowing the
-    graph-defined category names ``defined``."""
-    return prepare(node, evaluator.executor.settings, ontology_id=request.ontology_id,
-                   datasetids=request.subset_of_datasetids, limit=request.limit,
-                   grouped=evaluator.rerank_branch is None, strict=request.strict_categories,
-                   defined=defined)
-
-
 def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
     """The ``search_phrase`` calls the plan makes, as (phrase, with its text searches): one
     per phrase whose plan searches it unfiltered in one round trip (its results or its
@@ -182,14 +172,15 @@ class Evaluator:
         request = self.request
         if request is not None and not isinstance(node, Rewritten):
             if self.prepared is None:
-                self.prepared = _prepared(self, node, request, frozenset())
+                self.prepared = prepare(
+                    node, self.executor.settings, ontology_id=request.ontology_id,
+                    datasetids=request.subset_of_datasetids, limit=request.limit,
+                    grouped=self.rerank_branch is None, strict=request.strict_categories)
             self.executor.prepared = self.prepared
             # the vocabulary read names the graph-defined categories (never pushed as
             # patterns): a query using one is rewritten once more, knowing them
-            defined = self.executor.defined
-            if defined != self.prepared.query.defined:
-                self.prepared = _prepared(self, node, request, defined)
-                self.executor.prepared = self.prepared
+            if (defined := self.executor.defined) != self.prepared.query.defined:
+                self.executor.prepared = self.prepared = self.prepared.knowing(defined)
             node = self.prepared.query
         compiled = Compiler(self.executor, pushdown=self.pushdown,
                             group=self.rerank_branch is None).compile(node)
