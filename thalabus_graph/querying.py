@@ -42,9 +42,9 @@ from thalabus_graph.request import QueryRequest
 from thalabus_graph.rerank import Reranker
 from thalabus_graph.rerank.branches import BranchRerank
 from thalabus_graph.rerank.outcome import BranchOutcomes
-from thalabus_graph.results.attach import with_context
+from thalabus_graph.results.attach import shown, with_context
 from thalabus_graph.results.context import GraphContext
-from thalabus_graph.results.documents import DocumentHit, documents_of, log_sources
+from thalabus_graph.results.documents import DocumentHit, log_sources
 from thalabus_graph.results.plan_view import Plan
 from thalabus_graph.results.query_result import QueryResult
 from thalabus_graph.search.evaluator import Evaluator, Shared, evaluator_for
@@ -73,8 +73,9 @@ class _Run:
     documents: list[DocumentHit] | None
     start: float
     warnings: list[QueryWarning] = field(default_factory=list)
-    with_context: bool = False
-    """Whether the graph context's rows are on the results already."""
+    shown: bool = False
+    """Whether the documents and the graph context's rows are made already
+    (``results.attach.shown``)."""
 
 
 def _one_read(searched: Callable[[Queries, QueryRequest, GraphContext | None], _Run]
@@ -142,7 +143,8 @@ class Queries:
             ContextError: the graph context is refused (before anything runs).
         """
         context = GraphContext.of(self.db, request.context)
-        return self._collected(request, self._searched(request, context), context)
+        run = self._searched(request, context)
+        return self._collected(request, run, context)
 
     @_one_read
     def _searched(self, request: QueryRequest, context: GraphContext | None) -> _Run:
@@ -164,19 +166,17 @@ class Queries:
                 continue
             limit = None if evaluator.prepared is None else evaluator.prepared.limit
             log_sources(fragments)
+            run = _Run(node, limit, evaluator, fragments, None, start, warnings)
             # a dataset is written from the raw fragments before any aggregation: a query
-            # writing one aggregates once it is written (``_collected``)
-            documents = (documents_of(self.db, fragments, known=evaluator.executor.details,
-                                      limit=limit if request.cut else None)
-                         if request.return_documents and not request.create_dataset
-                         else None)
-            run = _Run(node, limit, evaluator, fragments, documents, start, warnings)
-            # the context's rows in the query's transaction, unless a dataset is written first
-            if context is None or request.create_dataset:
+            # writing one is shown once it is written (``_collected``); any other is shown
+            # here, its context's rows read in the query's transaction
+            if request.create_dataset:
                 return run
-            fragments, documents = with_context(self.db, context, fragments, documents,
-                                                limit if request.cut else None)
-            return replace(run, fragments=fragments, documents=documents, with_context=True)
+            fragments, documents = shown(self.db, fragments,
+                                         documents=request.return_documents,
+                                         context=context, known=evaluator.executor.details,
+                                         limit=limit if request.cut else None)
+            return replace(run, fragments=fragments, documents=documents, shown=True)
 
     def _collected(self, request: QueryRequest, run: _Run,
                    context: GraphContext | None = None) -> QueryResult:
@@ -195,12 +195,10 @@ class Queries:
             dataset_ids.append(self.datasets.create(
                 fragments, session=request.session, query=serialize(run.node),
                 flags=evaluator.rerank_flags))
-        if request.return_documents and documents is None:
-            documents = documents_of(self.db, fragments, known=evaluator.executor.details,
-                                     limit=limit if request.cut else None)
-        if context is not None and not run.with_context:
-            fragments, documents = with_context(self.db, context, fragments, documents,
-                                                limit if request.cut else None)
+        if not run.shown:
+            fragments, documents = shown(self.db, fragments, documents=request.return_documents,
+                                         context=context, known=evaluator.executor.details,
+                                         limit=limit if request.cut else None)
         warnings = [*run.warnings, *evaluator.executor.scale.warnings()]
         if evaluator.rerank_warning is not None:
             warnings.append(QueryWarning("rerank", rerank_query(run.node), None,

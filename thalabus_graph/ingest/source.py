@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from thalabus_graph.errors import IngestError
+from thalabus_graph.graph.properties import ENGINE_PROPERTIES, INGEST_PROPERTIES
 
 FragmentKind: TypeAlias = Literal["chapter", "paragraph", "summary", "question", "keyword"]
 Scalar: TypeAlias = str | int | float | bool
@@ -99,23 +100,9 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _BLANK_LINE_RE = re.compile(r"\n[ \t\f\v]*\n")
 
-INGEST_PROPERTIES = "ingest_properties"
-"""The Document property listing the names of the properties the last ingest gave it: the
-next ingest removes those its line no longer gives and leaves every other property (the
-application's) alone (``cypher/ingest_upsert_documents.cypher``)."""
-
 DOCUMENT_FIELDS: tuple[str, ...] = ("title", "language", "ontology")
 """The input's named document fields stored as Document properties; always the input's, so a
 re-ingest that no longer gives one removes it, recorded in ``INGEST_PROPERTIES`` or not."""
-
-ENGINE_PROPERTIES = frozenset({
-    "fragmentid", "text", "embedding", "embedding_hash", "ordinal", "ontologyid",
-    "ingest_lock", INGEST_PROPERTIES,
-})
-"""Node properties the engine writes or reads on Document and fragment nodes besides the
-input's own keys (``cypher/ingest_*.cypher``, the searches, dataset members): an input
-document may not use them as extra properties."""
-
 
 def fragmentid_for(documentid: str, kind: FragmentKind, ordinal: int) -> str:
     """The fragment id of the ``ordinal``-th (1-based) fragment of a kind: ``doc-1-c2``."""

@@ -12,8 +12,7 @@ from typing import Any
 
 from thalabus_graph.fragments import Fragment, aggregate_documents
 from thalabus_graph.graph.database import Database
-from thalabus_graph.ingest.source import INGEST_PROPERTIES
-from thalabus_graph.search.runner import Runner
+from thalabus_graph.graph.properties import INGEST_PROPERTIES
 
 logger = logging.getLogger("thalabus_graph.engine")
 
@@ -63,7 +62,7 @@ def documents_of(db: Database, fragments: Sequence[Fragment], *,
     details: dict[str, Sequence[Any]] = dict(known or {})
     missing = [d for d, _ in ranked if d not in details]
     if missing:
-        rows = Runner(db).alone("document_details", {"documentids": missing}, plain=True)
+        rows = db.read_plain("document_details", documentids=missing)
         details.update((d[0], d) for d in (rows[0]["documents"] if rows else []))
     by_doc: dict[str, list[Fragment]] = {d: [] for d, _ in ranked}
     for f in fragments:
