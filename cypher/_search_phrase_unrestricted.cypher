@@ -1,9 +1,10 @@
 // Part: the body of search_phrase (its rules and parameters), which search_phrase_filtered
 // also runs for a restricted phrase's unrestricted statistics. A vector search's optional
-// `background` (at most its k) asks for the scores and texts of its candidates ranked
-// top_n + 1 .. background too, in a 'background' row (texts, scores and their documents'
-// languages; no ids or details): the calibrated scale reads a phrase's background from a
-// fixed number of its best candidates, however few the request keeps.
+// `background` (at most its k) asks for its candidates ranked top_n + 1 .. background too,
+// in a 'background' row (ids, texts, scores and their documents' languages; no details): a
+// phrase's fusion is fitted and its calibrated background read on a fixed number of its best
+// candidates, however few the request keeps. A text search returns its k hits; the caller
+// keeps its first top_n as results and fits the fusion on all k.
 OPTIONAL MATCH (o:Ontology {ontologyid: $ontologyid})
 WITH COUNT { (:Document) } AS documents, COUNT { (:Chapter) } AS chapters,
      COUNT { (:Paragraph) } AS paragraphs, COUNT { (:Summary) } AS summaries,
@@ -43,6 +44,8 @@ CALL (s) {
   WITH fragmentids, documentids, texts, scores, languages, details,
        hits[s.top_n..coalesce(s.background, 0)] AS beyond
   RETURN fragmentids, documentids, texts, scores, languages, details,
+         [hit IN beyond | hit[0].fragmentid] AS background_fragmentids,
+         [hit IN beyond | hit[0].documentid] AS background_documentids,
          [hit IN beyond | left(hit[0].text, $max_text)] AS background_texts,
          [hit IN beyond | coalesce(COLLECT {
             MATCH (d:Document {documentid: hit[0].documentid}) RETURN d.language }[0], '')]
@@ -54,8 +57,10 @@ CALL (s) {
 UNWIND CASE WHEN size(background_scores) > 0 THEN ['semantic', 'background']
             ELSE ['semantic'] END AS kind
 RETURN kind, s.source AS source,
-       CASE kind WHEN 'semantic' THEN fragmentids ELSE [] END AS fragmentids,
-       CASE kind WHEN 'semantic' THEN documentids ELSE [] END AS documentids,
+       CASE kind WHEN 'semantic' THEN fragmentids ELSE background_fragmentids END
+         AS fragmentids,
+       CASE kind WHEN 'semantic' THEN documentids ELSE background_documentids END
+         AS documentids,
        CASE kind WHEN 'semantic' THEN texts ELSE background_texts END AS texts,
        CASE kind WHEN 'semantic' THEN scores ELSE background_scores END AS scores,
        CASE kind WHEN 'semantic' THEN languages ELSE background_languages END AS languages,

@@ -77,10 +77,15 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
     details: the few documents returned are read afterwards (an exact search still does, as
     its hits are few). A pure filter's stubs come in document-id order, the order the cut
     keeps: its statement returns only the first ``limit`` unless a dataset takes every
-    one."""
+    one. A scoped request (an ontology, parent datasets) keeps the configured pools: its
+    phrases' candidates are its scope's searches, whose pools their fusion is fitted on and
+    their calibrated background read from, so pools sized to its limit would move every
+    score (an unscoped phrase's search returns a fixed sample beyond its pool instead,
+    ``PhraseSearches.sampled``)."""
     limit = request.limit
+    scoped = request.ontology_id is not None or request.subset_of_datasetids is not None
     ex = SearchExecutor(
-        shared.db, shared.settings, shared.embedder(), limit=limit,
+        shared.db, shared.settings, shared.embedder(), limit=None if scoped else limit,
         profile=request.profile, document_details=request.return_documents and limit is None,
         exact_details=request.return_documents, in_index_state=shared.in_index,
         language=request.language, text_languages=shared.text_languages,

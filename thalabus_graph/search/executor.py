@@ -146,13 +146,16 @@ class SearchExecutor(EvaluationParts):
                 semantic, text = self.phrases.fragments(search.phrase,
                                                         with_text=search.with_text)
                 self.scale.check_model(self.embedder.model_id, self.phrases.stored_models)
+                # the phrase's unrestricted candidates as the fusion is fitted on them: its
+                # fixed sample when the call read one, so no pool sized to a request moves it
+                sampled = self.phrases.sampled.get(search.phrase, (semantic, text))
+                self.fusion.unrestricted.setdefault(search.phrase, sampled)
                 if search.statistics:
                     self._sample(search.phrase, semantic)
-                    self.fusion.remember_range(search.phrase, semantic)
+                    self.fusion.remember_range(search.phrase, sampled[0])
                     self.scale.remember(search.phrase, semantic, self._sizes(),
-                                        self.phrases.beyond.get(search.phrase, ()), text,
-                                        self.fusion.languages)
-                    self.fusion.unrestricted[search.phrase] = (semantic, text)
+                                        self.phrases.beyond.get(search.phrase, ()),
+                                        sampled[1], self.fusion.languages)
                 if search.results:
                     found["results"][0].extend(semantic)
                     found["results"][1].extend(text)
@@ -168,11 +171,12 @@ class SearchExecutor(EvaluationParts):
         semantic = sort_fragments(semantic)
         if plan.unrestricted:
             self._sample(plan.text, semantic)
+        sampled = self.fusion.unrestricted.get(plan.text, (semantic, text))
         if plan.unrestricted and plan.text not in self.fusion.ranges:
-            self.fusion.remember_range(plan.text, semantic)
+            self.fusion.remember_range(plan.text, sampled[0])
         if plan.unrestricted:
             self.scale.remember(plan.text, semantic, self._sizes(),
-                                self.phrases.beyond.get(plan.text, ()), text,
+                                self.phrases.beyond.get(plan.text, ()), sampled[1],
                                 self.fusion.languages)
         if any(isinstance(s, VectorSearch) and s.role == "range" for s in plan.searches):
             self.fusion.remember_range(plan.text, found["range"][0])

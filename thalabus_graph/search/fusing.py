@@ -29,8 +29,9 @@ class PhraseFusion:
 
     Attributes:
         ranges: phrase -> (min, max) semantic score of its unrestricted (scoped) search.
-        unrestricted: phrase -> its unrestricted semantic and text fragments, when a
-            restricted search read them first (the language-slots rule is fitted on them).
+        unrestricted: phrase -> its unrestricted semantic and text candidates, as its
+            unfiltered search read them (its fixed sample, ``PhraseSearches.sampled``, when
+            the search read one): the language-slots rule is fitted on them.
         fitted: phrase -> its language-slots rule.
         languages: documentid -> stored language (None: none or unknown).
         semantic_scale: the fused scores must lie on the semantic (index) scale, which the
@@ -89,10 +90,11 @@ class PhraseFusion:
 
     def _slots(self, phrase: str, semantic: Sequence[Fragment], text: Sequence[Fragment],
                restricted: bool, fit: Fragments | None) -> LanguageSlots:
-        """The phrase's ``LanguageSlots`` rule, fitted on its unrestricted candidates
-        (searched again when these hits are restricted) and their documents' languages."""
+        """The phrase's ``LanguageSlots`` rule, fitted on its unrestricted candidates (its
+        fixed sample when read; searched again when these hits are restricted and they were
+        not read) and their documents' languages."""
         if phrase not in self.fitted:
-            if restricted and phrase in self.unrestricted:
+            if phrase in self.unrestricted:
                 semantic, text = self.unrestricted[phrase]
             elif restricted:
                 assert fit is not None, "the plan searches the fit of a restricted phrase"

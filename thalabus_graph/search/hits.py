@@ -37,14 +37,15 @@ def semantic_fragments(settings: Settings, src: VectorSource,
 
 
 def text_fragments(settings: Settings, source: str, hits: Sequence[Hit],
-                   best: float) -> list[Fragment]:
-    """The best ``top_n_text`` hits of one full-text source (sorted best first) as
-    fragments, scores divided by ``best``."""
+                   best: float, top_n: int | None = None) -> list[Fragment]:
+    """The best ``top_n`` (default ``top_n_text``) hits of one full-text source (sorted best
+    first) as fragments, scores divided by ``best``."""
     if best <= 0:
         return []
     contribution = (f"text:{source}",)
+    kept = settings.top_n_text if top_n is None else top_n
     return [Fragment(fragmentid, documentid, text, float(score) / best, source, contribution)
-            for fragmentid, documentid, text, score in hits[: settings.top_n_text]]
+            for fragmentid, documentid, text, score in hits[:kept]]
 
 
 def stored_language(value: Any) -> str | None:

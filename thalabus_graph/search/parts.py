@@ -173,7 +173,9 @@ class EvaluationParts:
                               details=self.document_details, best=self.texts.best,
                               languages=self.fusion.languages,
                               text_language=self.text_language.choose,
-                              background=BACKGROUND_TOP_N if self.scale.calibrated else 0)
+                              background=(BACKGROUND_TOP_N if self.scale.calibrated
+                                          or self.settings.fusion == "language-slots"
+                                          else 0))
 
     @cached_property
     def batch(self) -> PhraseBatch:

@@ -32,10 +32,13 @@ class PhraseSearches:
 
     Args:
         vector: the phrase's query embedding (computed once per phrase).
-        background: the best candidates per vector source a phrase's calibrated background
-            reads (``scale.BACKGROUND_TOP_N``; 0: none); a call keeping fewer (a pool sized
-            to a limit) also returns the scores and texts of those beyond its pool, kept in
-            ``beyond`` (phrase -> its candidates there, ``scale.Candidate``).
+        background: the best candidates per search a phrase's fusion is fitted on and its
+            calibrated background reads (``scale.BACKGROUND_TOP_N``; 0: none); a call keeping
+            fewer (a pool sized to a limit) also returns those beyond its pool, kept in
+            ``beyond`` (phrase -> its vector candidates there, ``scale.Candidate``) and in
+            ``sampled`` (phrase -> its fixed sample: the best ``background`` semantic
+            fragments of each vector source and text fragments of each text search, the
+            pool's and those beyond it alike, whatever the request keeps).
 
     ``stored_models``: the embedding models whose vectors ingest stored (the call's size row;
     None until a call returned it).
@@ -52,6 +55,7 @@ class PhraseSearches:
         self.runner = runner
         self.background = background
         self.beyond: dict[str, list[Candidate]] = {}
+        self.sampled: dict[str, Fragments] = {}
         self.stored_models: tuple[str, ...] | None = None
         self.reads = reads
         self.settings = settings
@@ -96,9 +100,10 @@ class PhraseSearches:
         grouped: dict[tuple[str, str], list[Hit]] = {key: [] for key in covered}
         sizes: dict[str, int] = {}
         beyond: list[Candidate] = []
+        beyond_hits: dict[str, list[Hit]] = {}
         for row in rows:
             columns = (row["fragmentids"], row["documentids"], row["texts"], row["scores"])
-            if row["kind"] not in ("background", "size"):  # no documents: see the statement
+            if row["kind"] != "size":  # the size row lists no documents: see the statement
                 self.languages.update(zip(row["documentids"],
                                           map(stored_language, row["languages"]),
                                           strict=True))
@@ -114,6 +119,7 @@ class PhraseSearches:
                                      stored_language(language))
                            for text, score, language in zip(row["texts"], row["scores"],
                                                             row["languages"], strict=True)]
+                beyond_hits[row["source"]] = list(zip(*columns, strict=True))
             else:
                 grouped[row["kind"], row["source"]] = list(zip(*columns, strict=True))
         self.beyond[phrase] = beyond
@@ -123,8 +129,11 @@ class PhraseSearches:
                 step.detail.update(path="skipped", reason="the ontology holds part of the "
                                    "documents: searched again with its pattern")
             return [], []
-        return self._split(grouped, covered, sizes, query,
-                           dict(self.text_indexes(phrase)) if query else None)
+        found = self._split(grouped, covered, sizes, query,
+                            dict(self.text_indexes(phrase)) if query else None)
+        if self.background:
+            self.sampled[phrase] = self._sample(grouped, beyond_hits, sizes, found)
+        return found[0], found[1]
 
     def _steps(self, phrase: str, *, with_text: bool
                ) -> tuple[dict[tuple[str, str], Step], str]:
@@ -148,11 +157,28 @@ class PhraseSearches:
                             else {})})
         return covered, query
 
+    def _sample(self, grouped: dict[tuple[str, str], list[Hit]],
+                beyond: dict[str, list[Hit]], sizes: dict[str, int],
+                found: tuple[list[Fragment], list[Fragment], list[Fragment]]) -> Fragments:
+        """The phrase's fixed sample (``sampled``): the best ``background`` semantic
+        fragments of each vector source, its pool's and ``beyond`` it, and the text fragments
+        of its text searches (``found``: the split's semantic, text and sampled text)."""
+        semantic: list[Fragment] = []
+        for src in VECTOR_SOURCES:
+            if ("semantic", src.source) in grouped and sizes.get(src.source, 0):
+                hits = [*grouped["semantic", src.source], *beyond.get(src.source, ())]
+                semantic += semantic_fragments(self.settings, src, hits[:self.background])
+        return sort_fragments(semantic), found[2]
+
     def _split(self, grouped: dict[tuple[str, str], list[Hit]],
                covered: dict[tuple[str, str], Step], sizes: dict[str, int],
-               query: str, indexes: dict[str, str] | None = None) -> Fragments:
+               query: str, indexes: dict[str, str] | None = None
+               ) -> tuple[list[Fragment], list[Fragment], list[Fragment]]:
+        """The call's semantic and text fragments as the request keeps them, and its text
+        fragments up to the fixed sample's size (``background``) for the fusion's fit."""
         semantic: list[Fragment] = []
         text: list[Fragment] = []
+        sampled: list[Fragment] = []
         for (kind, source), hits in grouped.items():
             step = covered[kind, source]
             step.rows = len(hits)
@@ -165,7 +191,9 @@ class PhraseSearches:
                 best = float(hits[0][3]) if hits else 0.0
                 self.best[(indexes or TEXT_INDEX)[source], query, None] = best
                 text += text_fragments(self.settings, source, hits, best)
-        return sort_fragments(semantic), text
+                sampled += text_fragments(self.settings, source, hits, best,
+                                          max(self.settings.top_n_text, self.background))
+        return sort_fragments(semantic), text, sampled
 
     def params(self, phrase: str, *, with_text: bool) -> dict[str, Any]:
         """The parameters of one phrase's ``search_phrase`` call: every vector index (and,
@@ -181,7 +209,8 @@ class PhraseSearches:
                                     "top_n": top_n, "background": background})
         query = lucene.terms_query(phrase) if with_text else ""
         text_searches: list[dict[str, Any]] = [
-            {"source": source, "index": index, "query": query, "k": self.settings.top_n_text}
+            {"source": source, "index": index, "query": query,
+             "k": max(self.settings.top_n_text, self.background)}
             for source, index in (self.text_indexes(phrase) if query else ())]
         if known is not None:  # a later phrase of the query: leave out what is known empty
             vector_searches = [v for v in vector_searches if known.get(v["source"], 0)]
