@@ -132,7 +132,7 @@ class Settings:
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
     language keeping the semantic ranks its documents held (README "Hybrid fusion")."""
-    fusion_text_weight: float = 0.5
+    fusion_text_weight: float = 0.45
     """Weight of the text evidence in convex and language-slots fusion (semantic min-max
     normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
     fusion_full_coverage: float = 0.5
