@@ -225,10 +225,14 @@ class Queries:
                   goals: Goals) -> QueryResult:
         """``ThalabusGraph.rag_fragments``: the raw fragments of ``request`` selected by
         ``fragments.rag_select``; the selection, not the raw fragments, is what a dataset
-        stores and a goal takes as its own RAG fragments."""
+        stores and a goal takes as its own RAG fragments. Its query's semantic floor is
+        ``MIN_RERANKING_SCORE_DOC`` instead of ``MIN_SCORE``: the fast path's own cut-off on
+        the same calibrated scale, so it acts (a floor above it would have dropped every
+        fragment it could drop)."""
         context = GraphContext.of(self.db, request.context)
-        result = self.answer(replace(request, context=None))
         s = self.settings
+        result = self.answer(replace(request, context=None,
+                                     min_score=s.min_reranking_score_doc))
         limit = request.limit
         total = s.max_rag_output_frag if limit is None else min(limit, s.max_rag_output_frag)
         picked = rag_select(result.fragments, min_score=s.min_reranking_score_doc,

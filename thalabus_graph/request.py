@@ -36,6 +36,8 @@ class QueryRequest:
         required_filter: a filter of categories the query is held to (``query.required``),
             beside the connection's own.
         context: a read-only Cypher fragment run for each result (``results.context``).
+        min_score: the floor of semantic scores instead of ``MIN_SCORE`` (None: that one);
+            the fast path asks with ``MIN_RERANKING_SCORE_DOC``, its own cut-off.
     """
 
     text: str
@@ -52,3 +54,4 @@ class QueryRequest:
     cut: bool = True
     required_filter: str | None = None
     context: str | None = None
+    min_score: float | None = None

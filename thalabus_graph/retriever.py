@@ -63,7 +63,8 @@ class ThalabusRetriever:
     async def retrieve(self, query: str, *, scope: Any = None, k: int = 10) -> RetrievalResult:
         """At most ``k`` fragments for ``query`` within ``scope``, best first, no two of one
         document with the same text (`distinct_texts`), each with its document's details; the
-        query's pools are sized to ``k`` (``ThalabusGraph.query``'s ``limit``)."""
+        query's pools are sized to ``k`` (``ThalabusGraph.query``'s ``limit``), and to twice as
+        many again while repeated texts leave fewer than ``k``."""
         if scope is not None and not isinstance(scope, Mapping):
             raise ConfigurationError("scope is a mapping with ontology_id, "
                                      "subset_of_datasetids, required_filter or context")
@@ -74,13 +75,21 @@ class ThalabusRetriever:
         return await asyncio.to_thread(self._retrieve, query, scope, k)
 
     def _retrieve(self, query: str, scope: Mapping[str, Any], k: int) -> RetrievalResult:
-        # the pools are sized to the k hits asked for (the stage asks for its candidates)
-        result = self.graph.query(query, ontology_id=scope.get("ontology_id"),
-                                  subset_of_datasetids=scope.get("subset_of_datasetids"),
-                                  return_documents=False, limit=k,
-                                  required_filter=scope.get("required_filter"),
-                                  context=scope.get("context"))
-        fragments = distinct_texts(result.fragments)[:k]
+        # the pools are sized to the k hits asked for (the stage asks for its candidates);
+        # when repeated texts leave fewer than k, the query is asked again for twice as many
+        # (a fragment's score does not depend on the limit, so the first k stay the first)
+        limit = k
+        while True:
+            result = self.graph.query(query, ontology_id=scope.get("ontology_id"),
+                                      subset_of_datasetids=scope.get("subset_of_datasetids"),
+                                      return_documents=False, limit=limit,
+                                      required_filter=scope.get("required_filter"),
+                                      context=scope.get("context"))
+            fragments = distinct_texts(result.fragments)[:k]
+            most = self.graph.settings.index_max_k
+            if len(fragments) >= k or len(result.fragments) < limit or limit >= most:
+                break
+            limit = min(2 * limit, most)
         details = {d.documentid: document_details(d)
                    for d in self.graph.documents_of(fragments)}
         hits = tuple(Hit(f.fragmentid, f.documentid, f.text or "", f.score, None,

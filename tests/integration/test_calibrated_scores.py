@@ -127,3 +127,27 @@ def test_an_or_of_phrases_compares_calibrated_scores(clean_db: Database,
         clean_db.write("migrations_delete_data_nodes")
     assert {f.fragmentid: f.score for f in both} == {
         fid: max(a.get(fid, 0.0), b.get(fid, 0.0)) for fid in a.keys() | b.keys()}
+
+
+def test_the_fast_path_cuts_at_its_own_floor(clean_db: Database,
+                                             db_settings: Settings) -> None:
+    """``rag_fragments`` asks its query with ``MIN_RERANKING_SCORE_DOC`` as the semantic
+    floor instead of ``MIN_SCORE``: below ``MIN_SCORE`` it keeps what its own floor keeps, and a
+    higher floor of its own cuts higher."""
+    calibrated, _ = engines(clean_db, db_settings)
+    settings = calibrated.settings
+    assert settings.min_reranking_score_doc < settings.min_score
+    question = semantic_phrase(next(iter(xquad_slice().queries.values())))
+    try:
+        queried = fragments(calibrated, question)
+        fast = calibrated.rag_fragments(question).fragments
+        strict = ThalabusGraph(clean_db, settings=settings.replace(min_reranking_score_doc=0.5),
+                               embedder=calibrated.embedder).rag_fragments(question).fragments
+    finally:
+        clean_db.write("migrations_delete_data_nodes")
+    assert queried and min(f.score for f in queried) >= settings.min_score
+    between = [f for f in fast if f.score < settings.min_score]
+    assert between, "the fast path keeps fragments between its floor and MIN_SCORE"
+    assert min(f.score for f in fast) >= settings.min_reranking_score_doc
+    assert strict and min(f.score for f in strict) >= 0.5
+    assert len(strict) < len(fast)

@@ -84,8 +84,10 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
     ``PhraseSearches.sampled``)."""
     limit = request.limit
     scoped = request.ontology_id is not None or request.subset_of_datasetids is not None
+    settings = (shared.settings if request.min_score is None
+                else shared.settings.replace(min_score=request.min_score))
     ex = SearchExecutor(
-        shared.db, shared.settings, shared.embedder(), limit=None if scoped else limit,
+        shared.db, settings, shared.embedder(), limit=None if scoped else limit,
         profile=request.profile, document_details=request.return_documents and limit is None,
         exact_details=request.return_documents, in_index_state=shared.in_index,
         language=request.language, text_languages=shared.text_languages,
