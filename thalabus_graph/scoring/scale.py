@@ -185,13 +185,15 @@ class DroppedWarning(QueryWarning):
 
     @classmethod
     def of(cls, phrase: str, dropped: int, kept: int, best_cosine: float | None, rule: str,
-           gate: float) -> DroppedWarning:
-        """The warning with its one line for people."""
+           gate: float, floor: float) -> DroppedWarning:
+        """The warning with its one line for people (``floor``: the score floor that acted,
+        ``MIN_SCORE``, or ``MIN_RERANKING_SCORE_DOC`` on the fast path)."""
         cosine = "unknown" if best_cosine is None else f"{best_cosine:.3f}"
+        at = f"the score floor {floor:g}"
         what = {"gate": f"the phrase gate ({gate:.3f}: the corpus seems to hold nothing on "
                         "it)",
-                "min_score": "MIN_SCORE",
-                "doubtful": f"MIN_SCORE; {kept} kept under it with doubt (the gate, "
+                "min_score": at,
+                "doubtful": f"{at}; {kept} kept under it with doubt (the gate, "
                             f"{gate:.3f}, judged the topic absent, but fragments in another "
                             "language come near it)"}[rule]
         return cls("scores", phrase, None,
@@ -348,7 +350,7 @@ class PhraseScale:
         else:
             return
         self.warned[phrase] = DroppedWarning.of(phrase, dropped, len(doubtful), bg.best, rule,
-                                                gate)
+                                                gate, floor)
 
     def warnings(self) -> list[QueryWarning]:
         """A warning when the graph's vectors come from another embedding model than the
