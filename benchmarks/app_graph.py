@@ -444,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first")
     parser.add_argument("--filters", default=",".join(c.name for c in REQUIRED),
                         help="comma-separated required filters to measure, of "
-                        + ", ".join(f"{c.name} ({c.text})" for c in REQUIRED)
+                        # argparse formats help with %: the names' own are escaped
+                        + ", ".join(f"{c.name} ({c.text})" for c in REQUIRED).replace("%", "%%")
                         + "; none: part 1 only")
     parser.add_argument("--limit", type=int, default=None,
                         help="the engine's query(limit=...) (default: the seed's pools)")

@@ -43,6 +43,10 @@
 // The branch of a filter without seeds checks its guard in an UNWIND before its label scan
 // (MATCH (d:Document) WHERE <guard> scanned every document, then filtered; WITH p WHERE
 // <guard> was planned after the scan too).
+// pair_counts: [name, value, documents] of each [name, value] pair of the query as written
+// ($exact_pairs, in their order): the degrees of its Category nodes (one per ontology), from
+// the count store, 0 for a pair not stored. The plan orders a filter pattern's literals by
+// them (plan/seeds.py), so its seeds are its smallest literals.
 CALL () {
   UNWIND $exact_pairs AS pair
   MATCH (c:Category {name: pair[0], value: pair[1]})
@@ -59,9 +63,16 @@ CALL (exact) {
          collect(DISTINCT CASE WHEN asked THEN [c.name, c.value] END)[..1000]
            AS known_pairs
 }
+CALL () {
+  UNWIND range(0, size($exact_pairs) - 1) AS i
+  OPTIONAL MATCH (c:Category {name: $exact_pairs[i][0], value: $exact_pairs[i][1]})
+  WITH i, sum(CASE WHEN c IS NULL THEN 0 ELSE COUNT { (c)<-[:HAS_CATEGORY]-() } END) AS n
+  ORDER BY i
+  RETURN collect([$exact_pairs[i][0], $exact_pairs[i][1], n]) AS pair_counts
+}
 WITH CASE WHEN exact THEN $exact_names ELSE scanned_names END AS names,
      CASE WHEN exact THEN $exact_pairs ELSE scanned_pairs END AS pairs,
-     known_names, known_pairs
+     known_names, known_pairs, pair_counts
 CALL () {
   OPTIONAL MATCH (o:Ontology)
   WHERE $ontologyid IS NOT NULL AND toLower(o.ontologyid) = toLower($ontologyid)
@@ -201,4 +212,4 @@ RETURN names, pairs, ontologies, sizes, counts, known_names, known_pairs, known_
        COLLECT { MATCH (definition:CategoryDefinition)
                  WHERE definition.name IN $exact_names
                  WITH definition ORDER BY definition.name
-                 RETURN [definition.name, definition.pattern] } AS defined
+                 RETURN [definition.name, definition.pattern] } AS defined, pair_counts

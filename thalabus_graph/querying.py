@@ -309,10 +309,11 @@ class Queries:
         ex = self.executor(ontology_id=ontology_id, subset_of_datasetids=subset_of_datasetids,
                            profile=profile, document_details=document_details,
                            language=language)
-        _know(self.db, ex, node, reads)
+        reads = _know(self.db, ex, node, reads)
         branch = (BranchRerank(self.shared.reranker(), self.settings, rerank_outcomes)
                   if automatically_rerank else None)
-        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile)
+        evaluator = Evaluator(ex, pushdown=not reference, rerank_branch=branch, record=profile,
+                              pair_counts=reads.pair_counts)
         return evaluator.results(node), evaluator
 
     def stream(self, request: QueryRequest) -> Iterator[Fragment]:
@@ -322,8 +323,8 @@ class Queries:
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids)
         node = self.held(request, parse_within_limits(request.text, self.settings))
-        _know(self.db, ex, node)
-        return Evaluator(ex).stream(node)
+        reads = _know(self.db, ex, node)
+        return Evaluator(ex, pair_counts=reads.pair_counts).stream(node)
 
     def explain(self, request: QueryRequest) -> dict[str, Any]:
         """``ThalabusGraph.explain``: the parsed query and the compiled plan as a tree,
@@ -348,14 +349,15 @@ class Queries:
         ex.definitions = {name: CategoryDefinition(name, pattern)
                           for name, pattern in reads.definitions.items()}
         ex.preload(reads.sizes, reads.counts)
-        return {**explained(ex, node, warnings), "limit": limit,
+        return {**explained(ex, node, warnings, reads.pair_counts), "limit": limit,
                 "pools": cost.pools(ex.settings)}
 
 
 def _know(db: Database, ex: SearchExecutor, node: Node, reads: QueryReads | None = None
-          ) -> None:
+          ) -> QueryReads:
     """Give ``ex`` what ``node``'s vocabulary read returns (``reads``, else read now,
-    ``check_query``): the counts and the graph-defined categories among its names."""
+    ``check_query``): the counts and the graph-defined categories among its names; the
+    read, whose values' counts the plan orders a filter pattern's literals by."""
     if reads is None:
         scope = ex.scope
         reads = check_query(db, node, scope.ontologyid, _listed(scope.datasetids),
@@ -363,6 +365,7 @@ def _know(db: Database, ex: SearchExecutor, node: Node, reads: QueryReads | None
     ex.definitions = {name: CategoryDefinition(name, pattern)
                       for name, pattern in reads.definitions.items()}
     ex.preload(reads.sizes, reads.counts)
+    return reads
 
 
 def _limits(settings: Settings) -> QueryLimits:

@@ -21,7 +21,8 @@ from functools import cached_property
 from typing import Any
 
 from thalabus_graph.errors import UnknownCategoryError
-from thalabus_graph.plan.steps import CategoryPattern, pattern_params
+from thalabus_graph.plan.seeds import PairCounts, ordered, seed_count
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, pattern_params
 from thalabus_graph.query import Category, Node, category_predicates
 from thalabus_graph.query.ast import id_form, id_list
 from thalabus_graph.query_warning import QueryWarning
@@ -45,18 +46,24 @@ class _Vocabulary:
     known_names: tuple[str, ...] = ()
     known_pairs: frozenset[tuple[str, str]] = frozenset()
     known_ontologies: tuple[str, ...] = ()
+    pair_counts: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class QueryReads:
     """What the plan needs that the vocabulary read returned in the same round trip:
     ``sizes`` the node counts and the scope's size (``scope``), ``counts`` how many documents
-    of the scope have each pattern the plan pushes (``SearchExecutor.preload``),
-    ``definitions`` the pattern of each graph-defined category name of the query."""
+    of the scope have each pattern the plan pushes (``SearchExecutor.preload``; a filter
+    pattern also in the order ``pair_counts`` gives it, ``seeds.ordered``),
+    ``definitions`` the pattern of each graph-defined category name of the query,
+    ``pair_counts`` how many documents have each (name, value) pair the query names, as
+    written (0: none; graph-defined names have no count), which order a filter pattern's
+    literals."""
 
     sizes: dict[str, int] | None = None
     counts: dict[CategoryPattern, int] = field(default_factory=dict)
     definitions: dict[str, str] = field(default_factory=dict)
+    pair_counts: PairCounts = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,13 @@ class VocabularyCheck:
         sizes = vocabulary.sizes
         if sizes is not None:
             sizes = {k: v for k, v in sizes.items() if k != DATASETS_FOUND}
-        return QueryReads(sizes, dict(zip(self.patterns, vocabulary.counts, strict=True)),
-                          dict(vocabulary.defined))
+        pair_counts = {pair: n for pair, n in vocabulary.pair_counts.items()
+                       if pair[0] not in vocabulary.defined}
+        counts = dict(zip(self.patterns, vocabulary.counts, strict=True))
+        for pattern, n in list(counts.items()):
+            if isinstance(pattern, FilterPattern):
+                counts.setdefault(*_ordered_count(pattern, n, pair_counts))
+        return QueryReads(sizes, counts, dict(vocabulary.defined), pair_counts)
 
     def names_unknown_datasets(self, row: Mapping[str, Any]) -> bool:
         """Whether a parent dataset of the scope does not exist, by the row's count of
@@ -138,6 +150,17 @@ class VocabularyCheck:
             return False
         found = (row.get("sizes") or {}).get(DATASETS_FOUND)
         return found is None or int(found) < len(set(self.datasetids))
+
+
+def _ordered_count(pattern: FilterPattern, n: int, pair_counts: PairCounts
+                   ) -> tuple[FilterPattern, int]:
+    """``pattern`` as the plan pushes it, its literals ordered by ``pair_counts``
+    (``seeds.ordered``), and its count: what the read gives it, from its seeds' counts when
+    that is lower (both count the same documents: the read's exact count, or the seed values'
+    documents summed, an upper bound, which the smaller seeds bring down)."""
+    best = ordered(pattern, pair_counts)
+    bound = seed_count(best, pair_counts)
+    return best, n if bound is None else min(n, bound)
 
 
 def _warnings(vocabulary: _Vocabulary, predicates: list[Category],
@@ -166,7 +189,9 @@ def _vocabulary(row: Mapping[str, Any]) -> _Vocabulary:
                        {name: pattern for name, pattern in row.get("defined") or ()},
                        tuple(row.get("known_names") or ()),
                        frozenset((n, v) for n, v in row.get("known_pairs") or ()),
-                       tuple(row.get("known_ontologies") or ()))
+                       tuple(row.get("known_ontologies") or ()),
+                       {(name, value): int(n)
+                        for name, value, n in row.get("pair_counts") or ()})
 
 
 def _case_matches(asked: str, stored: frozenset[str] | tuple[str, ...]) -> list[str]:

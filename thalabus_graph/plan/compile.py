@@ -23,6 +23,7 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.plan.rewrite import Rewritten, filter_pattern, push_decision, rewrite
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
+from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, Restriction, Step
 from thalabus_graph.plan.texts import QueryTexts
@@ -217,15 +218,20 @@ class Compiler:
             (``rewrite.group_filters``). Not with branch reranking, which reranks every
             AND operand with its own clauses: a chain with two phrases would have other
             operands, and other scores.
+        pair_counts: the documents of the query's category values, as its vocabulary read
+            counted them, which order a filter pattern's literals (``seeds.ordered``) when
+            a node is compiled (a ``Rewritten`` query carries its own).
     """
 
     def __init__(self, executor: Statistics, *, pushdown: bool = True,
-                 group: bool = True) -> None:
+                 group: bool = True, pair_counts: PairCounts | None = None) -> None:
         self.ex = executor
         self.pushdown = pushdown
         self.group = group
+        self.pair_counts = dict(pair_counts or {})
         self._pure: Mapping[int, bool] = {}
         self._defined: frozenset[str] = frozenset()
+        self._pair_counts: PairCounts = {}
         self._plans: dict[int, PlanNode] = {}
         self._pairs: dict[tuple[str, str], Restriction] = {}
         self._state = PhraseState()
@@ -237,16 +243,17 @@ class Compiler:
         compiled as it is. The plan shows the query in its rewritten form."""
         rewritten = (query if isinstance(query, Rewritten)
                      else rewrite(query, grouped=self.pushdown and self.group,
-                                  defined=self.ex.defined))
+                                  defined=self.ex.defined, pair_counts=self.pair_counts))
         root = rewritten.root
         self._pure = rewritten.pure
         self._defined = rewritten.defined
+        self._pair_counts = rewritten.pair_counts
         self._plans = {}
         plan_root = self._tree(root)
         saved = self.ex.steps
         try:
             self.ex.reads.sized()  # the scope's size decides every path
-            pattern = (filter_pattern(root, rewritten.defined)
+            pattern = (filter_pattern(root, rewritten.defined, rewritten.pair_counts)
                        if self.pushdown and plan_root.pure_filter else None)
             if pattern is not None:
                 self._stream(plan_root, pattern)
@@ -281,7 +288,8 @@ class Compiler:
             plan = PlanNode(node, self._pure[id(node)])
             self._plans[id(node)] = plan
             if isinstance(node, And):
-                plan.swap, pattern = push_decision(node, self._pure, self._defined)
+                plan.swap, pattern = push_decision(node, self._pure, self._defined,
+                                                   self._pair_counts)
                 if self.pushdown:
                     plan.pushed_pattern = pattern
                     plan.pushed = pattern is not None

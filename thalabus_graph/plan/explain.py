@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from thalabus_graph.plan.compile import CompiledPlan, Compiler
+from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.query import Node, serialize
 from thalabus_graph.query_warning import QueryWarning
@@ -26,23 +27,29 @@ class Explainer:
     Args:
         executor: the executor the plan is compiled against (it never embeds here).
         pushdown: False explains the reference evaluator (nothing restricted or pushed).
+        pair_counts: the documents of the query's category values, as its vocabulary read
+            counted them (``seeds.ordered`` orders a filter pattern's literals by them).
     """
 
-    def __init__(self, executor: Statistics, *, pushdown: bool = True) -> None:
+    def __init__(self, executor: Statistics, *, pushdown: bool = True,
+                 pair_counts: PairCounts | None = None) -> None:
         self.ex = executor
         self.pushdown = pushdown
+        self.pair_counts = pair_counts
 
     def explain(self, node: Node) -> CompiledPlan:
         """The compiled plan of ``node`` (render it with ``to_dict()``)."""
-        return Compiler(self.ex, pushdown=self.pushdown).compile(node)
+        return Compiler(self.ex, pushdown=self.pushdown,
+                        pair_counts=self.pair_counts).compile(node)
 
 
-def explained(ex: Statistics, node: Node,
-              warnings: Sequence[QueryWarning]) -> dict[str, Any]:
+def explained(ex: Statistics, node: Node, warnings: Sequence[QueryWarning],
+              pair_counts: PairCounts | None = None) -> dict[str, Any]:
     """What ``ThalabusGraph.explain`` returns: the canonical query, its AST, the compiled plan
-    rendered without running a search, the scale semantic scores are on (``scores``,
+    rendered without running a search (a filter pattern's literals ordered by
+    ``pair_counts``), the scale semantic scores are on (``scores``,
     ``scale.PhraseScale.explain``) and the query's category warnings."""
-    tree = Explainer(ex).explain(node)
+    tree = Explainer(ex, pair_counts=pair_counts).explain(node)
     return {"query": serialize(node), "ast": node.to_dict(),
             "plan": tree.to_dict(), "scores": ex.scale.explain(),
             "warnings": [w.to_dict() for w in warnings]}

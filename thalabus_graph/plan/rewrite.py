@@ -43,16 +43,19 @@ the statements check the DNF, passed as a list parameter, with list predicates, 
 the filter's documents nor a NOT universe is listed. The DNF is computed bottom-up without
 recursion, for each node and its negation at once (NOT swaps them); a filter whose DNF would
 exceed ``MAX_CONJUNCTIONS`` conjunctions or ``MAX_LITERALS`` literals in one is not pushed
-(the plan then ships the filter's document ids as before).
+(the plan then ships the filter's document ids as before). Once the query's vocabulary read
+has counted its category values (``pair_counts``), each conjunction's literals are ordered by
+them, so the pattern is found from its smallest literals (``seeds.ordered``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from thalabus_graph.plan.categories import VocabularyCheck
 from thalabus_graph.plan.cost import check_limit
+from thalabus_graph.plan.seeds import PairCounts, ordered
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import (
     And,
@@ -81,6 +84,9 @@ class Rewritten:
         grouped: whether the AND chains were regrouped.
         defined: the graph-defined category names of the query: never pushed as a
             pattern (their documents are found by their own pattern and listed).
+        pair_counts: the documents of each category value the query names, as its
+            vocabulary read counted them (empty: not read yet), which order a filter
+            pattern's literals (``seeds.ordered``).
     """
 
     root: Node
@@ -88,6 +94,7 @@ class Rewritten:
     patterns: tuple[CategoryPattern, ...]
     grouped: bool
     defined: frozenset[str] = frozenset()
+    pair_counts: PairCounts = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -106,10 +113,14 @@ class Prepared:
     check: VocabularyCheck | None
     limit: int | None
 
-    def knowing(self, defined: frozenset[str]) -> Prepared:
+    def knowing(self, defined: frozenset[str], pair_counts: PairCounts) -> Prepared:
         """The query rewritten once more, knowing its graph-defined category names (never
-        pushed as patterns); the same check and limit."""
-        query = rewrite(self.query.root, grouped=self.query.grouped, defined=defined)
+        pushed as patterns) and its values' counts (which order a filter pattern's
+        literals), with the same check and limit; itself when it knew them."""
+        if self.query.defined == defined and self.query.pair_counts == pair_counts:
+            return self
+        query = rewrite(self.query.root, grouped=self.query.grouped, defined=defined,
+                        pair_counts=pair_counts)
         return Prepared(query, self.check, self.limit)
 
     @property
@@ -142,20 +153,22 @@ def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
     return Prepared(rewritten, check, check_limit(limit, settings))
 
 
-def rewrite(node: Node, *, grouped: bool = True,
-            defined: frozenset[str] = frozenset()) -> Rewritten:
+def rewrite(node: Node, *, grouped: bool = True, defined: frozenset[str] = frozenset(),
+            pair_counts: PairCounts | None = None) -> Rewritten:
     """``node`` rewritten once for the compiler (``grouped``: gather the filters of each AND
     chain, as the compiled plan does unless branches are reranked one by one; ``defined``:
-    the graph-defined category names, never pushed as patterns)."""
+    the graph-defined category names, never pushed as patterns; ``pair_counts``: the
+    documents of its category values, which order a filter pattern's literals)."""
     root = group_filters(node) if grouped else node
     pure = pure_filters(root)
+    counts = dict(pair_counts or {})
     patterns: list[CategoryPattern] = []
     for kid in walk(root):
         if isinstance(kid, And):
-            pattern = push_decision(kid, pure, defined)[1]
+            pattern = push_decision(kid, pure, defined, counts)[1]
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
-    return Rewritten(root, pure, tuple(patterns), grouped, defined)
+    return Rewritten(root, pure, tuple(patterns), grouped, defined, counts)
 
 
 def pure_filters(root: Node) -> dict[int, bool]:
@@ -172,21 +185,24 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
-def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] = frozenset()
+def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] = frozenset(),
+                  pair_counts: PairCounts | None = None
                   ) -> tuple[bool, CategoryPattern | None]:
     """An AND's decision: whether its right side runs first (the filter side of a scored
     AND) and the pattern its filter side is pushed into its phrase as (None: not pushed; so
-    is a side with a graph-defined category of ``defined``)."""
+    is a side with a graph-defined category of ``defined``), a filter pattern's literals
+    ordered by ``pair_counts``."""
     swap = pure[id(node.right)] and not pure[id(node.left)]
     first, second = (node.right, node.left) if swap else (node.left, node.right)
     if not isinstance(second, Semantic | Text):
         return swap, None
     if defined and any(isinstance(n, Category) and n.name in defined for n in walk(first)):
         return swap, None
-    return swap, _pattern_of(first, pure[id(first)])
+    return swap, _pattern_of(first, pure[id(first)], pair_counts)
 
 
-def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
+def _pattern_of(node: Node, pure: bool, pair_counts: PairCounts | None
+                ) -> CategoryPattern | None:
     """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
     category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
     (its normal form), else None (its documents are listed and shipped as ids)."""
@@ -194,7 +210,7 @@ def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
         return CategoryPattern(node.name, tuple(node.values))
     if isinstance(node, Not) and isinstance(node.operand, Category):
         return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
-    return filter_pattern(node) if pure else None
+    return filter_pattern(node, pair_counts=pair_counts) if pure else None
 
 
 def group_filters(root: Node) -> Node:
@@ -367,16 +383,17 @@ _Both = tuple[Dnf | None, Dnf | None] | None
 not made of category terms only."""
 
 
-def filter_pattern(node: Node, defined: frozenset[str] = frozenset()) -> FilterPattern | None:
+def filter_pattern(node: Node, defined: frozenset[str] = frozenset(),
+                   pair_counts: PairCounts | None = None) -> FilterPattern | None:
     """``node`` as one pushed filter pattern, or None when it is not made of stored
     category terms only (``defined``: the graph-defined names), is TRUE, or is too large in
-    normal form."""
+    normal form; each conjunction's literals ordered by ``pair_counts`` (``seeds.ordered``)."""
     if defined and any(isinstance(n, Category) and n.name in defined for n in walk(node)):
         return None
     both = fold(node, _step)
     if both is None or both[0] is None or both[0] == ((),):
         return None
-    return FilterPattern("", (), False, both[0])
+    return ordered(FilterPattern("", (), False, both[0]), pair_counts or {})
 
 
 def _step(node: Node, kids: tuple[_Both, ...]) -> _Both:

@@ -28,6 +28,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, NodeRun, PlanNode, Profile
 from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
+from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.steps import FilterPattern, Restriction, Step
 from thalabus_graph.query import Category, Node, Not, Or, Semantic, Text, TrueNode, rerank_query
 from thalabus_graph.request import QueryRequest
@@ -103,6 +104,24 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
                      prepared=prepared)
 
 
+def prepared_for(ex: SearchExecutor, request: QueryRequest, node: Node,
+                 prepared: Prepared | None, *, grouped: bool) -> Prepared:
+    """``node`` prepared for ``request`` (``plan.rewrite.prepare``, unless an earlier attempt
+    did: ``prepared``), the executor taking its scope from it, then rewritten once more
+    knowing what the query's vocabulary read returned: the graph-defined category names
+    (never pushed as patterns) and the category values' counts (which order a filter
+    pattern's literals, ``plan.seeds``)."""
+    if prepared is None:
+        prepared = prepare(node, ex.settings, ontology_id=request.ontology_id,
+                           datasetids=request.subset_of_datasetids, limit=request.limit,
+                           grouped=grouped, strict=request.strict_categories)
+    ex.prepared = prepared
+    defined = ex.defined  # decides the vocabulary attempt, as the plan's first count would
+    counts = {} if ex.vocabulary is None else ex.vocabulary.attempt.reads.pair_counts
+    ex.prepared = prepared.knowing(defined, counts)
+    return ex.prepared
+
+
 def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
     """The ``search_phrase`` calls the plan makes, as (phrase, with its text searches): one
     per phrase whose plan searches it unfiltered in one round trip (its results or its
@@ -143,16 +162,20 @@ class Evaluator:
             (``plan.rewrite.prepare``: rewritten once, its vocabulary check, its limit), and
             the executor takes its scope from the prepared query.
         prepared: the query as an earlier attempt at the request prepared it.
+        pair_counts: the documents of the query's category values, which order a filter
+            pattern's literals (``QueryReads.pair_counts``; a request's from its own read).
     """
 
     def __init__(self, executor: SearchExecutor, *, pushdown: bool = True,
                  rerank_branch: BranchReranker | None = None, record: bool = False,
                  outcomes: BranchOutcomes | None = None, request: QueryRequest | None = None,
-                 prepared: Prepared | None = None) -> None:
+                 prepared: Prepared | None = None, pair_counts: PairCounts | None = None
+                 ) -> None:
         self.executor = executor
         self.outcomes = outcomes
         self.request = request
         self.prepared = prepared
+        self.pair_counts = pair_counts
         self.rerank_flags: dict[str, Any] | None = None
         self.rerank_warning: str | None = None
         self.pushdown = pushdown
@@ -178,19 +201,12 @@ class Evaluator:
         query is evaluated first."""
         request = self.request
         if request is not None and not isinstance(node, Rewritten):
-            if self.prepared is None:
-                self.prepared = prepare(
-                    node, self.executor.settings, ontology_id=request.ontology_id,
-                    datasetids=request.subset_of_datasetids, limit=request.limit,
-                    grouped=self.rerank_branch is None, strict=request.strict_categories)
-            self.executor.prepared = self.prepared
-            # the vocabulary read names the graph-defined categories (never pushed as
-            # patterns): a query using one is rewritten once more, knowing them
-            if (defined := self.executor.defined) != self.prepared.query.defined:
-                self.executor.prepared = self.prepared = self.prepared.knowing(defined)
-            node = self.prepared.query
+            self.prepared = prepared_for(self.executor, request, node, self.prepared,
+                                         grouped=self.rerank_branch is None)
+            node, self.pair_counts = self.prepared.query, self.prepared.query.pair_counts
         compiled = Compiler(self.executor, pushdown=self.pushdown,
-                            group=self.rerank_branch is None).compile(node)
+                            group=self.rerank_branch is None,
+                            pair_counts=self.pair_counts).compile(node)
         self.plan = compiled
         root = compiled.root
         if root.streamed is not None:
@@ -333,7 +349,7 @@ class Evaluator:
             return True  # an empty side leaves no common document: nothing to judge
         steps = self.executor.steps
         try:
-            whole = Evaluator(self.executor).results(side.node)
+            whole = Evaluator(self.executor, pair_counts=self.pair_counts).results(side.node)
         finally:
             self.executor.steps = steps  # the nested run left it on its own plan's steps
         return all_stubs(whole)

@@ -3,13 +3,15 @@ statement, the rows kept per graph object, and the parent datasets checked with 
 (``Vocabularies``).
 
 A query with a category or a scope reads its vocabulary first (``category_vocabulary``: the
-category names and values it uses, the node counts, the scope's size and the count of each
-pattern the plan pushes). The counts decide each search's path and pool, so the read came
-before the plan, a round trip of its own. The graph object keeps the row each read returned
+category names and values it uses, the node counts, the scope's size, the count of each
+pattern the plan pushes and of each category value it names). The counts decide each
+search's path and pool, and the order of a filter's literals, so the read came before the
+plan, a round trip of its own. The graph object keeps the row each read returned
 (``SeenVocabularies``, by ``plan.categories.VocabularyCheck.key``). A query that asks the same
 read again plans with that row, and its first statement carries the read
 (``PlannedVocabulary``): one statement reads the vocabulary again, compares the node counts, the
-scope's size and the pattern counts with those the plan was made with, and runs the search
+scope's size, the pattern counts and the values' counts with those the plan was made with,
+and runs the search
 only when they are the same. When they differ (the graph changed), the search does not run:
 ``StaleVocabulary`` carries the fresh row, and the query plans again from it, one more round
 trip, as a first query makes. The plan is always made with the counts the search runs
@@ -45,10 +47,11 @@ whether the counts were those planned with, and (null on the row an empty search
 that the search returned it."""
 
 
-def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+def planned_counts(row: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     """What a plan is made with, of a vocabulary row: the node counts with the scope's size,
-    the pattern counts and the query's graph-defined categories."""
-    return row.get("sizes"), row.get("counts"), row.get("defined")
+    the pattern counts, the query's graph-defined categories and its pairs' counts (which
+    order a filter pattern's literals, and empty a conjunction)."""
+    return row.get("sizes"), row.get("counts"), row.get("defined"), row.get("pair_counts")
 
 
 @dataclass
@@ -76,10 +79,11 @@ class PlannedVocabulary:
         parameters: the read's renamed, and the counts the plan was made with."""
         text = carried(cypher_library.load(name, params),
                        cypher_library.load("category_vocabulary", self.params))
-        sizes, counts, defined = planned_counts(self.seen)
+        sizes, counts, defined, pair_counts = planned_counts(self.seen)
         return text, {**params, **{PREFIX + k: v for k, v in self.params.items()},
                       f"{PREFIX}planned_sizes": sizes, f"{PREFIX}planned_counts": counts,
-                      f"{PREFIX}planned_defined": defined}
+                      f"{PREFIX}planned_defined": defined,
+                      f"{PREFIX}planned_pair_counts": pair_counts}
 
     def taken(self, rows: list[Record]) -> list[Record]:
         """The carrying statement's rows as the statement alone returns them, the read's
