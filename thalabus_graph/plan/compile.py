@@ -23,7 +23,7 @@ from typing import Any, TypeAlias
 
 from thalabus_graph.plan.rewrite import Rewritten, filter_pattern, push_decision, rewrite
 from thalabus_graph.plan.searches import PhraseState, PlannedStep, planned
-from thalabus_graph.plan.seeds import PairCounts
+from thalabus_graph.plan.seeds import PairCounts, ordered
 from thalabus_graph.plan.statistics import Statistics
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, Restriction, Step
 from thalabus_graph.plan.texts import QueryTexts
@@ -253,8 +253,9 @@ class Compiler:
         saved = self.ex.steps
         try:
             self.ex.reads.sized()  # the scope's size decides every path
-            pattern = (filter_pattern(root, rewritten.defined, rewritten.pair_counts)
-                       if self.pushdown and plan_root.pure_filter else None)
+            found = (filter_pattern(root, rewritten.defined)
+                     if self.pushdown and plan_root.pure_filter else None)
+            pattern = None if found is None else ordered(found, self._pair_counts)
             if pattern is not None:
                 self._stream(plan_root, pattern)
                 return CompiledPlan(plan_root)
@@ -282,14 +283,22 @@ class Compiler:
             plan.skipped = "checked inside the streamed filter statement"
             stack.extend(plan.children)
 
+    def _ordered(self, pattern: CategoryPattern | None) -> CategoryPattern | None:
+        """``pattern`` with a filter pattern's literals ordered by the counts read
+        (``seeds.ordered``: from its smallest literal; its conjunctions known empty
+        dropped)."""
+        if isinstance(pattern, FilterPattern):
+            return ordered(pattern, self._pair_counts)
+        return pattern
+
     def _tree(self, root: Node) -> PlanNode:
         """A PlanNode per query node (iteratively), with the AND decisions."""
         for node in walk(root):
             plan = PlanNode(node, self._pure[id(node)])
             self._plans[id(node)] = plan
             if isinstance(node, And):
-                plan.swap, pattern = push_decision(node, self._pure, self._defined,
-                                                   self._pair_counts)
+                plan.swap, pattern = push_decision(node, self._pure, self._defined)
+                pattern = self._ordered(pattern)
                 if self.pushdown:
                     plan.pushed_pattern = pattern
                     plan.pushed = pattern is not None

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 from thalabus_graph.plan.categories import VocabularyCheck
 from thalabus_graph.plan.cost import check_limit
-from thalabus_graph.plan.seeds import PairCounts, ordered
+from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import (
     And,
@@ -165,7 +165,7 @@ def rewrite(node: Node, *, grouped: bool = True, defined: frozenset[str] = froze
     patterns: list[CategoryPattern] = []
     for kid in walk(root):
         if isinstance(kid, And):
-            pattern = push_decision(kid, pure, defined, counts)[1]
+            pattern = push_decision(kid, pure, defined)[1]
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
     return Rewritten(root, pure, tuple(patterns), grouped, defined, counts)
@@ -185,24 +185,22 @@ def pure_filters(root: Node) -> dict[int, bool]:
     return out
 
 
-def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] = frozenset(),
-                  pair_counts: PairCounts | None = None
+def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] = frozenset()
                   ) -> tuple[bool, CategoryPattern | None]:
     """An AND's decision: whether its right side runs first (the filter side of a scored
     AND) and the pattern its filter side is pushed into its phrase as (None: not pushed; so
-    is a side with a graph-defined category of ``defined``), a filter pattern's literals
-    ordered by ``pair_counts``."""
+    is a side with a graph-defined category of ``defined``), in written order (the compiler
+    orders a filter pattern's literals by the counts read, ``seeds.ordered``)."""
     swap = pure[id(node.right)] and not pure[id(node.left)]
     first, second = (node.right, node.left) if swap else (node.left, node.right)
     if not isinstance(second, Semantic | Text):
         return swap, None
     if defined and any(isinstance(n, Category) and n.name in defined for n in walk(first)):
         return swap, None
-    return swap, _pattern_of(first, pure[id(first)], pair_counts)
+    return swap, _pattern_of(first, pure[id(first)])
 
 
-def _pattern_of(node: Node, pure: bool, pair_counts: PairCounts | None
-                ) -> CategoryPattern | None:
+def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
     """An AND's filter side as the pattern pushed into its phrase: a category or NOT a
     category as one ``CategoryPattern``, another filter of categories as a ``FilterPattern``
     (its normal form), else None (its documents are listed and shipped as ids)."""
@@ -210,7 +208,7 @@ def _pattern_of(node: Node, pure: bool, pair_counts: PairCounts | None
         return CategoryPattern(node.name, tuple(node.values))
     if isinstance(node, Not) and isinstance(node.operand, Category):
         return CategoryPattern(node.operand.name, tuple(node.operand.values), True)
-    return filter_pattern(node, pair_counts=pair_counts) if pure else None
+    return filter_pattern(node) if pure else None
 
 
 def group_filters(root: Node) -> Node:
@@ -383,17 +381,17 @@ _Both = tuple[Dnf | None, Dnf | None] | None
 not made of category terms only."""
 
 
-def filter_pattern(node: Node, defined: frozenset[str] = frozenset(),
-                   pair_counts: PairCounts | None = None) -> FilterPattern | None:
+def filter_pattern(node: Node, defined: frozenset[str] = frozenset()) -> FilterPattern | None:
     """``node`` as one pushed filter pattern, or None when it is not made of stored
     category terms only (``defined``: the graph-defined names), is TRUE, or is too large in
-    normal form; each conjunction's literals ordered by ``pair_counts`` (``seeds.ordered``)."""
+    normal form; each conjunction's literals in written order (``seeds.ordered`` orders
+    them by the counts read)."""
     if defined and any(isinstance(n, Category) and n.name in defined for n in walk(node)):
         return None
     both = fold(node, _step)
     if both is None or both[0] is None or both[0] == ((),):
         return None
-    return ordered(FilterPattern("", (), False, both[0]), pair_counts or {})
+    return FilterPattern("", (), False, both[0])
 
 
 def _step(node: Node, kids: tuple[_Both, ...]) -> _Both:
