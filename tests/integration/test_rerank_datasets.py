@@ -10,11 +10,12 @@ import pytest
 
 from tests.integration.sample import docs_where, graph_scored_by, has
 from tests.support.loopback import LoopbackServer, Request, Response, score_handler
-from thalabus_graph import ThalabusGraph, querying
+from thalabus_graph import ThalabusGraph
 from thalabus_graph.errors import DatasetError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.rerank import ScoreApiReranker
+from thalabus_graph.results import attach
 
 pytestmark = pytest.mark.integration
 ROUND = 7
@@ -181,7 +182,7 @@ def test_a_not_within_several_parent_datasets_takes_the_documents_of_any_of_them
 def test_a_query_writes_its_dataset_before_it_aggregates_documents(
         graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> None:
     events: list[str] = []
-    aggregate, write = querying.documents_of, graph.queries.datasets.create
+    aggregate, write = attach.documents_of, graph.queries.datasets.create
 
     def aggregating(*args: Any, **kwargs: Any) -> Any:
         events.append("aggregate")
@@ -191,7 +192,7 @@ def test_a_query_writes_its_dataset_before_it_aggregates_documents(
         events.append("write")
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(querying, "documents_of", aggregating)
+    monkeypatch.setattr(attach, "documents_of", aggregating)
     monkeypatch.setattr(graph.queries.datasets, "create", writing)
     result = graph.query('"Bob the cat"', create_dataset=True, session="order")
     assert events == ["write", "aggregate"]
