@@ -14,7 +14,9 @@ import pytest
 from tests.adversarial.conftest import HashEmbedder
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan.cost import pool_fields
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.cost import Scope, pool_fields
+from thalabus_graph.plan.steps import PathChoice, VectorSource
 from thalabus_graph.query import parse
 
 pytestmark = pytest.mark.integration
@@ -168,7 +170,53 @@ def test_a_conjunction_with_a_value_no_document_has_is_dropped(graph: ThalabusGr
     assert count["any_of"] == [[{"name": "SKEW", "values": ["v10"]}]]
     assert found and found == _profiled(graph, f'"asylum" AND {SMALL}')[0]
     _assert_reference(graph, query)
-    empty, steps = _profiled(graph, '"asylum" AND (REGION=r1 AND SKEW=nosuch)')
-    assert empty == []
-    (count,) = [s for s in steps if s["kind"] == "category_count"]
-    assert count["any_of"] == [] and count["documents"] == 0
+    for nothing in ('"asylum" AND (REGION=r1 AND SKEW=nosuch)', '"asylum" AND SKEW=nosuch'):
+        result = graph.query(nothing, profile=True, return_documents=False)
+        assert result.plan is not None and result.fragments == []
+        steps = _steps(result.plan["tree"])
+        (count,) = [s for s in steps if s["kind"] == "category_count"]
+        assert count["documents"] == 0 and count.get("any_of", []) == []
+        # nothing more is read: the phrase is skipped, its searches never run
+        assert not [s for s in steps if s["kind"] in ("semantic", "text", "fusion")], steps
+        assert {"kind": "skipped", "reason": "the other AND side is empty"} in steps
+        assert [w.kind for w in result.warnings] == ["unknown_category_value"]
+        assert graph.evaluate(parse(nothing), reference=True)[0] == []
+
+
+FIRST_K = 100
+"""The k the index path below is first asked for: fewer candidates than the graph holds."""
+
+
+@pytest.fixture
+def index_path(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> ThalabusGraph:
+    """The graph with every restricted vector search first on the index path, asked for
+    ``FIRST_K`` candidates (the graph is small enough for exact search everywhere, so the
+    path choice is overridden): what a large graph does with a filter of 10%."""
+    real = cost.choose_vector_path
+
+    def first_on_the_index(scope: Scope, tunables: Settings, src: VectorSource, top_n: int,
+                           n_docs: int) -> PathChoice:
+        choice = real(scope, tunables, src, top_n, n_docs)
+        if choice.path != "exact":
+            return choice
+        return PathChoice("index", FIRST_K, choice.selectivity, choice.estimated_fragments,
+                          "forced by the test")
+
+    monkeypatch.setattr(cost, "choose_vector_path", first_on_the_index)
+    return graph
+
+
+def test_an_empty_conjunction_asks_the_index_once_then_walks_the_small_category(
+        index_path: ThalabusGraph) -> None:
+    """No hit among the first candidates says the index would need more than exact search
+    walks (the small category's documents): it is not asked again up to ``index_max_k``."""
+    found, steps = _profiled(_held(index_path, SMALL), '"asylum" AND SKEW=v50')
+    assert found == []
+    semantic = [s for s in steps if s["kind"] == "semantic" and "category_pattern" in s
+                and s["path"] != "none"]  # a source with no fragments is not searched
+    assert semantic and all(s["path"] == "exact" and s["overfetch_k"] == FIRST_K
+                            and "fell short" in s["reason"] for s in semantic), semantic
+    # with hits, the same answer as the reference (the exact path is exact)
+    query = f'("asylum" AND REGION=r1) AND ({SMALL})'
+    assert [i for i, _ in _profiled(index_path, query)[0]] == [
+        i for i, _ in _assert_reference(index_path, query)]

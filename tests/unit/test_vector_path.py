@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from thalabus_graph import Settings
-from thalabus_graph.plan.cost import Scope, choose_text_path, choose_vector_path
+from thalabus_graph.plan.cost import (
+    Scope,
+    choose_text_path,
+    choose_vector_path,
+    next_overfetch,
+)
 from thalabus_graph.plan.steps import VECTOR_SOURCES, PathChoice
 
 CHAPTERS = next(src for src in VECTOR_SOURCES if src.source == "chapters")
@@ -106,3 +111,34 @@ def test_the_text_lookup_has_its_own_bound() -> None:
     path, why = choose_text_path(scope, Settings(text_lookup_max_fragments=2_000),
                                  "chapters", 2_500)
     assert path == "index" and "text_lookup_max_fragments 2000" in why
+
+
+def test_an_over_fetch_that_finds_nothing_turns_to_exact_search_at_once() -> None:
+    """A filter whose count is an upper bound (a filter pattern's seeds) may match nothing:
+    ``"p" AND SKEW=v50`` held to ``SKEW=v10``, 20,000 seed documents of 200,000 chapters, one
+    chapter each. No hit among 3,000 candidates says the index would need more than the
+    20,000 fragments exact search walks: it walks them now instead of asking up to
+    ``index_max_k``."""
+    settings = _executor(200_000).settings
+    assert next_overfetch(settings, 3000, 0, 200, 20_000) is None
+    # a pass rate that reaches top_n within the walk asks again with twice k
+    assert next_overfetch(settings, 3000, 150, 200, 20_000) == 6000
+    assert next_overfetch(settings, 3000, 40, 200, 20_000) == 6000  # 15,000 needed
+    assert next_overfetch(settings, 3000, 20, 200, 20_000) is None  # 30,000 needed
+    # and never past index_max_k
+    assert next_overfetch(settings, 32_000, 199, 200, 10_000_000) is None
+
+
+def test_the_over_fetch_asks_no_more_candidates_than_exact_search_walks() -> None:
+    """Whatever the hits, the candidates asked before exact search are bounded by what exact
+    search walks (and the first k): the work stays bounded by the filter's count."""
+    settings = _executor(1_000_000).settings
+    for walked in (5_000, 20_000, 100_000):
+        for rate in (0.0, 0.001, 0.01, 0.05):
+            k, asked = 1000, 1000
+            while (hits := int(k * rate)) < 200:
+                nxt = next_overfetch(settings, k, hits, 200, walked)
+                if nxt is None:
+                    break
+                k, asked = nxt, asked + nxt
+            assert asked <= max(1000, 4 * walked), (walked, rate, asked)

@@ -400,13 +400,15 @@ class Compiler:
         if plan.pushed:
             pattern = plan.pushed_pattern
             assert pattern is not None
+            self.ex.steps = self._plans[id(second)].reads  # the count sizes the phrase
+            if self.ex.category_count(pattern) == 0:  # exact or an upper bound: no document
+                self._plans[id(second)].skipped = "the other AND side is empty"
+                return frozenset()
             if isinstance(pattern, FilterPattern):
                 plan.planned = [{"kind": "category", "cypher": "document_category_keys",
                                  "when": "the phrase has hits",
                                  "reason": "the filter side's contributions, from the "
                                            "categories of the hits' documents"}]
-            self.ex.steps = self._plans[id(second)].reads  # the count sizes the phrase
-            self.ex.category_count(pattern)
             self._plans[id(second)].pattern = pattern
             yield (second, restriction)
             return RUNTIME

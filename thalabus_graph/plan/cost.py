@@ -300,6 +300,22 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
                       f"{s.vector_min_k}){_why_not_in_index(scope)}")
 
 
+def next_overfetch(settings: Settings, k: int, hits: int, top_n: int,
+                   walked: float) -> int | None:
+    """The ``k`` a filtered index search asks next when ``k`` candidates left ``hits`` <
+    ``top_n`` hits, or None for exact search instead: twice ``k`` while that stays within
+    ``index_max_k`` and the candidates the observed pass rate needs for ``top_n`` hits
+    (``k x top_n / hits``, no hit counted as one) stay below what exact search walks
+    (``walked``: the larger of the estimated fragments and the documents, as
+    ``choose_vector_path`` weighs it). A filter whose count is an upper bound (a filter
+    pattern's seeds) can match far fewer documents than estimated, none at all for an empty
+    conjunction: the index would then be asked again up to ``index_max_k`` for nothing, where
+    exact search walks the seeds' documents once."""
+    if k * 2 > settings.index_max_k or k * top_n / max(hits, 1) >= walked:
+        return None
+    return k * 2
+
+
 def _why_not_in_index(scope: Scope) -> str:
     """Why an ontology-scoped search on the index path does not filter inside the index
     ("" without an ontology)."""

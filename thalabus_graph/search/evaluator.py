@@ -362,6 +362,8 @@ class Evaluator:
         documents; another filter side runs on the hits' documents alone, its categories
         read for those documents, so each stub carries the contributions the reference gives
         it. Combined as usual (scores unchanged, the filter's contributions merged in)."""
+        if phrase.skipped is not None:  # the pattern's count is 0: no document passes
+            return []
         scored = yield (phrase, restriction)
         if not scored:
             return []

@@ -98,9 +98,12 @@ class VectorSearches:
                first: list[Record] | None = None) -> list[Record]:
         """An over-fetched index search (the ontology-filtered index with ``in_index``),
         asked again with twice the k while the restrictions leave fewer than ``top_n`` hits,
-        exact search when that would pass ``index_max_k``. ``first``: the rows of the first
-        call, when a batched call made it."""
+        exact search when that would pass ``index_max_k`` or when exact search would walk
+        no more than the hit rate seen needs (``plan.cost.next_overfetch``). ``first``: the
+        rows of the first call, when a batched call made it."""
         total = self.reads.ready().node_counts().get(src.source, 0)
+        walked = max(float(step.detail.get("estimated_fragments", 0)),
+                     float(step.detail.get("filtered_documents", 0)))
         while True:
             if first is not None:
                 rows, first = first, None
@@ -115,10 +118,11 @@ class VectorSearches:
                                         **patterns)
             if len(rows) >= top_n or k >= total:
                 return sorted(rows, key=lambda r: (-r["score"], r["fragmentid"]))[:top_n]
-            if k * 2 > self.settings.index_max_k:
+            again = cost.next_overfetch(self.settings, k, len(rows), top_n, walked)
+            if again is None:
                 step.detail.update(path="exact", reason="over-fetch fell short; exact fallback")
                 return self._exact(step, src, vector, top_n, patterns)
-            k *= 2
+            k = again
             step.detail["overfetch_k"] = k
 
     def _exact(self, step: Step, src: VectorSource, vector: list[float], top_n: int,
