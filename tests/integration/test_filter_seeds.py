@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 
 from tests.adversarial.conftest import HashEmbedder
+from tests.support.paths import force_index_path
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
-from thalabus_graph.plan import cost
-from thalabus_graph.plan.cost import Scope, pool_fields
-from thalabus_graph.plan.steps import PathChoice, VectorSource
+from thalabus_graph.plan.cost import pool_fields
 from thalabus_graph.query import parse
 
 pytestmark = pytest.mark.integration
@@ -192,17 +191,7 @@ def index_path(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> Thalabu
     """The graph with every restricted vector search first on the index path, asked for
     ``FIRST_K`` candidates (the graph is small enough for exact search everywhere, so the
     path choice is overridden): what a large graph does with a filter of 10%."""
-    real = cost.choose_vector_path
-
-    def first_on_the_index(scope: Scope, tunables: Settings, src: VectorSource, top_n: int,
-                           n_docs: int) -> PathChoice:
-        choice = real(scope, tunables, src, top_n, n_docs)
-        if choice.path != "exact":
-            return choice
-        return PathChoice("index", FIRST_K, choice.selectivity, choice.estimated_fragments,
-                          "forced by the test")
-
-    monkeypatch.setattr(cost, "choose_vector_path", first_on_the_index)
+    force_index_path(monkeypatch, lambda scope, src: FIRST_K, "forced by the test")
     return graph
 
 

@@ -19,13 +19,13 @@ from tests.integration.sample import docs_where, has, load_sample
 from tests.integration.test_query_engine import CATEGORIES, PHRASES, TERMS, queries
 from tests.support.contributions import same_contributions
 from tests.support.examples import examples
+from tests.support.paths import force_index_path
 from tests.support.spies import spy_read_transactions
-from thalabus_graph import QueryResult, Settings, ThalabusGraph, serialize
+from thalabus_graph import QueryResult, ThalabusGraph, serialize
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan import cost
-from thalabus_graph.plan.cost import Scope
-from thalabus_graph.plan.steps import CategoryPattern, FilterPattern, PathChoice, VectorSource
+from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import And, Category, Node, Not, Or, Semantic, Text, parse
 from thalabus_graph.search import executor
 from thalabus_graph.search.executor import SearchExecutor
@@ -389,18 +389,8 @@ def index_path(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> Thalabu
     ``search_vector`` (document reached along IN_DOCUMENT, a paragraph through its chapter)
     are what is checked. (The sample is small enough for the exact path everywhere, so the
     path choice is overridden.)"""
-    real = cost.choose_vector_path
-
-    def always_index(scope: Scope, tunables: Settings, src: VectorSource, top_n: int,
-                     n_docs: int) -> PathChoice:
-        choice = real(scope, tunables, src, top_n, n_docs)
-        if choice.path != "exact":
-            return choice
-        return PathChoice("index", scope.node_counts().get(src.source, 0),
-                          choice.selectivity, choice.estimated_fragments,
-                          "forced by the test: every fragment")
-
-    monkeypatch.setattr(cost, "choose_vector_path", always_index)
+    force_index_path(monkeypatch, lambda scope, src: scope.node_counts().get(src.source, 0),
+                     "forced by the test: every fragment")
     return graph
 
 

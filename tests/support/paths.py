@@ -1,0 +1,30 @@
+"""A restricted vector search forced onto the index path: the test graphs are small enough for
+exact search everywhere, so a test of what a large graph does overrides the path choice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from thalabus_graph.plan import cost
+from thalabus_graph.plan.cost import Scope
+from thalabus_graph.plan.steps import PathChoice, VectorSource
+from thalabus_graph.settings import Settings
+
+
+def force_index_path(monkeypatch: pytest.MonkeyPatch, k: Callable[[Scope, VectorSource], int],
+                     reason: str) -> None:
+    """Every restricted vector search the cost model would run exactly runs on the index path
+    instead, asking the index for ``k(scope, source)`` candidates (``reason`` in its detail)."""
+    real = cost.choose_vector_path
+
+    def on_the_index(scope: Scope, tunables: Settings, src: VectorSource, top_n: int,
+                     n_docs: int) -> PathChoice:
+        choice = real(scope, tunables, src, top_n, n_docs)
+        if choice.path != "exact":
+            return choice
+        return PathChoice("index", k(scope, src), choice.selectivity,
+                          choice.estimated_fragments, reason)
+
+    monkeypatch.setattr(cost, "choose_vector_path", on_the_index)
