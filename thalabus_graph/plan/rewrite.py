@@ -51,7 +51,7 @@ them, so the pattern is found from its smallest literals (``seeds.ordered``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from thalabus_graph.plan.categories import VocabularyCheck
 from thalabus_graph.plan.cost import check_limit
@@ -114,13 +114,17 @@ class Prepared:
     limit: int | None
 
     def knowing(self, defined: frozenset[str], pair_counts: PairCounts) -> Prepared:
-        """The query rewritten once more, knowing its graph-defined category names (never
-        pushed as patterns) and its values' counts (which order a filter pattern's
-        literals), with the same check and limit; itself when it knew them."""
+        """The query knowing its graph-defined category names (never pushed as patterns:
+        rewritten once more when they differ) and its values' counts (carried for the
+        compiler, which orders a filter pattern's literals by them), with the same check and
+        limit; itself when it knew them."""
         if self.query.defined == defined and self.query.pair_counts == pair_counts:
             return self
-        query = rewrite(self.query.root, grouped=self.query.grouped, defined=defined,
-                        pair_counts=pair_counts)
+        if self.query.defined == defined:
+            query = replace(self.query, pair_counts=dict(pair_counts))
+        else:
+            query = rewrite(self.query.root, grouped=self.query.grouped, defined=defined,
+                            pair_counts=pair_counts)
         return Prepared(query, self.check, self.limit)
 
     @property
