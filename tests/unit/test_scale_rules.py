@@ -96,6 +96,7 @@ def test_min_score_alone_emptying_a_phrase_is_reported_as_such() -> None:
     s.settings = Settings(min_score=0.9999)
     assert s.apply("quantum chromodynamics lattices", found) == []
     assert [w.rule for w in s.warnings()] == ["min_score"]
+    assert "the score floor 0.9999" in s.warnings()[0].message  # the floor that acted
 
 
 def near_in_another_language(other_cosine: float) -> tuple[PhraseScale, list[Fragment]]:
