@@ -373,7 +373,7 @@ logger = logging.getLogger(__name__)
 OTHER_VARIABLES = frozenset({
     "THALABUS_NEO4J_DATA", "THALABUS_NEO4J_HOME", "THALABUS_NEO4J_CDS", "THALABUS_STRESS",
     "THALABUS_MIGRATIONS_DIR", "THALABUS_CYPHER_DIR", "THALABUS_NEO4J_HEAP",
-    "THALABUS_NEO4J_PAGE_CACHE",
+    "THALABUS_NEO4J_PAGE_CACHE", "THALABUS_PROCEDURES",
 })
 """``THALABUS_*`` variables read outside ``Settings`` (launcher, test suite, resource dirs)."""
 

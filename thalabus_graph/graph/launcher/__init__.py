@@ -8,6 +8,7 @@ Layout::
     <cache root>/<version>/          ~/.cache/thalabus-graph/neo4j, or $THALABUS_NEO4J_HOME
         pom.xml  lib/*.jar  launcher-<source hash>.jar  install.lock
         cds/java<N>-<key>.jsa        class-data-sharing archive: ~40% less CPU per start
+        plugins-<key>/thalabus-procedures.jar   the procedure plugin, Neo4j's plugin folder
     <data dir>/                      chosen by the caller; one server per data dir
         neo4j.pid.json  neo4j.log  neo4j.conf  neo4j.lock  neo4j.auth.json  data/  logs/
 
@@ -15,7 +16,8 @@ Layout::
 The package: ``java`` finds a JDK, ``install`` fills the cache (jars, compiled launcher, class
 archive), ``process`` knows the data dir's files and which pid serves it, ``auth`` how a
 start sets up auth, ``launch`` starts one launcher JVM, ``server`` holds ``LocalNeo4j``,
-``memory`` sizes heap and page cache from the machine and the store.
+``memory`` sizes heap and page cache from the machine and the store, ``plugin`` builds the
+procedure plugin every start installs.
 
 Which process serves a data dir is never taken from ``neo4j.pid.json``: the launcher JVM holds
 an fcntl lock on ``<data dir>/neo4j.lock`` for its whole life, and ``fcntl(F_GETLK)`` names the

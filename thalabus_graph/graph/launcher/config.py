@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.graph.launcher.memory import MIB, format_size, parse_size
 
@@ -25,8 +27,9 @@ def transaction_memory_for(heap: str) -> str:
     return format_size(max(TRANSACTION_MEMORY_FLOOR, heap_bytes // 4))
 
 
-def conf_text(*, page_cache: str, transaction_memory: str) -> str:
-    """Raw Neo4j settings, one ``name=value`` a line."""
+def conf_text(*, page_cache: str, transaction_memory: str, plugins: Path | None = None) -> str:
+    """Raw Neo4j settings, one ``name=value`` a line; ``plugins``: the folder Neo4j loads
+    procedure jars from (``plugin.plugin_dir``), left at Neo4j's default when None."""
     settings = {
         "server.memory.pagecache.size": page_cache,
         "dbms.memory.transaction.total.max": transaction_memory,
@@ -37,4 +40,6 @@ def conf_text(*, page_cache: str, transaction_memory: str) -> str:
         # transaction (write_batch_size fragments) lands in one segment.
         "internal.dbms.index.lucene.standard_ram_buffer_size": str(LUCENE_RAM_BUFFER_MB),
     }
+    if plugins is not None:
+        settings["server.directories.plugins"] = str(plugins)
     return "".join(f"{key}={value}\n" for key, value in settings.items())

@@ -37,6 +37,7 @@ from thalabus_graph.graph.launcher.memory import (
     fill_sizes,
     setting,
 )
+from thalabus_graph.graph.launcher.plugin import plugin_dir_for_start, procedures_wanted
 from thalabus_graph.graph.launcher.process import (
     START_LOCK_FILE,
     DataDir,
@@ -80,6 +81,9 @@ class LocalNeo4j:
         auth_off: state that the store runs without auth, for a store whose auth record is
             missing or damaged (such a start is refused otherwise). A store with a password
             user keeps auth on all the same (``auth_kept``).
+        procedures: install the thalabus procedure plugin (``plugin``: built once per
+            version and source fingerprint; a failed build starts the server without it,
+            with a warning); default on unless ``$THALABUS_PROCEDURES`` is off.
 
     Example:
         >>> server = LocalNeo4j(data_dir=Path("/tmp/n4j"))          # doctest: +SKIP
@@ -102,6 +106,7 @@ class LocalNeo4j:
         class_data_sharing: bool | None = None,
         password: str | None = None,
         auth_off: bool = False,
+        procedures: bool | None = None,
     ) -> None:
         """Describe a server; the arguments are documented on the class."""
         self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
@@ -124,6 +129,9 @@ class LocalNeo4j:
         check_password(password)
         self._password = password
         self.auth_off = auth_off
+        self.procedures = procedures_wanted() if procedures is None else procedures
+        self.plugin_dir: Path | None = None
+        """The plugin folder of the last start; None when it ran without the plugin."""
         self.auth_kept = False
         """True after a start without a password on a store whose auth stays on."""
         self._proc: subprocess.Popen[bytes] | None = None
@@ -208,6 +216,7 @@ class LocalNeo4j:
         self.auth_kept = False
         record_before_start(self.files, mode)
         self.files.record_version(self.version)
+        self.plugin_dir = plugin_dir_for_start(self.installation, java) if self.procedures else None
         heap, conf_body = self._size_memory()
         write_own(conf, conf_body.encode("utf-8"))
         cds_flags = (self.installation.cds_flags(java, heap, conf_body)
@@ -264,7 +273,8 @@ class LocalNeo4j:
         if filled:
             self.memory_plan = plan
         memory = self.transaction_memory or transaction_memory_for(self.heap)
-        return self.heap, conf_text(page_cache=self.page_cache, transaction_memory=memory)
+        return self.heap, conf_text(page_cache=self.page_cache, transaction_memory=memory,
+                                    plugins=self.plugin_dir)
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Stop the server with SIGTERM (SIGKILL after ``timeout`` s); False if none ran."""
