@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "thalabus_graph.cli.goal_cmd",
     "thalabus_graph.cli.mcp_cmd",
     "thalabus_graph.cli.calibrate_cmd",
+    "thalabus_graph.cli.procedures_cmd",
 )
 
 
