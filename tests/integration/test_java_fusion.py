@@ -23,6 +23,7 @@ import pytest
 from tests.support import java_rules
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.launcher.install import default_version
+from thalabus_graph.lucene import phrase_query, terms_query
 from thalabus_graph.plan.steps import TEXT_SOURCES, VECTOR_BY_SOURCE, VECTOR_SOURCES
 from thalabus_graph.scoring.fusion import (
     LanguageSlots,
@@ -394,3 +395,36 @@ def test_language_slots_fuse_as_python_does(java: Runner) -> None:
         assert_same_scores(dict(model.fitted), answer["fitted"], what)
         assert_same_fragments(fused, answer["fused"], what)
     assert len(built) == 24 + 120
+
+
+# --- the text search's query ----------------------------------------------------------------
+
+QUERY_TERMS = [
+    "", "   ", "AND OR NOT", "a AND (b OR c)", 'title:"x" +y -z', "fo* ba? ~1 ^2 a/b \\c",
+    "a && b || !c {d} [e TO f]", "Jane's ‘quoted’ l’eau rock`n´roll ʼokina", "'lead trail'",
+    "3.5 example.org u.s.a a:b", "end. ...x x... a..b a.,;b .a a. :;", "ＡＢＣ ３．５ ﬁsh ﬀ",
+    "東京タワーに行きます", "日本語" * 400, "word " * 1200, "İstanbul ΟΔΟΣ Straße",
+    "tab\there\nnew\u00a0nbsp\u2003em\u001cfs\u0085nel", "«guillemets» „low“ ”quote”", "x😀y 😀",
+    "e-mail co-op -minus +plus", "café cafe\u0301 naïve", "a_b __ _", "C++ C# .NET F#",
+    "ﬁ\u0307 Å Ω K", "한국어 텍스트", "ﾃｽﾄ ｶﾀｶﾅ", "١٢٣ ٤.٥", "x:y:z 1:2", "a'b'c d''e",
+]
+TERM_ALPHABET = ("abcXYZ019 .,;:'’‘ʼ`´\"“”„«»!?()[]{}<>+-&|^~*\\/_\t\n\u00a0\u2003東タ字ＡＢ３"
+                 "．ﬁİΣée\u0301😀𐐀١_")
+
+
+def random_terms(count: int) -> list[tuple[str, int]]:
+    """Seeded strings of characters the rules treat specially, with small and large budgets."""
+    rng = random.Random(11)
+    return [("".join(rng.choice(TERM_ALPHABET) for _ in range(rng.randint(0, 40))),
+             rng.choice([1000, 1000, 0, 1, 3, 7])) for _ in range(count)]
+
+
+def test_lucene_queries_are_the_same_text(java: Runner) -> None:
+    terms = [(t, m) for t in QUERY_TERMS for m in (1000, 2, 5)] + random_terms(600)
+    cases = [{"fn": "terms_query", "args": {"term": t, "max_terms": m}} for t, m in terms]
+    cases += [{"fn": "phrase_query", "args": {"term": t}} for t, _ in terms]
+    expected = ([terms_query(t, max_terms=m) for t, m in terms]
+                + [phrase_query(t) for t, _ in terms])
+    answers = java(cases)
+    for case, python, answer in zip(cases, expected, answers, strict=True):
+        assert answer == python, case

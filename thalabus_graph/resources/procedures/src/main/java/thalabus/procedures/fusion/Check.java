@@ -84,6 +84,11 @@ public final class Check {
             case "ranked_onto":
                 return fragments(Fusion.rankedOnto(fragments(a.get("fused")),
                         fragments(a.get("semantic"))));
+            case "terms_query":
+                return JSON.valueToTree(Lucene.termsQuery(a.get("term").asText(),
+                        a.path("max_terms").asInt(Lucene.MAX_QUERY_TERMS)));
+            case "phrase_query":
+                return JSON.valueToTree(Lucene.phraseQuery(a.get("term").asText()));
             case "phrase_fusion":
                 return phraseFusion(a);
             default:
