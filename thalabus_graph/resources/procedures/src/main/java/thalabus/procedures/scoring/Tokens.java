@@ -1,0 +1,253 @@
+package thalabus.procedures.scoring;
+
+import java.text.Normalizer;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The Java form of {@code thalabus_graph.scoring.tokens}: how the calibration's gate splits
+ * text into words, read exactly as Python's {@code re} and {@code str} read it.
+ *
+ * <p>Python's {@code \w} is a character of Unicode category L* (letters), Nd, Nl or No
+ * (numbers), or {@code _}: no combining marks (a Thai or Devanagari vowel sign ends a token)
+ * and no other connector punctuation, unlike Java's {@code \w} with or without
+ * {@code UNICODE_CHARACTER_CLASS}; so tokens are cut by an explicit test
+ * ({@link #isWordChar}). Python's {@code str.lower} is the full lowercase mapping
+ * ({@code İ} becomes {@code i̇}, two code points) with the final-sigma rule on cased and
+ * case-ignorable neighbours ({@link #lower}), which {@link String#toLowerCase} replaces with
+ * word boundaries; lengths and bigrams count code points, not UTF-16 units. What can still
+ * differ is the Unicode version of the two runtimes' tables (Python 3.11: 14.0) for characters
+ * assigned or recategorised since.
+ */
+public final class Tokens {
+    /** Shortest word the lexical share counts (shorter ones are mostly function words). */
+    public static final int SHARE_MIN_LETTERS = 4;
+
+    private Tokens() {}
+
+    /** Python's {@code \w}: a letter, a number (Nd, Nl, No) or an underscore. */
+    public static boolean isWordChar(int c) {
+        switch (Character.getType(c)) {
+            case Character.UPPERCASE_LETTER:
+            case Character.LOWERCASE_LETTER:
+            case Character.TITLECASE_LETTER:
+            case Character.MODIFIER_LETTER:
+            case Character.OTHER_LETTER:
+            case Character.DECIMAL_DIGIT_NUMBER:
+            case Character.LETTER_NUMBER:
+            case Character.OTHER_NUMBER:
+                return true;
+            default:
+                return c == '_';
+        }
+    }
+
+    /** {@code re.findall(r"\w+", text)}: the maximal runs of word characters, in order. */
+    public static List<String> words(String text) {
+        List<String> out = new ArrayList<>();
+        int start = -1;
+        int i = 0;
+        while (i < text.length()) {
+            int c = text.codePointAt(i);
+            if (isWordChar(c)) {
+                if (start < 0) {
+                    start = i;
+                }
+            } else if (start >= 0) {
+                out.add(text.substring(start, i));
+                start = -1;
+            }
+            i += Character.charCount(c);
+        }
+        if (start >= 0) {
+            out.add(text.substring(start));
+        }
+        return out;
+    }
+
+    /** The form {@link #lexicalWords} reads a text in: NFC, then {@link #lower}. */
+    public static String fold(String text) {
+        return lower(Normalizer.normalize(text, Normalizer.Form.NFC));
+    }
+
+    /**
+     * Python's {@code str.lower}: each code point's full lowercase mapping; a capital sigma is
+     * final ({@code ς}) when a cased character precedes it and none follows it, case-ignorable
+     * characters skipped on both sides.
+     */
+    public static String lower(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        int i = 0;
+        while (i < text.length()) {
+            int c = text.codePointAt(i);
+            if (c == 0x130) {
+                out.append("i\u0307");
+            } else if (c == 0x3a3) {
+                out.append(finalSigma(text, i) ? '\u03c2' : '\u03c3');
+            } else {
+                out.appendCodePoint(Character.toLowerCase(c));
+            }
+            i += Character.charCount(c);
+        }
+        return out.toString();
+    }
+
+    private static boolean finalSigma(String text, int at) {
+        int j = at;
+        int c = 0;
+        boolean found = false;
+        while (j > 0) {
+            c = text.codePointBefore(j);
+            j -= Character.charCount(c);
+            if (!isCaseIgnorable(c)) {
+                found = true;
+                break;
+            }
+        }
+        if (!found || !isCased(c)) {
+            return false;
+        }
+        j = at + 1;
+        while (j < text.length()) {
+            c = text.codePointAt(j);
+            if (!isCaseIgnorable(c)) {
+                return !isCased(c);
+            }
+            j += Character.charCount(c);
+        }
+        return true;
+    }
+
+    /** Unicode's Cased: Lu, Ll, Lt, Other_Uppercase or Other_Lowercase. */
+    static boolean isCased(int c) {
+        return Character.isLowerCase(c) || Character.isUpperCase(c) || Character.isTitleCase(c);
+    }
+
+    /** Unicode's Case_Ignorable: Mn, Me, Cf, Lm, Sk, or word break MidLetter, MidNumLet or
+     * Single_Quote. */
+    static boolean isCaseIgnorable(int c) {
+        switch (Character.getType(c)) {
+            case Character.NON_SPACING_MARK:
+            case Character.ENCLOSING_MARK:
+            case Character.FORMAT:
+            case Character.MODIFIER_LETTER:
+            case Character.MODIFIER_SYMBOL:
+                return true;
+            default:
+                break;
+        }
+        switch (c) {
+            case '\'':
+            case '.':
+            case ':':
+            case 0x00b7:
+            case 0x0387:
+            case 0x055f:
+            case 0x05f4:
+            case 0x2018:
+            case 0x2019:
+            case 0x2024:
+            case 0x2027:
+            case 0xfe13:
+            case 0xfe52:
+            case 0xfe55:
+            case 0xff07:
+            case 0xff0e:
+            case 0xff1a:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** How many {@code \w+} tokens {@code text} holds, as written (no folding, any length). */
+    public static int wordCount(String text) {
+        return words(text).size();
+    }
+
+    /**
+     * Whether a token holds characters of a script written without spaces between words
+     * (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar).
+     */
+    public static boolean isSpaceless(String token) {
+        return token.codePoints().anyMatch(Tokens::spaceless);
+    }
+
+    private static boolean spaceless(int c) {
+        return (c >= 0x0e00 && c <= 0x0eff) || (c >= 0x1000 && c <= 0x109f)
+                || (c >= 0x1780 && c <= 0x17ff) || (c >= 0x3040 && c <= 0x30ff)
+                || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff)
+                || (c >= 0xf900 && c <= 0xfaff);
+    }
+
+    /**
+     * A spaceless token's character bigrams holding a character of such a script (a
+     * one-character token itself).
+     */
+    public static List<String> bigrams(String token) {
+        int[] points = token.codePoints().toArray();
+        if (points.length < 2) {
+            return List.of(token);
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i + 1 < points.length; i++) {
+            if (spaceless(points[i]) || spaceless(points[i + 1])) {
+                out.add(new String(points, i, 2));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The words the lexical share reads: {@code \w+} tokens of the folded text with
+     * {@code minLetters} code points or more, and the character bigrams of every token in a
+     * script written without spaces (whatever its length).
+     */
+    public static Set<String> lexicalWords(String text, int minLetters) {
+        Set<String> out = new LinkedHashSet<>();
+        for (String w : words(fold(text))) {
+            if (isSpaceless(w)) {
+                out.addAll(bigrams(w));
+            } else if (Python.len(w) >= minLetters) {
+                out.add(w);
+            }
+        }
+        return out;
+    }
+
+    /** {@link #lexicalWords(String, int)} with {@link #SHARE_MIN_LETTERS}. */
+    public static Set<String> lexicalWords(String text) {
+        return lexicalWords(text, SHARE_MIN_LETTERS);
+    }
+
+    /** The distinct lowercased {@code \w+} tokens of {@code text} (null: none), unfolded. */
+    public static Set<String> plainWords(String text) {
+        if (text == null || text.isEmpty()) {
+            return Set.of();
+        }
+        return new LinkedHashSet<>(words(lower(text)));
+    }
+
+    /**
+     * Whether {@code word} (a {@code \w+} token) is a whole token of {@code text} (already
+     * folded): an occurrence not preceded or followed by a word character; a spaceless
+     * script's bigram wherever it occurs.
+     */
+    public static boolean holdsWord(String text, String word) {
+        if (Python.len(word) > 1 && isSpaceless(word)) {
+            return text.contains(word);
+        }
+        int start = text.indexOf(word);
+        while (start >= 0) {
+            int end = start + word.length();
+            if ((start == 0 || !isWordChar(text.codePointBefore(start)))
+                    && (end == text.length() || !isWordChar(text.codePointAt(end)))) {
+                return true;
+            }
+            start = text.indexOf(word, start + 1);
+        }
+        return false;
+    }
+}
