@@ -81,9 +81,8 @@ class LocalNeo4j:
         auth_off: state that the store runs without auth, for a store whose auth record is
             missing or damaged (such a start is refused otherwise). A store with a password
             user keeps auth on all the same (``auth_kept``).
-        procedures: install the thalabus procedure plugin (``plugin``: built once per
-            version and source fingerprint; a failed build starts the server without it,
-            with a warning); default on unless ``$THALABUS_PROCEDURES`` is off.
+        procedures: install the procedure plugin (``plugin``; a failed build only warns);
+            default on unless ``$THALABUS_PROCEDURES`` is off.
 
     Example:
         >>> server = LocalNeo4j(data_dir=Path("/tmp/n4j"))          # doctest: +SKIP
@@ -130,8 +129,7 @@ class LocalNeo4j:
         self._password = password
         self.auth_off = auth_off
         self.procedures = procedures_wanted() if procedures is None else procedures
-        self.plugin_dir: Path | None = None
-        """The plugin folder of the last start; None when it ran without the plugin."""
+        self.plugin_dir: Path | None = None  # the last start's plugin folder, if it had one
         self.auth_kept = False
         """True after a start without a password on a store whose auth stays on."""
         self._proc: subprocess.Popen[bytes] | None = None
