@@ -27,10 +27,15 @@ from thalabus_graph.lucene import phrase_query, terms_query
 from thalabus_graph.plan.steps import TEXT_SOURCES, VECTOR_BY_SOURCE, VECTOR_SOURCES
 from thalabus_graph.scoring.fusion import (
     LanguageSlots,
+    fuse_convex,
+    fuse_max,
+    fuse_rrf,
+    ranked_onto,
     shared_words,
 )
 from thalabus_graph.scoring.scale import calibration_of
 from thalabus_graph.scoring.tokens import plain_words
+from thalabus_graph.search.fusing import PhraseFusion
 from thalabus_graph.search.hits import semantic_fragments, text_fragments
 from thalabus_graph.settings import Settings
 
@@ -428,3 +433,129 @@ def test_lucene_queries_are_the_same_text(java: Runner) -> None:
     answers = java(cases)
     for case, python, answer in zip(cases, expected, answers, strict=True):
         assert answer == python, case
+
+
+# --- convex, max, rrf and the phrase's fusion -----------------------------------------------
+
+
+def hand_pairs() -> list[tuple[list[Fragment], list[Fragment]]]:
+    """Semantic and text lists with the hard spots: empty sides, ties, a fragment twice in one
+    list, fragments both searches found, text-only hits."""
+    sem = [frag("a-1", 0.9, text="x"), frag("b-1", 0.8), frag("c-1", 0.8), frag("a-2", 0.7)]
+    txt = [tfrag("c-1", 1.0, "x"), tfrag("d-1", 0.5, "y"), tfrag("a-1", 0.5, "x"),
+           tfrag("e-1", 0.5, None, "keywords")]
+    twice = [frag("a-1", 0.9), frag("a-1", 0.95, "paragraphs"), frag("b-1", 0.85)]
+    twice_text = [tfrag("a-1", 1.0, "t"), tfrag("a-1", 0.3, "t", "keywords")]
+    ties = [frag("t-2", 0.8), frag("t-1", 0.8), frag("s-1", 0.8)]
+    tie_text = [tfrag("t-1", 1.0, "x"), tfrag("u-1", 1.0, "x"), tfrag("s-1", 1.0, "x")]
+    return [(sem, txt), ([], []), (sem, []), ([], txt), (twice, twice_text), (ties, tie_text),
+            ([frag("z-1", 0.5)], [tfrag("z-1", 1.0, "z")])]
+
+
+def test_convex_max_and_rrf_fuse_as_python_does(java: Runner) -> None:
+    pairs = hand_pairs()
+    for seed in range(20):
+        rng = random.Random(100 + seed)
+        semantic, text = phrase_hits(rng)
+        pairs.append((semantic, text))
+        pairs.append((restricted(rng, semantic, 0.3), restricted(rng, text, 0.3)))
+    cases: list[Case] = []
+    expected: list[list[Fragment]] = []
+    for semantic, text in pairs:
+        wired = {"semantic": wire(semantic), "text": wire(text)}
+        scores = [f.score for f in semantic]
+        ranges = [(min(scores, default=0.0), max(scores, default=0.0)), (0.8, 0.8), (0.9, 0.7),
+                  (0.5, 1.0)]
+        for lo, hi in ranges:
+            for weight in (0.45, 0.0, 1.0):
+                cases.append({"fn": "convex", "args": {**wired, "lo": lo, "hi": hi,
+                                                       "text_weight": weight}})
+                expected.append(fuse_convex(semantic, text, semantic_range=(lo, hi),
+                                            text_weight=weight))
+            cases.append({"fn": "max", "args": {**wired, "lo": lo, "hi": hi}})
+            expected.append(fuse_max(semantic, text, semantic_range=(lo, hi)))
+        for k in (60, 1, 0):
+            fused = fuse_rrf(semantic, text, k)
+            cases.append({"fn": "rrf", "args": {**wired, "k": k}})
+            expected.append(fused)
+            cases.append({"fn": "ranked_onto", "args": {"fused": wire(fused),
+                                                        "semantic": wire(semantic)}})
+            expected.append(ranked_onto(fused, semantic))
+        cases.append({"fn": "ranked_onto", "args": {"fused": wire(text), "semantic": wired[
+            "semantic"][:3]}})
+        expected.append(ranked_onto(text, semantic[:3]))
+    for case, python, answer in zip(cases, expected, java(cases), strict=True):
+        assert "error" not in answer, answer
+        assert_same_fragments(python, answer, case["fn"])
+    assert len(cases) == 47 * 23
+
+
+def phrase_fusion_case(settings: Settings, semantic_scale: bool,
+                       languages: dict[str, str | None], lows: dict[str, float],
+                       unrestricted: dict[str, tuple[list[Fragment], list[Fragment]]],
+                       ranges_from: dict[str, list[Fragment]],
+                       calls: list[dict[str, Any]]) -> tuple[Case, list[list[Fragment]]]:
+    """A ``PhraseFusion`` with this remembered state (every document's language known, so no
+    graph is read), fusing each call in turn; the Python answers."""
+    fusion = PhraseFusion(None, settings)  # type: ignore[arg-type]  # no read: languages known
+    fusion.semantic_scale = semantic_scale
+    fusion.languages.update(languages)
+    fusion.lows.update(lows)
+    fusion.unrestricted.update(unrestricted)
+    for phrase, fragments in ranges_from.items():
+        fusion.remember_range(phrase, fragments)
+    answers = [fusion.fuse(c["phrase"], c["semantic"], c["text"],
+                           restricted=c.get("restricted", False), fit=c.get("fit"))
+               for c in calls]
+    case = {"fn": "phrase_fusion", "args": {
+        "settings": wire_settings(settings), "semantic_scale": semantic_scale,
+        "languages": languages, "lows": lows,
+        "unrestricted": {p: {"semantic": wire(s), "text": wire(t)}
+                         for p, (s, t) in unrestricted.items()},
+        "ranges_from": {p: wire(f) for p, f in ranges_from.items()},
+        "calls": [{"phrase": c["phrase"], "semantic": wire(c["semantic"]),
+                   "text": wire(c["text"]), "restricted": c.get("restricted", False),
+                   "fit": None if c.get("fit") is None else {
+                       "semantic": wire(c["fit"][0]), "text": wire(c["fit"][1])}}
+                  for c in calls]}}
+    return case, answers
+
+
+def test_phrase_fusion_reads_the_settings_as_python_does(java: Runner) -> None:
+    built = []
+    for seed in range(8):
+        rng = random.Random(200 + seed)
+        semantic, text = phrase_hits(rng)
+        other_sem, other_text = phrase_hits(rng, 120, 30, 60)
+        every = semantic + text + other_sem + other_text
+        languages = {d: lang for d, lang in languages_of(rng, every, 1 + seed % 3).items()}
+        languages.update({f.documentid: None for f in every if f.documentid not in languages})
+        phrase, other = sentence(rng, 1, 5), "zweite Phrase " + sentence(rng, 1, 3)
+        lows = {phrase: 0.75} if seed % 2 else {}
+        part_sem, part_text = restricted(rng, semantic, 0.3), restricted(rng, text, 0.3)
+        calls = [
+            {"phrase": phrase, "semantic": part_sem, "text": part_text, "restricted": True},
+            {"phrase": phrase, "semantic": semantic, "text": text},
+            {"phrase": other, "semantic": restricted(rng, other_sem, 0.4),
+             "text": restricted(rng, other_text, 0.4), "restricted": True,
+             "fit": (other_sem, other_text)},
+            {"phrase": other, "semantic": other_sem, "text": other_text},
+        ]
+        for rule in ("language-slots", "convex", "max", "rrf"):
+            settings = Settings(fusion=rule, fusion_text_weight=rng.choice([0.45, 0.3]),
+                                fusion_full_coverage=rng.choice([0.5, 0.0]),
+                                rrf_k=rng.choice([60, 10]))
+            for scale in (False, True):
+                built.append(phrase_fusion_case(
+                    settings, scale, languages, lows, {phrase: (semantic, text)},
+                    {phrase: semantic, other: other_sem}, calls))
+        # a phrase fitted on the hits it fuses: no unrestricted sample, no fit searched
+        built.append(phrase_fusion_case(Settings(), True, languages, {}, {}, {},
+                                        [{"phrase": phrase, "semantic": semantic,
+                                          "text": text}]))
+    answers = java([case for case, _ in built])
+    for (case, expected), answer in zip(built, answers, strict=True):
+        assert "error" not in answer, answer
+        for python, fused in zip(expected, answer, strict=True):
+            assert_same_fragments(python, fused, case["args"]["settings"]["fusion"])
+    assert len(built) == 8 * 9
