@@ -1,0 +1,125 @@
+package thalabus.procedures;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The engine's settings as the procedures read them: the Python {@code Settings} defaults the
+ * build wrote into the jar ({@code /settings.json}, one source of truth), overridden by a
+ * caller's {@code settings} option (the Python engine passes its own), and sized to a
+ * {@code limit} exactly as {@code thalabus_graph.plan.cost.sized} does.
+ */
+public final class EngineSettings {
+    private static final String FILE = "/settings.json";
+    private static volatile Map<String, Object> defaults;
+
+    private final Map<String, Object> values;
+
+    private EngineSettings(Map<String, Object> values) {
+        this.values = values;
+    }
+
+    /** The shipped defaults with {@code overrides} (Python field names) applied. */
+    public static EngineSettings of(Map<String, Object> overrides) {
+        Map<String, Object> merged = new HashMap<>(shipped());
+        if (overrides != null) {
+            for (Map.Entry<String, Object> e : overrides.entrySet()) {
+                if (!merged.containsKey(e.getKey())) {
+                    throw new IllegalArgumentException("thalabus.phrase: unknown setting '"
+                            + e.getKey() + "'");
+                }
+                merged.put(e.getKey(), e.getValue());
+            }
+        }
+        return new EngineSettings(merged);
+    }
+
+    private static Map<String, Object> shipped() {
+        Map<String, Object> known = defaults;
+        if (known == null) {
+            try (InputStream in = EngineSettings.class.getResourceAsStream(FILE)) {
+                if (in == null) {
+                    throw new IllegalStateException("the plugin jar lacks " + FILE);
+                }
+                known = new ObjectMapper().readValue(in, new TypeReference<Map<String, Object>>() {});
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            defaults = known;
+        }
+        return known;
+    }
+
+    /** A number setting. */
+    public double number(String name) {
+        Object v = values.get(name);
+        if (!(v instanceof Number n)) {
+            throw new IllegalArgumentException("setting '" + name + "' is not a number: " + v);
+        }
+        return n.doubleValue();
+    }
+
+    /** A whole-number setting. */
+    public int integer(String name) {
+        return (int) Math.round(number(name));
+    }
+
+    /** A text setting. */
+    public String text(String name) {
+        Object v = values.get(name);
+        return v == null ? "" : v.toString();
+    }
+
+    /** A boolean setting. */
+    public boolean flag(String name) {
+        return Boolean.TRUE.equals(values.get(name));
+    }
+
+    /** Every value (for a rule that reads several by name). */
+    public Map<String, Object> asMap() {
+        return values;
+    }
+
+    /**
+     * The settings of a request that wants {@code limit} results (null: unchanged): every
+     * {@code top_n_*} pool at most {@code ceil(limit x limit_pool_factor)}, the vector
+     * index's least k and k factor at most {@code limit_min_k} and {@code limit_k_factor}.
+     */
+    public EngineSettings sized(Long limit) {
+        if (limit == null) {
+            return this;
+        }
+        if (limit < 1 || limit > integer("index_max_k")) {
+            throw new IllegalArgumentException("limit must be between 1 and "
+                    + integer("index_max_k") + " (index_max_k), got " + limit);
+        }
+        int pool = (int) Math.ceil(limit * number("limit_pool_factor"));
+        Map<String, Object> changed = new HashMap<>(values);
+        for (String name : values.keySet()) {
+            if (name.startsWith("top_n_")) {
+                changed.put(name, Math.min(integer(name), pool));
+            }
+        }
+        changed.put("vector_min_k", Math.min(integer("vector_min_k"), integer("limit_min_k")));
+        changed.put("vector_k_factor", Math.min(number("vector_k_factor"), number("limit_k_factor")));
+        return new EngineSettings(changed);
+    }
+
+    /** {@code cost.unfiltered_k}: candidates asked of the index for an unfiltered search. */
+    public int unfilteredK(int topN) {
+        int k = Math.max((int) Math.ceil(topN * number("vector_k_factor")), integer("vector_min_k"));
+        return Math.min(k, integer("index_max_k"));
+    }
+
+    /** Names of the settings a caller may override (for error messages and docs). */
+    public List<String> names() {
+        return List.copyOf(values.keySet());
+    }
+}
