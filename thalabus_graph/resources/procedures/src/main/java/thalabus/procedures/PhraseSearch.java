@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.neo4j.graphdb.Result;
+import thalabus.procedures.fusion.Hits.Hit;
 import org.neo4j.graphdb.Transaction;
 
 /**
@@ -31,9 +32,6 @@ final class PhraseSearch {
         {"chapters", "chapters_fulltext"}, {"keywords", "keywords_fulltext"},
     };
     private static volatile String statement;
-
-    /** One hit: fragment id, document id, text, score (index scale or BM25). */
-    record Hit(String fragmentid, String documentid, String text, double score) {}
 
     /** A candidate beyond a source's pool: its score, text and document language. */
     record Beyond(String source, double score, String text, String language) {}

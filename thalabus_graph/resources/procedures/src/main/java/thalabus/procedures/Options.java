@@ -1,0 +1,86 @@
+package thalabus.procedures;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import thalabus.procedures.scoring.Calibration;
+
+/**
+ * The {@code options} map of {@code thalabus.phrase}, checked: an unknown key or a value of
+ * the wrong type is an error naming it, never ignored.
+ */
+record Options(Long limit, String language, List<String[]> indexes, Boolean held,
+               Boolean withText, String calibrationName, Map<String, Object> settings) {
+    private static final Set<String> KEYS = Set.of("limit", "language", "text_indexes", "held",
+            "with_text", "calibration", "settings");
+
+    @SuppressWarnings("unchecked")
+    static Options of(Map<String, Object> options) {
+        Map<String, Object> o = options == null ? Map.of() : options;
+        for (String key : o.keySet()) {
+            if (!KEYS.contains(key)) {
+                throw new IllegalArgumentException("thalabus.phrase: unknown option '" + key
+                        + "' (known: " + String.join(", ", new java.util.TreeSet<>(KEYS)) + ")");
+            }
+        }
+        List<String[]> indexes = null;
+        Object given = o.get("text_indexes");
+        if (given != null) {
+            indexes = new ArrayList<>();
+            for (Object pair : (List<Object>) given) {
+                List<Object> p = (List<Object>) pair;
+                indexes.add(new String[] {(String) p.get(0), (String) p.get(1)});
+            }
+        }
+        return new Options((Long) typed(o, "limit", Long.class), (String) typed(o, "language", String.class),
+                indexes, (Boolean) typed(o, "held", Boolean.class),
+                (Boolean) typed(o, "with_text", Boolean.class),
+                (String) typed(o, "calibration", String.class),
+                (Map<String, Object>) typed(o, "settings", Map.class));
+    }
+
+    private static Object typed(Map<String, Object> o, String key, Class<?> type) {
+        Object v = o.get(key);
+        if (v != null && !type.isInstance(v)) {
+            throw new IllegalArgumentException("thalabus.phrase: option '" + key + "' must be a "
+                    + type.getSimpleName() + ", not " + v);
+        }
+        return v;
+    }
+
+    /** The full-text (source, index) pairs: given, else the language's, else the neutral ones. */
+    List<String[]> textIndexes() {
+        if (indexes != null) {
+            return indexes;
+        }
+        List<String[]> out = new ArrayList<>();
+        for (String[] src : PhraseSearch.TEXT_SOURCES) {
+            out.add(language == null ? src : new String[] {src[0],
+                    src[1] + "_" + Languages.name(language)});
+        }
+        return out;
+    }
+
+    /** Whether the phrase runs its full-text search ({@code plan.searches}' rule). */
+    boolean withText(String text, EngineSettings settings) {
+        if (withText != null) {
+            return withText;
+        }
+        if (settings.flag("hybrid_all_queries")) {
+            return true;
+        }
+        return text.trim().split("(?U)\\s+").length <= settings.integer("short_query_max_words");
+    }
+
+    /** The calibration: the named model's shipped one, "none" for none, else the settings'
+     *  embedder model's. */
+    Calibration calibration(EngineSettings settings) {
+        String name = calibrationName != null ? calibrationName : settings.text("embedder_model");
+        if (name.equals("none")) {
+            return null;
+        }
+        return Calibration.shipped(name);
+    }
+}

@@ -1,0 +1,141 @@
+package thalabus.procedures;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.Result;
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+import thalabus.procedures.fusion.Lucene;
+import thalabus.procedures.scoring.Calibration;
+
+/**
+ * {@code thalabus.phrase(text, vector, options)}: one semantic phrase searched, fused and
+ * calibrated inside the server exactly as the engine's phrase is, yielding each fragment node
+ * with its scores. Options (all optional): {@code limit} (the results the caller wants; sizes
+ * the pools as {@code query(limit=...)} does, never the scores), {@code language} (the
+ * phrase's ISO 639-1 code: its per-language full-text indexes), {@code text_indexes} (a list
+ * of [source, index] pairs, instead of {@code language}), {@code held} (false: the phrase's
+ * language is not held by the graph's text), {@code with_text} (false: no full-text search),
+ * {@code calibration} (a shipped model name, or "none" for the index scale), {@code settings}
+ * (engine settings by their Python names, e.g. {fusion: 'convex'}). {@code vector} may be null
+ * when the server knows an embedding endpoint ({@link QueryEmbedding}).
+ */
+public final class Phrase {
+    @Context
+    public Transaction tx;
+
+    /** One fused, calibrated fragment of the phrase. */
+    public static final class Row {
+        public final Node fragment;
+        public final String fragmentid;
+        public final String documentid;
+        public final String source;
+        public final double score;
+        public final double raw_score;
+        public final List<String> contributions;
+        public final String text;
+        public final String warning;
+
+        Row(Node fragment, thalabus.procedures.scoring.Fragment f, double raw, String warning) {
+            this.fragment = fragment;
+            this.fragmentid = f.fragmentid();
+            this.documentid = f.documentid();
+            this.source = f.source();
+            this.score = f.score();
+            this.raw_score = raw;
+            this.contributions = f.contributions();
+            this.text = f.text();
+            this.warning = warning;
+        }
+    }
+
+    private static final Map<String, String> LABELS = Map.of(
+            "chapters", "Chapter", "paragraphs", "Paragraph", "summaries", "Summary",
+            "questions", "Question", "keywords", "Keyword");
+
+    @Procedure(name = "thalabus.phrase", mode = Mode.READ)
+    @Description("thalabus.phrase(text, vector, options): one phrase's semantic and full-text "
+            + "searches over every source, fused and calibrated as the thalabus-graph engine "
+            + "does; yields fragment, fragmentid, documentid, source, score, raw_score, "
+            + "contributions, text, warning.")
+    public Stream<Row> phrase(@Name("text") String text,
+                              @Name(value = "vector", defaultValue = "null") List<Double> vector,
+                              @Name(value = "options", defaultValue = "{}") Map<String, Object> options) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("thalabus.phrase: the phrase text is empty");
+        }
+        Options opts = Options.of(options);
+        EngineSettings settings = EngineSettings.of(opts.settings()).sized(opts.limit());
+        List<Double> query = vector != null ? vector : QueryEmbedding.embed(text, settings);
+        Calibration calibration = opts.calibration(settings);
+        List<Map<String, Object>> vectorSearches = new ArrayList<>();
+        boolean sampled = calibration != null || settings.text("fusion").equals("language-slots");
+        for (String[] src : PhraseSearch.VECTOR_SOURCES) {
+            int topN = settings.integer("top_n_" + src[0]);
+            int background = sampled && 200 > topN ? 200 : 0;
+            Map<String, Object> search = new LinkedHashMap<>();
+            search.put("source", src[0]);
+            search.put("index", src[1]);
+            search.put("k", Math.max(settings.unfilteredK(topN), background));
+            search.put("top_n", topN);
+            search.put("background", background);
+            vectorSearches.add(search);
+        }
+        boolean withText = opts.withText(text, settings);
+        String lucene = withText ? Lucene.termsQuery(text) : "";
+        List<String[]> textSources = lucene.isEmpty() ? List.of() : opts.textIndexes();
+        List<Map<String, Object>> textSearches = new ArrayList<>();
+        for (String[] src : textSources) {
+            textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
+                    "k", Math.max(settings.integer("top_n_text"), sampled ? 200 : 0)));
+        }
+        PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
+                settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
+        PhrasePipeline.Result result = PhrasePipeline.evaluate(text, found, settings, calibration,
+                Boolean.FALSE.equals(opts.held()), textSources);
+        return rows(result);
+    }
+
+    private Stream<Row> rows(PhrasePipeline.Result result) {
+        Map<String, Node> nodes = nodes(result.fragments());
+        String warning = result.warning() == null ? null : result.warning().message();
+        List<Row> out = new ArrayList<>();
+        for (thalabus.procedures.scoring.Fragment f : result.fragments()) {
+            out.add(new Row(nodes.get(f.fragmentid()), f,
+                    result.raw().getOrDefault(f.fragmentid(), f.score()), warning));
+        }
+        return out.stream();
+    }
+
+    /** The fragments' nodes, one unique-index lookup each, a statement per label. */
+    private Map<String, Node> nodes(List<thalabus.procedures.scoring.Fragment> fragments) {
+        Map<String, List<String>> byLabel = new HashMap<>();
+        for (thalabus.procedures.scoring.Fragment f : fragments) {
+            byLabel.computeIfAbsent(LABELS.getOrDefault(f.source(), "Fragment"),
+                    l -> new ArrayList<>()).add(f.fragmentid());
+        }
+        Map<String, Node> out = new HashMap<>();
+        for (Map.Entry<String, List<String>> e : byLabel.entrySet()) {
+            String statement = "UNWIND $ids AS id MATCH (f:" + e.getKey()
+                    + " {fragmentid: id}) RETURN id, f";
+            try (Result rows = tx.execute(statement, Map.of("ids", e.getValue()))) {
+                while (rows.hasNext()) {
+                    Map<String, Object> row = rows.next();
+                    out.put((String) row.get("id"), (Node) row.get("f"));
+                }
+            }
+        }
+        return out;
+    }
+}

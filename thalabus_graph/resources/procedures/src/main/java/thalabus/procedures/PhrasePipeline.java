@@ -1,0 +1,148 @@
+package thalabus.procedures;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+import thalabus.procedures.fusion.Fragment;
+import thalabus.procedures.fusion.FusionSettings;
+import thalabus.procedures.fusion.Hits;
+import thalabus.procedures.fusion.Hits.Hit;
+import thalabus.procedures.fusion.PhraseFusion;
+import thalabus.procedures.scoring.Background;
+import thalabus.procedures.scoring.Calibration;
+import thalabus.procedures.scoring.Candidate;
+import thalabus.procedures.scoring.Scale;
+import thalabus.procedures.scoring.ScaleSettings;
+
+/**
+ * An unrestricted phrase from its search rows to its fused, calibrated fragments, in the order
+ * the Python engine takes the same steps ({@code PhraseSearches.fragments} and
+ * {@code SearchExecutor._run}): the pools' fragments and the fixed sample, the bottom of the
+ * semantic range and the calibrated background from the sample, the language-slots rule fitted
+ * on the sample, the pool fused by it, then the phrase's one calibrated scale.
+ */
+final class PhrasePipeline {
+    /** The phrase's fragments and, when the scale removed some, its warning (null: none). */
+    record Result(List<thalabus.procedures.scoring.Fragment> fragments,
+                  thalabus.procedures.scoring.DroppedWarning warning, Map<String, Double> raw) {}
+
+    private PhrasePipeline() {}
+
+    /**
+     * @param calibration the embedder's calibration (null: scores stay on the index scale)
+     * @param foreign the phrase is in a language the graph's text does not hold
+     * @param textSources (source, index) of the text searches that ran, in their order
+     */
+    static Result evaluate(String phrase, PhraseSearch found, EngineSettings settings,
+                           Calibration calibration, boolean foreign, List<String[]> textSources) {
+        Map<String, Object> values = new java.util.HashMap<>(settings.asMap());
+        values.put("calibrated", calibration != null);
+        FusionSettings fs = FusionSettings.fromMap(values);
+        int background = calibration != null || fs.fusion().equals("language-slots")
+                ? Scale.BACKGROUND_TOP_N : 0;
+        List<Fragment> semantic = new ArrayList<>();
+        List<Fragment> sampledSemantic = new ArrayList<>();
+        for (String[] src : PhraseSearch.VECTOR_SOURCES) {
+            List<Hit> hits = found.semantic.get(src[0]);
+            if (hits == null || found.sizes.getOrDefault(src[0], 0L) == 0) {
+                continue;
+            }
+            semantic.addAll(Hits.semanticFragments(fs, src[0], hits));
+            if (background > 0) {
+                List<Hit> drawn = new ArrayList<>(hits);
+                drawn.addAll(found.beyondHits.getOrDefault(src[0], List.of()));
+                sampledSemantic.addAll(Hits.semanticFragments(fs, src[0],
+                        drawn.subList(0, Math.min(background, drawn.size()))));
+            }
+        }
+        semantic = Fragment.sorted(semantic);
+        List<Fragment> text = new ArrayList<>();
+        List<Fragment> sampledText = new ArrayList<>();
+        for (String[] src : textSources) {
+            List<Hit> hits = found.text.get(src[0]);
+            if (hits == null || found.sizes.getOrDefault(src[0], 0L) == 0) {
+                continue;
+            }
+            hits = new ArrayList<>(hits);
+            hits.sort(Comparator.comparingDouble((Hit h) -> -h.score())
+                    .thenComparing(Hit::fragmentid, PhrasePipeline::codePoints));
+            double best = hits.isEmpty() ? 0.0 : hits.get(0).score();
+            text.addAll(Hits.textFragments(fs, src[0], hits, best, null));
+            sampledText.addAll(Hits.textFragments(fs, src[0], hits, best,
+                    Math.max(fs.topNText(), background)));
+        }
+        PhraseFusion.Candidates sample = background > 0
+                ? new PhraseFusion.Candidates(Fragment.sorted(sampledSemantic), sampledText)
+                : new PhraseFusion.Candidates(semantic, text);
+        List<Candidate> beyond = new ArrayList<>();
+        for (PhraseSearch.Beyond b : found.beyond) {
+            beyond.add(new Candidate(b.source(), b.score(), b.text(), b.language()));
+        }
+        PhraseFusion fusion = new PhraseFusion(fs);
+        fusion.semanticScale = calibration != null;
+        fusion.languages.putAll(found.languages);
+        fusion.unrestricted.put(phrase, sample);
+        List<thalabus.procedures.scoring.Fragment> scoringSemantic = toScoring(semantic);
+        if (calibration != null) {
+            List<Candidate> drawn = Scale.sample(scoringSemantic, beyond, found.languages);
+            if (!drawn.isEmpty()) {
+                double low = drawn.get(0).score();
+                for (Candidate c : drawn) {
+                    low = Math.min(low, c.score());
+                }
+                fusion.lows.put(phrase, low);
+            }
+        }
+        fusion.rememberRange(phrase, sample.semantic());
+        Background bg = calibration == null ? null : Scale.remember(calibration, phrase,
+                scoringSemantic, found.sizes, beyond, toScoring(sample.text()), found.languages,
+                foreign);
+        List<Fragment> fused = fusion.fuse(phrase, semantic, text, false, null);
+        Map<String, Double> raw = new java.util.HashMap<>();
+        fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
+        if (calibration == null) {
+            return new Result(toScoring(fused), null, raw);
+        }
+        Scale.Applied applied = Scale.apply(calibration, scaleSettings(settings), phrase, bg,
+                toScoring(fused));
+        return new Result(applied.fragments(), applied.warning(), raw);
+    }
+
+    /** Python's string order (code points; Java's compareTo orders UTF-16 units). */
+    static int codePoints(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int x = a.codePointAt(i);
+            int y = b.codePointAt(j);
+            if (x != y) {
+                return Integer.compare(x, y);
+            }
+            i += Character.charCount(x);
+            j += Character.charCount(y);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+
+    private static ScaleSettings scaleSettings(EngineSettings settings) {
+        Map<String, Number> fields = new java.util.HashMap<>();
+        for (Map.Entry<String, Object> e : settings.asMap().entrySet()) {
+            if (e.getValue() instanceof Number n && (e.getKey().startsWith("score_factor_")
+                    || e.getKey().startsWith("score_cap_") || e.getKey().equals("min_score"))) {
+                fields.put(e.getKey(), n);
+            }
+        }
+        return ScaleSettings.of(fields);
+    }
+
+    private static List<thalabus.procedures.scoring.Fragment> toScoring(List<Fragment> fragments) {
+        List<thalabus.procedures.scoring.Fragment> out = new ArrayList<>(fragments.size());
+        for (Fragment f : fragments) {
+            out.add(new thalabus.procedures.scoring.Fragment(f.fragmentid(), f.documentid(),
+                    f.text(), f.score(), f.source(), f.contributions()));
+        }
+        return out;
+    }
+}
