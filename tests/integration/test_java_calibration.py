@@ -27,6 +27,7 @@ import pytest
 
 from tests.support import java_rules
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.launcher.install import default_version
 from thalabus_graph.scoring import calibration_file, lexical, tokens
 from thalabus_graph.scoring.calibration import (
@@ -36,6 +37,14 @@ from thalabus_graph.scoring.calibration import (
     evidence,
     shipped,
 )
+from thalabus_graph.scoring.scale import (
+    Candidate,
+    DroppedWarning,
+    PhraseScale,
+    other_language_best,
+    sample,
+)
+from thalabus_graph.settings import Settings
 
 MAIN = "thalabus.procedures.scoring.Check"
 RESOURCES = Path(calibration_file.__file__).resolve().parents[1] / "resources"
@@ -444,3 +453,161 @@ def test_lexical_share_and_covers(java: tuple[Path, str]) -> None:
     _check(java, lambda a: lexical.lexical_share(a["phrase"], a["texts"]), "lexical_share", cases)
     _check(java, lambda a: lexical.covers(a["phrase"], a["texts"]), "covers", cases)
 
+
+
+# --- scale ---------------------------------------------------------------------------------
+
+SOURCES = ("chapters", "paragraphs", "summaries")
+
+
+def _wire(f: Fragment) -> list[Any]:
+    return [f.fragmentid, f.documentid, f.text, f.score, f.source, list(f.contributions)]
+
+
+def _unwire(w: Sequence[Any]) -> Fragment:
+    return Fragment(w[0], w[1], w[2], w[3], w[4], tuple(w[5]))
+
+
+def _warning(w: DroppedWarning | None) -> dict[str, Any] | None:
+    if w is None:
+        return None
+    return {"kind": w.kind, "subject": w.subject, "dropped": w.dropped, "kept": w.kept,
+            "best_cosine": w.best_cosine, "rule": w.rule, "message": w.message}
+
+
+def _phrase_scale(a: Mapping[str, Any]) -> dict[str, Any]:
+    """``PhraseScale.remember`` of the phrase, then ``apply`` of each list of fragments in turn
+    (each call's own warning)."""
+    c = (shipped(a["shipped"]) if "shipped" in a
+         else calibration_file.from_dict(json.loads(a["calibration"])))
+    foreign = a["foreign"]
+    scale = PhraseScale(Settings(**a["settings"]), c, held=lambda _: not foreign)
+    phrase = a["phrase"]
+    scale.remember(phrase, [_unwire(f) for f in a["semantic"]], a["sizes"],
+                   [Candidate(*c) for c in a["beyond"]], [_unwire(f) for f in a["text"]],
+                   a["languages"])
+    bg = scale.backgrounds.get(phrase)
+    applied: list[dict[str, Any]] = []
+    for call in a["apply"]:
+        try:
+            out = scale.apply(phrase, [_unwire(f) for f in call])
+        except ZeroDivisionError as exc:
+            applied.append({"error": str(exc)})
+            continue
+        applied.append({"fragments": [_wire(f) for f in out],
+                        "warning": _warning(scale.warned.pop(phrase, None))})
+    return {"bg": None if bg is None else _bg(bg), "applied": applied}
+
+
+def _scale_case(rng: random.Random, phrase: str) -> dict[str, Any]:
+    """A phrase's unrestricted candidates (realistic e5 cosines; sometimes an absent topic,
+    sometimes more than ``BACKGROUND_TOP_N`` per source), the pool's text hits, settings and a
+    few fused result lists to calibrate."""
+    docs = [f"doc-{i}" for i in range(rng.randrange(1, 30))]
+    languages = (None if rng.random() < 0.2 else
+                 {d: rng.choice(["en", "en", "de", "fr", None]) for d in docs})
+    absent = rng.random() < 0.4
+    semantic: list[list[Any]] = []
+    for source in rng.sample(SOURCES, rng.randrange(0, 4)):
+        k = rng.choice([1, 3, 40, 120, 230])
+        cosines = _cosines(rng, k, mu=rng.uniform(0.68, 0.76) if absent else None)
+        texts = _texts(rng, phrase) + [None] * 3
+        for i, cos in enumerate(cosines):
+            d = rng.choice(docs)
+            semantic.append([f"{d}-{source[0]}{i}", d, rng.choice(texts), (1 + cos) / 2, source,
+                             [f"semantic:{source}"]])
+    if semantic and rng.random() < 0.3:
+        semantic.append(list(rng.choice(semantic)))  # found twice
+    beyond = [[rng.choice(SOURCES), (1 + cos) / 2, rng.choice([None, phrase, "x y"]),
+               rng.choice(["en", "de", None])] for cos in _cosines(rng, rng.randrange(0, 30))]
+    text = [[f"t{i}", rng.choice(docs), t, 0.4, "chapters", ["text:chapters"]]
+            for i, t in enumerate(_texts(rng, phrase)[:rng.randrange(0, 3)])]
+    calls = []
+    for _ in range(rng.randrange(1, 4)):
+        call = [list(f) for f in rng.sample(semantic, min(len(semantic), rng.randrange(0, 40)))]
+        for f in call:
+            if rng.random() < 0.3:
+                f[3] = max(0.0, f[3] - rng.uniform(0, 0.05))  # a lower fused slot
+        call += [[f"only-{i}", rng.choice(docs), rng.choice([phrase, None, "nothing here"]),
+                  rng.uniform(0.55, 0.8), rng.choice(["chapters", "questions", "keywords"]),
+                  ["text:chapters"]] for i in range(rng.randrange(0, 4))]
+        calls.append(call)
+    settings: dict[str, float] = {"min_score": rng.choice([0.1, 0.1, 0.05, 0.3, 0.0, 0.6])}
+    for source in (*SOURCES, "questions"):
+        if rng.random() < 0.3:
+            settings[f"score_factor_{source}"] = rng.choice([0.5, 0.9, 1.2, 2.0])
+        if rng.random() < 0.3:
+            settings[f"score_cap_{source}"] = rng.choice([0.3, 0.8, 0.95])
+    return {"phrase": phrase, "semantic": semantic, "beyond": beyond, "text": text,
+            "languages": languages, "foreign": rng.random() < 0.3,
+            "sizes": {s: rng.choice([0, 200, 5183, 40_000]) for s in SOURCES
+                      if rng.random() < 0.9},
+            "settings": settings, "apply": calls}
+
+
+def test_phrase_scale_remember_and_apply(java: tuple[Path, str]) -> None:
+    rng = random.Random(8)
+    zero_gate = _file(gate={"intercept": -10_000.0, "slope": 1.0}, foreign_gate=None)
+    cases = []
+    for i in range(500):
+        case = _scale_case(rng, rng.choice([*_phrases(rng)[:14], "glacier", "elections 2024"]))
+        if i % 50 == 49:
+            case["calibration"] = zero_gate
+        elif i % 3:
+            case["shipped"] = E5
+        else:
+            case["calibration"] = rng.choice(CALIBRATIONS)
+        cases.append(case)
+    _check(java, _phrase_scale, "phrase", cases)
+    rules = {call["warning"]["rule"] if call.get("warning") else ("error" if "error" in call
+                                                                  else None)
+             for case in cases if "error" not in (answer := _python(_phrase_scale, case))
+             for call in answer["ok"]["applied"]}
+    assert rules >= {"gate", "min_score", "doubtful", "error", None}, rules
+
+
+def test_sample_and_other_language_best(java: tuple[Path, str]) -> None:
+    rng = random.Random(9)
+    cases = []
+    for _ in range(150):
+        case = _scale_case(rng, "glacier melting")
+        cases.append({"semantic": case["semantic"], "beyond": case["beyond"],
+                      "languages": case["languages"]})
+    cases.append({"semantic": [["b", "d", None, 0.9, "chapters", []],
+                               ["a", "d", None, 0.9, "chapters", []]],
+                  "beyond": [["chapters", 0.9, None, None]], "languages": None})
+
+    def sample_of(a: Mapping[str, Any]) -> list[list[Any]]:
+        drawn = sample([_unwire(f) for f in a["semantic"]], [Candidate(*c) for c in a["beyond"]],
+                       a["languages"])
+        return [list(c) for c in drawn]
+    _check(java, sample_of, "sample", cases)
+    drawn = [{"drawn": sample_of(c)} for c in cases]
+    drawn += [{"drawn": []}, {"drawn": [["chapters", 0.9, None, "en"],
+                                        ["paragraphs", 0.95, None, None]]},
+              {"drawn": [["chapters", 0.9, None, "en"], ["paragraphs", 0.9, None, "de"]]}]
+    _check(java, lambda a: other_language_best([Candidate(*c) for c in a["drawn"]]),
+           "other_language_best", drawn)
+
+
+def test_dropped_warning_words_as_python(java: tuple[Path, str]) -> None:
+    phrases = ["Zug", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\tnew\nline",
+               "nul\x00 del\x7f", "nbsp\xa0 soft\xad", "line\u2028sep\x85", "zwj\u200d",
+               "emoji 🙂", "冰川融化", "Straße", "\U000e0001tag", ""]
+    floors = [0.1, 0.05, 0.0, -0.0, 1e-5, 0.0001, 123456.0, 1234567.0, 1e16, 1e-300,
+              0.30000000000000004, 0.5, 2.5e-5, 999999.5, 0.1234565]
+    rng = random.Random(10)
+    cases = []
+    for phrase in phrases:
+        for rule in ("gate", "min_score", "doubtful"):
+            cases.append({"phrase": phrase, "dropped": rng.randrange(0, 50),
+                          "kept": rng.randrange(0, 5),
+                          "best_cosine": rng.choice([None, 0.9995, -0.0004, 0.8125, 0.1235,
+                                                     rng.uniform(0.6, 0.95)]),
+                          "rule": rule, "gate": rng.choice([0.0005, 0.5, 0.0625, rng.random()]),
+                          "floor": rng.choice(floors)})
+
+    def warning(a: Mapping[str, Any]) -> dict[str, Any] | None:
+        return _warning(DroppedWarning.of(a["phrase"], a["dropped"], a["kept"],
+                                          a["best_cosine"], a["rule"], a["gate"], a["floor"]))
+    _check(java, warning, "dropped_warning", cases, 0.0)
