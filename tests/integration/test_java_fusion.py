@@ -235,7 +235,8 @@ def test_character_classes_agree_on_every_character_python_knows(java: Runner) -
     """Python's ``\\w``, ``\\s``, ``lower()`` and the final sigma's neighbours, for every code
     point: Java's answers differ only where the JDK's Unicode database gives a character
     another general category than Python's (14.0 for Python 3.11): characters assigned or
-    reclassified by a later Unicode version (the JDK of Neo4j 2026.x knows Unicode 16)."""
+    reclassified by another Unicode version (the JDK 17 of Neo4j 5.26 knows Unicode 13, the
+    JDK of Neo4j 2026.x Unicode 16)."""
     start, end = 0, 0x110000
     (answer,) = java([{"fn": "chars", "args": {"start": start, "end": end}}])
     python = _python_chars(start, end)
@@ -243,9 +244,14 @@ def test_character_classes_agree_on_every_character_python_knows(java: Runner) -
     java_sets = {"word": _expand(answer["word"]), "space": _expand(answer["space"]),
                  "either": cased | ignorable, "cased_only": cased - ignorable}
     java_lower = {int(cp): low for cp, low in answer["lower"].items()}
-    reclassified = {cp for lo, hi, category in answer["categories"] for cp in range(lo, hi)
+    java_category = {cp: category for lo, hi, category in answer["categories"]
+                     for cp in range(lo, hi)}
+    reclassified = {cp for cp, category in java_category.items()
                     if unicodedata.category(chr(cp)) != category}
-    assert len({cp for cp in reclassified if unicodedata.category(chr(cp)) != "Cn"}) < 10
+    # characters one database assigns and the other not are expected; a character both know
+    # under two categories is rare (U+1171E, Mn in Unicode 14, Mc since 15)
+    assert len({cp for cp in reclassified if "Cn" not in (
+        java_category[cp], unicodedata.category(chr(cp)))}) < 10
     for name, found in java_sets.items():
         assert (found ^ python[name]) - reclassified == set(), name
     differing = {cp for cp in java_lower.keys() | python["lower"].keys()
