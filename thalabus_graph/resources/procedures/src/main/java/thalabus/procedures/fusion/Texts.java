@@ -18,9 +18,9 @@ import java.util.Set;
  * regex {@code \w} (with {@code UNICODE_CHARACTER_SET}) also matches combining marks, which
  * Python's does not; {@code String.compareTo} orders UTF-16 units, which puts a supplementary
  * character before U+E000..U+FFFF where Python puts it after. Character properties come from
- * the running JDK's Unicode tables: characters assigned after the Python engine's Unicode
- * version are unassigned (never word characters, never lowered) for Python and may be letters
- * here.
+ * the running JDK's Unicode tables, so a character one side's Unicode version assigns and the
+ * other's does not (Python 3.11 knows 14.0, JDK 17 13.0, JDK 25 16.0) is a word character on
+ * one side only; every character both know reads alike.
  */
 public final class Texts {
     /** Python's order of strings: by code point, not by UTF-16 unit. */
