@@ -77,30 +77,37 @@ public final class Calibration {
         this.foreignGate = foreignGate;
     }
 
+    /** The embedding model's name. */
     public String model() {
         return model;
     }
 
+    /** Source family to its logistic map, in the file's order. */
     public Map<String, SourceMap> sources() {
         return sources;
     }
 
+    /** Best ranks left out of the background fit. */
     public int skip() {
         return skip;
     }
 
+    /** What it was fitted on, for people. */
     public List<String> fittedOn() {
         return fittedOn;
     }
 
+    /** What was measured when it was fitted, for people (null: nothing). */
     public JsonNode measured() {
         return measured;
     }
 
+    /** The phrase gate (null: every phrase is taken to have a relevant fragment). */
     public Gate gate() {
         return gate;
     }
 
+    /** The cosine-only gate of a phrase sharing no words with the graph (null: none). */
     public Gate foreignGate() {
         return foreignGate;
     }
