@@ -84,6 +84,12 @@ public final class Check {
                 return score(calibrationOf(a), a);
             case "fold":
                 return NODES.textNode(Tokens.fold(a.get("text").textValue()));
+            case "assigned": {
+                ArrayNode out = NODES.arrayNode();
+                a.get("text").textValue().codePoints().forEach(
+                        c -> out.add(Character.getType(c) != Character.UNASSIGNED));
+                return out;
+            }
             case "lower":
                 return NODES.textNode(Tokens.lower(a.get("text").textValue()));
             case "words":
