@@ -9,7 +9,9 @@ nothing else, so the launcher points Neo4j's plugin directory straight at it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -19,9 +21,13 @@ from importlib import metadata, resources
 from pathlib import Path
 
 from thalabus_graph.errors import LauncherError
+from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.launcher.install import Installation, _run_tool
 from thalabus_graph.graph.launcher.java import JavaInstallation, find_java, java_major_range
 from thalabus_graph.graph.launcher.process import _file_lock
+from thalabus_graph.languages import LANGUAGES
+from thalabus_graph.settings import Settings
+from thalabus_graph.settings_values import is_secret
 
 JAR_NAME = "thalabus-procedures.jar"
 PROPERTIES_NAME = "thalabus-procedures.properties"
@@ -50,12 +56,30 @@ def java_sources() -> list[Path]:
 def jar_resources() -> dict[str, bytes]:
     """The files the jar carries besides its classes and properties: jar path -> bytes.
 
-    The calibration files (``calibration/<model>.json``) the Java rules read, as shipped in
-    ``thalabus_graph/resources/calibration``.
+    Each is the engine's own, so the Java rules read one source of truth: the calibration
+    files (``calibration/<model>.json``, as shipped in ``thalabus_graph/resources/calibration``),
+    the settings' defaults (``settings.json``: every ``Settings`` field with a plain value,
+    secrets left out, environment overrides not read), the languages with a full-text analyzer
+    (``languages.json``) and the phrase's search statement as the engine runs it, its parts
+    included (``cypher/search_phrase.cypher``).
     """
     folder = _package_dir("resources", "calibration")
-    return {f"calibration/{path.name}": path.read_bytes()
-            for path in sorted(folder.glob("*.json"))}
+    out = {f"calibration/{path.name}": path.read_bytes()
+           for path in sorted(folder.glob("*.json"))}
+    out["settings.json"] = json.dumps(_settings_defaults(), sort_keys=True).encode()
+    out["languages.json"] = json.dumps(dict(sorted(LANGUAGES.items()))).encode()
+    out["cypher/search_phrase.cypher"] = cypher_library.load("search_phrase", {}).encode()
+    return out
+
+
+def _settings_defaults() -> dict[str, object]:
+    """``Settings``' field defaults with plain JSON values, secrets left out."""
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(Settings):
+        value = f.default
+        if isinstance(value, bool | int | float | str) and not is_secret(f.name):
+            out[f.name] = value
+    return out
 
 
 def source_fingerprint() -> str:
