@@ -50,6 +50,7 @@ from thalabus_graph.results.query_result import QueryResult
 from thalabus_graph.search.evaluator import Evaluator, Shared, evaluator_for
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
+from thalabus_graph.search.procedure import ProcedureState
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.search.vector import recovered_by_retry
 from thalabus_graph.search.vocabulary import Vocabularies, check_query
@@ -124,7 +125,8 @@ class Queries:
         self.vocabulary = Vocabularies(db, self.checked_datasets)
         self.shared = Shared(db, settings, embedder, reranker, self.vocabulary,
                              InIndexState(db, settings, IN_INDEX_RECHECK_SECONDS),
-                             TextLanguageState(db, IN_INDEX_RECHECK_SECONDS))
+                             TextLanguageState(db, IN_INDEX_RECHECK_SECONDS),
+                             ProcedureState(db, settings))
 
     def forget(self, *, indexes: bool) -> None:
         """Read the text languages again on next use (documents may bring one) and, with
@@ -269,7 +271,7 @@ class Queries:
                               profile=profile, document_details=document_details,
                               in_index_state=shared.in_index, language=language,
                               text_languages=shared.text_languages,
-                              stream_limit=stream_limit)
+                              stream_limit=stream_limit, procedures=shared.procedures)
 
     def in_index_filter(self, ontology_id: str | None) -> InIndexFilter:
         """Whether searches scoped to ``ontology_id`` can use the ontology-filtered vector

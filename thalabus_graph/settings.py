@@ -29,6 +29,10 @@ Fusion = Literal["language-slots", "convex", "max", "rrf"]
 """A fusion rule (see ``thalabus_graph.scoring.fusion``)."""
 FUSION_RULES: tuple[Fusion, ...] = get_args(Fusion)
 """The values of ``Settings.fusion``."""
+Procedures = Literal["auto", "on", "off"]
+"""Whether the engine uses the server's procedure plugin (``Settings.procedures``)."""
+PROCEDURES: tuple[Procedures, ...] = get_args(Procedures)
+"""The values of ``Settings.procedures``."""
 RerankerProtocol = Literal["vllm-score", "vllm-rerank", "tei", "cohere", "jina", "chat", "none"]
 """A reranker wire format: the score APIs of ``rerank.score_api``, ``chat`` (`ModelReranker`)
 or ``none`` (`NoReranking`); checked by ``rerank.factory.reranker_from_settings``."""
@@ -141,6 +145,12 @@ class Settings:
     only a common word stays weak. 0 counts every hit whole."""
     rrf_k: int = 60
     """k of reciprocal rank fusion (fusion = rrf)."""
+    procedures: Procedures = "auto"
+    """The procedure plugin (docs/procedures.md): auto runs an unscoped phrase through the
+    server's ``thalabus.phraseResult`` when the server runs this engine's plugin (its version
+    checked once per connection) and through the engine's own statements otherwise; on
+    requires the plugin (a query fails without it); off never uses it, and the servers the
+    launcher starts then run without it."""
 
     # --- filtered vector search -------------------------------------------------------
     exact_search_max_candidates: int = 1000
@@ -362,6 +372,9 @@ class Settings:
         if self.fusion not in FUSION_RULES:
             raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
                                      f"not {self.fusion!r}")
+        if self.procedures not in PROCEDURES:
+            raise ConfigurationError(f"procedures must be one of {', '.join(PROCEDURES)}, "
+                                     f"not {self.procedures!r}")
         if self.rerank_clauses not in RERANK_CLAUSES:
             raise ConfigurationError(f"rerank_clauses must be one of "
                                      f"{', '.join(RERANK_CLAUSES)}, not {self.rerank_clauses!r}")
@@ -373,7 +386,7 @@ logger = logging.getLogger(__name__)
 OTHER_VARIABLES = frozenset({
     "THALABUS_NEO4J_DATA", "THALABUS_NEO4J_HOME", "THALABUS_NEO4J_CDS", "THALABUS_STRESS",
     "THALABUS_MIGRATIONS_DIR", "THALABUS_CYPHER_DIR", "THALABUS_NEO4J_HEAP",
-    "THALABUS_NEO4J_PAGE_CACHE", "THALABUS_PROCEDURES",
+    "THALABUS_NEO4J_PAGE_CACHE",
 })
 """``THALABUS_*`` variables read outside ``Settings`` (launcher, test suite, resource dirs)."""
 

@@ -76,8 +76,8 @@ def test_the_jar_holds_classes_the_version_and_the_calibration(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("value", "wanted"), [
-    (None, True), ("on", True), ("1", True), ("off", False), ("OFF", False), (" no ", False),
-    ("0", False), ("false", False),
+    (None, True), ("on", True), ("auto", True), ("off", False), ("OFF", False),
+    (" off ", False),
 ])
 def test_thalabus_procedures_off_skips_the_plugin(monkeypatch: pytest.MonkeyPatch,
                                                   value: str | None, wanted: bool) -> None:

@@ -39,6 +39,7 @@ from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.filter_stream import stream_stubs
 from thalabus_graph.search.hits import stubs
 from thalabus_graph.search.languages import TextLanguageState
+from thalabus_graph.search.procedure import ProcedureState
 from thalabus_graph.search.scope import InIndexState
 from thalabus_graph.search.vocabulary import Vocabularies
 from thalabus_graph.settings import Settings
@@ -67,6 +68,7 @@ class Shared:
     vocabularies: Vocabularies
     in_index: InIndexState
     text_languages: TextLanguageState
+    procedures: ProcedureState | None = None
 
 
 def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
@@ -94,7 +96,8 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
         language=request.language, text_languages=shared.text_languages,
         vocabularies=shared.vocabularies, fresh_vocabulary=request.profile,
         stale_row=stale_row,
-        stream_limit=limit if request.cut and not request.create_dataset else None)
+        stream_limit=limit if request.cut and not request.create_dataset else None,
+        procedures=shared.procedures)
     if not request.automatically_rerank:
         return Evaluator(ex, record=request.profile, request=request, prepared=prepared)
     outcomes = BranchOutcomes(semantic=bool(rerank_query(node)))

@@ -37,6 +37,7 @@ from thalabus_graph.scoring.scale import (
 )
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.parts import EvaluationParts
+from thalabus_graph.search.procedure import eligible
 
 
 class SearchExecutor(EvaluationParts):
@@ -129,7 +130,15 @@ class SearchExecutor(EvaluationParts):
         """The fragments of a phrase node, its searches run as ``plan.searches.phrase_plan``
         chose them (in order, nothing decided here): a TEXT term's text searches, or a
         phrase's semantic searches fused with its text searches. The searches ``batched``
-        groups run in one call a group first, each taking its rows from its call."""
+        groups run in one call a group first, each taking its rows from its call. A phrase
+        searched unrestricted alone in an unscoped query runs through the server's procedure
+        plugin when it has this engine's (``search.procedure``): the same fragments and
+        scores, computed where the data is."""
+        plugin = self.procedure_phrases
+        if plugin is not None and eligible(plan, self.scope.patterned or self.ids is not None):
+            call = plan.searches[0]
+            assert isinstance(call, PhraseCall)
+            return plugin.fragments(plan.text, with_text=call.with_text)
         try:
             for positions in batched(plan):
                 self.batch.run(plan, positions)
@@ -211,8 +220,10 @@ class SearchExecutor(EvaluationParts):
 
     def prefetch_phrases(self, phrases: Sequence[tuple[str, bool]]) -> None:
         """Start several unfiltered phrases' ``search_phrase`` calls at once
-        (``PhraseSearches.prefetch``)."""
-        self.phrases.prefetch(phrases)
+        (``PhraseSearches.prefetch``); not when the procedure plugin runs phrases, whose
+        calls are its own."""
+        if self.procedure_phrases is None:
+            self.phrases.prefetch(phrases)
 
     # --- lookups ---------------------------------------------------------------------------
     def category_count(self, category: CategoryPattern) -> int:

@@ -28,6 +28,7 @@ from thalabus_graph.search.fusing import PhraseFusion
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.lookups import Lookups
 from thalabus_graph.search.phrase import PhraseSearches
+from thalabus_graph.search.procedure import ProcedurePhrases, ProcedureState
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import InIndexState, ScopeReads
 from thalabus_graph.search.text import TextSearches
@@ -68,7 +69,8 @@ class EvaluationParts:
                  stale_row: Mapping[str, Any] | None = None,
                  stream_limit: int | None = None, limit: int | None = None,
                  in_index_state: InIndexState | None = None,
-                 definitions: Mapping[str, CategoryDefinition] | None = None) -> None:
+                 definitions: Mapping[str, CategoryDefinition] | None = None,
+                 procedures: ProcedureState | None = None) -> None:
         # the calibration follows the embedder's model, not EMBEDDER_MODEL (scale.settings_for)
         self._given = settings
         self._limit = limit
@@ -86,6 +88,7 @@ class EvaluationParts:
         it is compiled: its scope and vocabulary check replace the arguments'."""
         self._languages = (text_languages, language)
         self._definitions = None if definitions is None else dict(definitions)
+        self._procedures = procedures
 
     # The parts of one evaluation, each made on first use (a query that never embeds never
     # loads the embedder's vectors, a pure filter makes no phrase search).
@@ -176,6 +179,17 @@ class EvaluationParts:
                               background=(BACKGROUND_TOP_N if self.scale.calibrated
                                           or self.settings.fusion == "language-slots"
                                           else 0))
+
+    @cached_property
+    def procedure_phrases(self) -> ProcedurePhrases | None:
+        """The phrases the server's procedure plugin runs (None: it runs none, for want of
+        the plugin, by the ``procedures`` setting, or for a calibration it cannot read)."""
+        if self._procedures is None or not self._procedures.available():
+            return None
+        found = ProcedurePhrases(self.runner, self.reads, self.settings, self.query_vectors,
+                                 self.text_language, self.scale, self.embedder.model_id,
+                                 details=self.document_details)
+        return found if found.usable() else None
 
     @cached_property
     def batch(self) -> PhraseBatch:

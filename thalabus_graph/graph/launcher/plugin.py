@@ -194,9 +194,8 @@ def write_jar(jar: Path, classes: Path) -> None:
 
 def procedures_wanted() -> bool:
     """Whether starts install the plugin when the caller does not say: yes unless
-    ``$THALABUS_PROCEDURES`` is off, 0, false or no."""
-    return os.environ.get(PROCEDURES_ENV, "on").strip().lower() not in (
-        "0", "false", "no", "off")
+    ``$THALABUS_PROCEDURES`` (the ``procedures`` setting) is off."""
+    return os.environ.get(PROCEDURES_ENV, "auto").strip().lower() != "off"
 
 
 def plugin_dir_for_start(installation: Installation,

@@ -2,7 +2,6 @@ package thalabus.procedures;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -16,8 +15,6 @@ import org.neo4j.procedure.Mode;
 import org.neo4j.procedure.Name;
 import org.neo4j.procedure.Procedure;
 
-import thalabus.procedures.fusion.Lucene;
-import thalabus.procedures.scoring.Calibration;
 
 /**
  * {@code thalabus.phrase(text, vector, options)}: one semantic phrase searched, fused and
@@ -72,38 +69,7 @@ public final class Phrase {
     public Stream<Row> phrase(@Name("text") String text,
                               @Name(value = "vector", defaultValue = "null") List<Double> vector,
                               @Name(value = "options", defaultValue = "{}") Map<String, Object> options) {
-        if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException("thalabus.phrase: the phrase text is empty");
-        }
-        Options opts = Options.of(options);
-        EngineSettings settings = EngineSettings.of(opts.settings()).sized(opts.limit());
-        List<Double> query = vector != null ? vector : QueryEmbedding.embed(text, settings);
-        Calibration calibration = opts.calibration(settings);
-        List<Map<String, Object>> vectorSearches = new ArrayList<>();
-        boolean sampled = calibration != null || settings.text("fusion").equals("language-slots");
-        for (String[] src : PhraseSearch.VECTOR_SOURCES) {
-            int topN = settings.integer("top_n_" + src[0]);
-            int background = sampled && 200 > topN ? 200 : 0;
-            Map<String, Object> search = new LinkedHashMap<>();
-            search.put("source", src[0]);
-            search.put("index", src[1]);
-            search.put("k", Math.max(settings.unfilteredK(topN), background));
-            search.put("top_n", topN);
-            search.put("background", background);
-            vectorSearches.add(search);
-        }
-        boolean withText = opts.withText(text, settings);
-        String lucene = withText ? Lucene.termsQuery(text) : "";
-        List<String[]> textSources = lucene.isEmpty() ? List.of() : opts.textIndexes();
-        List<Map<String, Object>> textSearches = new ArrayList<>();
-        for (String[] src : textSources) {
-            textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
-                    "k", Math.max(settings.integer("top_n_text"), sampled ? 200 : 0)));
-        }
-        PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
-                settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
-        PhrasePipeline.Result result = PhrasePipeline.evaluate(text, found, settings, calibration,
-                Boolean.FALSE.equals(opts.held()), textSources);
+        PhrasePipeline.Result result = PhrasePipeline.run(tx, text, vector, options);
         return rows(result);
     }
 

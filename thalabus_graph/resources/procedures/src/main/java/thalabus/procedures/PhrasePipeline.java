@@ -2,13 +2,17 @@ package thalabus.procedures;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import org.neo4j.graphdb.Transaction;
 
 import thalabus.procedures.fusion.Fragment;
 import thalabus.procedures.fusion.FusionSettings;
 import thalabus.procedures.fusion.Hits;
 import thalabus.procedures.fusion.Hits.Hit;
+import thalabus.procedures.fusion.Lucene;
 import thalabus.procedures.fusion.PhraseFusion;
 import thalabus.procedures.scoring.Background;
 import thalabus.procedures.scoring.Calibration;
@@ -26,9 +30,51 @@ import thalabus.procedures.scoring.ScaleSettings;
 final class PhrasePipeline {
     /** The phrase's fragments and, when the scale removed some, its warning (null: none). */
     record Result(List<thalabus.procedures.scoring.Fragment> fragments,
-                  thalabus.procedures.scoring.DroppedWarning warning, Map<String, Double> raw) {}
+                  thalabus.procedures.scoring.DroppedWarning warning, Map<String, Double> raw,
+                  PhraseSearch found) {}
 
     private PhrasePipeline() {}
+
+    /**
+     * The phrase searched in {@code tx} with the engine's parameters
+     * ({@code PhraseSearches.params}) and evaluated ({@link #evaluate}).
+     *
+     * @param vector the query vector (null: embedded by the server's endpoint)
+     * @param options {@code thalabus.phrase}'s options ({@link Options})
+     */
+    static Result run(Transaction tx, String text, List<Double> vector, Map<String, Object> options) {
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("thalabus.phrase: the phrase text is empty");
+        }
+        Options opts = Options.of(options);
+        EngineSettings settings = EngineSettings.of(opts.settings()).sized(opts.limit());
+        List<Double> query = vector != null ? vector : QueryEmbedding.embed(text, settings);
+        Calibration calibration = opts.calibration(settings);
+        boolean sampled = calibration != null || settings.text("fusion").equals("language-slots");
+        int background = sampled ? Scale.BACKGROUND_TOP_N : 0;
+        List<Map<String, Object>> vectorSearches = new ArrayList<>();
+        for (String[] src : PhraseSearch.VECTOR_SOURCES) {
+            int topN = settings.integer("top_n_" + src[0]);
+            Map<String, Object> search = new LinkedHashMap<>();
+            search.put("source", src[0]);
+            search.put("index", src[1]);
+            search.put("k", Math.max(settings.unfilteredK(topN), background > topN ? background : 0));
+            search.put("top_n", topN);
+            search.put("background", background > topN ? background : 0);
+            vectorSearches.add(search);
+        }
+        String lucene = opts.withText(text, settings) ? Lucene.termsQuery(text) : "";
+        List<String[]> textSources = lucene.isEmpty() ? List.of() : opts.textIndexes();
+        List<Map<String, Object>> textSearches = new ArrayList<>();
+        for (String[] src : textSources) {
+            textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
+                    "k", Math.max(settings.integer("top_n_text"), background)));
+        }
+        PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
+                settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
+        return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
+                textSources);
+    }
 
     /**
      * @param calibration the embedder's calibration (null: scores stay on the index scale)
@@ -103,11 +149,11 @@ final class PhrasePipeline {
         Map<String, Double> raw = new java.util.HashMap<>();
         fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
         if (calibration == null) {
-            return new Result(toScoring(fused), null, raw);
+            return new Result(toScoring(fused), null, raw, found);
         }
         Scale.Applied applied = Scale.apply(calibration, scaleSettings(settings), phrase, bg,
                 toScoring(fused));
-        return new Result(applied.fragments(), applied.warning(), raw);
+        return new Result(applied.fragments(), applied.warning(), raw, found);
     }
 
     /** Python's string order (code points; Java's compareTo orders UTF-16 units). */

@@ -1,0 +1,19 @@
+// One unrestricted phrase through the procedure plugin (thalabus.phraseResult): its vector and
+// full-text searches, fusion and calibration run inside the server, by the same rules as the
+// engine's search_phrase and the Python steps after it; one row of parallel lists comes back
+// with the node counts, the stored vectors' models and the phrase's warning. With $details
+// (the caller returns documents) the row also lists [documentid, properties, ontologyid,
+// categories] of each distinct document, as search_phrase does.
+CALL thalabus.phraseResult($text, $vector, $options)
+YIELD fragmentids, documentids, sources, texts, scores, raw_scores, contributions, documents,
+      warning, sizes, models
+RETURN fragmentids, documentids, sources, texts, scores, raw_scores, contributions, warning,
+       sizes, models,
+       CASE WHEN $details
+            THEN [id IN documents | COLLECT {
+                    MATCH (d:Document {documentid: id})
+                    RETURN [d.documentid, properties(d),
+                            [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
+                            [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
+                  }[0]]
+            ELSE [] END AS details

@@ -1,0 +1,88 @@
+package thalabus.procedures;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.neo4j.graphdb.Transaction;
+import org.neo4j.procedure.Context;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Name;
+import org.neo4j.procedure.Procedure;
+
+import thalabus.procedures.scoring.DroppedWarning;
+import thalabus.procedures.scoring.Fragment;
+
+/**
+ * {@code thalabus.phraseResult(text, vector, options)}: {@code thalabus.phrase}'s answer as the
+ * Python engine reads it, in one row of parallel lists (a few long lists decode far faster in
+ * a driver than hundreds of rows), with what the engine learns from its own search statement:
+ * the node counts, the embedding models of the stored vectors, the distinct documents (whose
+ * details the engine's statement reads alongside) and the phrase's warning, which an emptied
+ * phrase keeps too.
+ */
+public final class PhraseResult {
+    @Context
+    public Transaction tx;
+
+    /** The one row. */
+    public static final class Row {
+        public final List<String> fragmentids = new ArrayList<>();
+        public final List<String> documentids = new ArrayList<>();
+        public final List<String> sources = new ArrayList<>();
+        public final List<String> texts = new ArrayList<>();
+        public final List<Double> scores = new ArrayList<>();
+        public final List<Double> raw_scores = new ArrayList<>();
+        public final List<List<String>> contributions = new ArrayList<>();
+        public final List<String> documents;
+        public final Map<String, Object> warning;
+        public final Map<String, Object> sizes;
+        public final List<String> models;
+
+        Row(PhrasePipeline.Result result) {
+            LinkedHashSet<String> distinct = new LinkedHashSet<>();
+            for (Fragment f : result.fragments()) {
+                fragmentids.add(f.fragmentid());
+                documentids.add(f.documentid());
+                sources.add(f.source());
+                texts.add(f.text());
+                scores.add(f.score());
+                raw_scores.add(result.raw().getOrDefault(f.fragmentid(), f.score()));
+                contributions.add(f.contributions());
+                distinct.add(f.documentid());
+            }
+            documents = new ArrayList<>(distinct);
+            warning = warning(result.warning());
+            sizes = new LinkedHashMap<>(result.found().sizes);
+            models = List.copyOf(result.found().storedModels);
+        }
+
+        private static Map<String, Object> warning(DroppedWarning w) {
+            if (w == null) {
+                return null;
+            }
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("phrase", w.phrase());
+            out.put("dropped", (long) w.dropped());
+            out.put("kept", (long) w.kept());
+            out.put("best_cosine", w.bestCosine());
+            out.put("rule", w.rule());
+            out.put("message", w.message());
+            return out;
+        }
+    }
+
+    @Procedure(name = "thalabus.phraseResult", mode = Mode.READ)
+    @Description("thalabus.phraseResult(text, vector, options): thalabus.phrase's fragments in "
+            + "one row of parallel lists, with the node counts, the stored vectors' models, the "
+            + "distinct documents and the phrase's warning (the engine's form).")
+    public Stream<Row> phraseResult(@Name("text") String text,
+                                    @Name(value = "vector", defaultValue = "null") List<Double> vector,
+                                    @Name(value = "options", defaultValue = "{}") Map<String, Object> options) {
+        return Stream.of(new Row(PhrasePipeline.run(tx, text, vector, options)));
+    }
+}

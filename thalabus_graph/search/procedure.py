@@ -1,0 +1,174 @@
+"""An unscoped phrase through the server's procedure plugin (docs/procedures.md): its vector
+and full-text searches, fusion and calibration run inside Neo4j (``thalabus.phraseResult``),
+by the same rules the engine's own statements and Python steps apply, so only the phrase's
+results cross the wire. ``ProcedureState`` says, once per connection, whether the server runs
+this engine's plugin; ``ProcedurePhrases`` runs one phrase's call and books it as the
+``search_phrase`` call it replaces.
+
+The plugin serves a phrase whose plan is its unrestricted search alone, in an unscoped query,
+with a shipped calibration or none; every other phrase (a scope, a pushed filter, a
+calibration file of the user's) runs the engine's statements, which compute the same scores.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.fragments import Fragment, sort_fragments
+from thalabus_graph.graph.database import Database
+from thalabus_graph.graph.launcher.plugin import expected_version
+from thalabus_graph.plan.steps import VECTOR_SOURCES, Fusion, PhraseCall, PhrasePlan
+from thalabus_graph.scoring.scale import DroppedWarning, PhraseScale
+from thalabus_graph.search.languages import TextLanguages
+from thalabus_graph.search.runner import Runner
+from thalabus_graph.search.scope import ScopeReads
+from thalabus_graph.settings import Settings
+from thalabus_graph.settings_values import is_secret
+
+logger = logging.getLogger(__name__)
+PATH = "procedure"
+"""What explain and profile name as a phrase's path when the plugin ran it."""
+
+
+class ProcedureState:
+    """Whether the connection's server runs this engine's plugin, read once (the
+    ``procedures`` setting: off never asks; on fails when it does not)."""
+
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self._known: tuple[bool, str] | None = None
+        self._lock = threading.Lock()
+
+    def available(self) -> bool:
+        """True when phrases may run through the plugin.
+
+        Raises:
+            ConfigurationError: ``procedures`` is on and the server lacks this engine's plugin.
+        """
+        if self.settings.procedures == "off":
+            return False
+        with self._lock:
+            if self._known is None:
+                self._known = self._read()
+                if not self._known[0]:
+                    logger.info("procedure plugin not used: %s", self._known[1])
+        usable, why = self._known
+        if not usable and self.settings.procedures == "on":
+            raise ConfigurationError(f"procedures is on but {why} (docs/procedures.md)")
+        return usable
+
+    def _read(self) -> tuple[bool, str]:
+        if not self.db.read("procedures_present")[0]["found"]:
+            return False, "the server has no thalabus procedures"
+        version = str(self.db.read("procedures_version")[0]["version"])
+        wanted = expected_version()
+        if version != wanted:
+            return False, (f"the server's plugin implements {version}, this engine is "
+                           f"{wanted}")
+        return True, ""
+
+
+def eligible(plan: PhrasePlan, scoped: bool) -> bool:
+    """Whether the plugin can run this phrase plan: a semantic phrase whose plan is its one
+    unrestricted call and its fusion, in an unscoped query."""
+    if scoped or not plan.semantic or not plan.unrestricted or len(plan.searches) != 2:
+        return False
+    call, fusion = plan.searches
+    return (isinstance(call, PhraseCall) and call.results and isinstance(fusion, Fusion)
+            and not fusion.restricted)
+
+
+def overrides(settings: Settings) -> dict[str, Any]:
+    """The settings that differ from the defaults, plain values only, secrets left out: what
+    the plugin reads over the defaults its jar carries."""
+    defaults = _DEFAULTS
+    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(Settings)
+            if isinstance(getattr(settings, f.name), bool | int | float | str)
+            and getattr(settings, f.name) != getattr(defaults, f.name)
+            and not is_secret(f.name)}
+
+
+_DEFAULTS = Settings()
+
+
+class ProcedurePhrases:
+    """The plugin's phrase calls of one evaluation."""
+
+    def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
+                 vector: Callable[[str], list[float]], languages: TextLanguages,
+                 scale: PhraseScale, model_id: str, *, details: bool) -> None:
+        self.runner = runner
+        self.reads = reads
+        self.settings = settings
+        self.vector = vector
+        self.languages = languages
+        self.scale = scale
+        self.model_id = model_id
+        self.details = details
+        self._overrides = overrides(settings)
+
+    def calibration(self) -> str | None:
+        """The ``calibration`` option: the shipped model's name, ``none``, or None when the
+        plugin cannot read the calibration in use (a file of the user's)."""
+        if self.scale.calibration is None:
+            return "none"
+        if self.settings.calibration_file:
+            return None
+        return self.settings.embedder_model
+
+    def fragments(self, phrase: str, *, with_text: bool) -> list[Fragment]:
+        """The phrase's fused, calibrated fragments from one ``thalabus.phraseResult`` call,
+        its warning kept by the scale, its node counts and documents' details by the
+        evaluation, its steps booked as ``search_phrase``'s would be, their path named."""
+        calibration = self.calibration()
+        assert calibration is not None, "ProcedurePhrases.usable was asked first"
+        chosen = self.languages.choose(phrase)
+        options: dict[str, Any] = {"settings": self._overrides, "calibration": calibration,
+                                   "with_text": with_text,
+                                   "text_indexes": [list(pair) for pair in chosen.indexes]}
+        if self.scale.calibration is not None:
+            held = self.languages.held(phrase)
+            if held is not None:
+                options["held"] = held
+        steps = self._steps(phrase, with_text, chosen.detail())
+        rows = self.runner.read(steps[0], "search_phrase_procedure", plain=True, text=phrase,
+                                vector=self.vector(phrase), options=options,
+                                details=self.details)
+        self.runner.share_call(steps, steps[0].cypher)
+        row = rows[0]
+        self.runner.details.update((entry[0], entry) for entry in row["details"] if entry)
+        self.reads.learn({str(k): int(v) for k, v in row["sizes"].items()})
+        self.scale.check_model(self.model_id, [str(m) for m in row["models"]])
+        if row["warning"] is not None:
+            w = row["warning"]
+            self.scale.warned[phrase] = DroppedWarning(
+                "scores", phrase, None, str(w["message"]), int(w["dropped"]), int(w["kept"]),
+                None if w["best_cosine"] is None else float(w["best_cosine"]), str(w["rule"]))
+        found = [Fragment(f, d, t, float(s), src, tuple(c))
+                 for f, d, t, s, src, c in zip(row["fragmentids"], row["documentids"],
+                                               row["texts"], row["scores"], row["sources"],
+                                               row["contributions"], strict=True)]
+        steps[0].rows = len(found)
+        return sort_fragments(found)
+
+    def usable(self) -> bool:
+        """Whether this evaluation's phrases can go through the plugin (its calibration is
+        one the plugin reads)."""
+        return self.calibration() is not None
+
+    def _steps(self, phrase: str, with_text: bool, language: dict[str, Any]) -> list[Any]:
+        """The steps the call serves: a semantic step per vector source, a text step when
+        with text, each naming the plugin as its path."""
+        steps = [self.runner.step("semantic", {"phrase": phrase, "source": src.source,
+                                               "path": PATH,
+                                               "reason": "thalabus.phraseResult on the server"})
+                 for src in VECTOR_SOURCES]
+        if with_text:
+            steps.append(self.runner.step("text", {"term": phrase, "path": PATH, **language}))
+        return steps
