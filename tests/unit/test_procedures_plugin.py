@@ -75,21 +75,10 @@ def test_the_jar_holds_classes_the_version_and_the_calibration(tmp_path: Path) -
     assert properties == f"version={plugin.expected_version()}\n"
 
 
-@pytest.mark.parametrize(("value", "wanted"), [
-    (None, True), ("on", True), ("auto", True), ("off", False), ("OFF", False),
-    (" off ", False),
-])
-def test_thalabus_procedures_off_skips_the_plugin(monkeypatch: pytest.MonkeyPatch,
-                                                  value: str | None, wanted: bool) -> None:
-    if value is None:
-        monkeypatch.delenv(plugin.PROCEDURES_ENV, raising=False)
-    else:
-        monkeypatch.setenv(plugin.PROCEDURES_ENV, value)
-    assert plugin.procedures_wanted() is wanted
-    server = LocalNeo4j(version="5.26.31", data_dir=Path("/nonexistent/thalabus"))
-    assert server.procedures is wanted
-    assert LocalNeo4j(version="5.26.31", data_dir=Path("/nonexistent/thalabus"),
-                      procedures=True).procedures
+def test_the_launcher_installs_the_plugin_unless_told_not_to() -> None:
+    assert LocalNeo4j(version="5.26.31", data_dir=Path("/nonexistent/thalabus")).procedures
+    assert not LocalNeo4j(version="5.26.31", data_dir=Path("/nonexistent/thalabus"),
+                          procedures=False).procedures
 
 
 def test_the_conf_names_the_plugin_folder_only_when_given(tmp_path: Path) -> None:

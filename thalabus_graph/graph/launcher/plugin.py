@@ -32,8 +32,6 @@ from thalabus_graph.settings_values import is_secret
 JAR_NAME = "thalabus-procedures.jar"
 PROPERTIES_NAME = "thalabus-procedures.properties"
 """The jar resource ``BuildInfo.version()`` reads; key ``version``."""
-PROCEDURES_ENV = "THALABUS_PROCEDURES"
-"""``off`` (or 0, false, no): servers the launcher starts run without the plugin."""
 DISTRIBUTION = "thalabus-graph"
 logger = logging.getLogger(__name__)
 
@@ -190,12 +188,6 @@ def write_jar(jar: Path, classes: Path) -> None:
         archive.writestr(PROPERTIES_NAME, f"version={version}\n")
         for name, data in jar_resources().items():
             archive.writestr(name, data)
-
-
-def procedures_wanted() -> bool:
-    """Whether starts install the plugin when the caller does not say: yes unless
-    ``$THALABUS_PROCEDURES`` (the ``procedures`` setting) is off."""
-    return os.environ.get(PROCEDURES_ENV, "auto").strip().lower() != "off"
 
 
 def plugin_dir_for_start(installation: Installation,

@@ -37,7 +37,7 @@ from thalabus_graph.graph.launcher.memory import (
     fill_sizes,
     setting,
 )
-from thalabus_graph.graph.launcher.plugin import plugin_dir_for_start, procedures_wanted
+from thalabus_graph.graph.launcher.plugin import plugin_dir_for_start
 from thalabus_graph.graph.launcher.process import (
     START_LOCK_FILE,
     DataDir,
@@ -81,8 +81,9 @@ class LocalNeo4j:
         auth_off: state that the store runs without auth, for a store whose auth record is
             missing or damaged (such a start is refused otherwise). A store with a password
             user keeps auth on all the same (``auth_kept``).
-        procedures: install the procedure plugin (``plugin``; a failed build only warns);
-            default on unless ``$THALABUS_PROCEDURES`` is off.
+        procedures: install the procedure plugin (``plugin``; a failed build only warns). On
+            by default: it only adds the ``thalabus.*`` procedures, and whether the engine
+            uses them is its ``procedures`` setting.
 
     Example:
         >>> server = LocalNeo4j(data_dir=Path("/tmp/n4j"))          # doctest: +SKIP
@@ -128,7 +129,7 @@ class LocalNeo4j:
         check_password(password)
         self._password = password
         self.auth_off = auth_off
-        self.procedures = procedures_wanted() if procedures is None else procedures
+        self.procedures = True if procedures is None else procedures
         self.plugin_dir: Path | None = None  # the last start's plugin folder, if it had one
         self.auth_kept = False
         """True after a start without a password on a store whose auth stays on."""
