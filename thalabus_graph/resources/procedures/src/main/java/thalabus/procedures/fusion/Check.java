@@ -41,7 +41,7 @@ public final class Check {
             JsonNode answer;
             try {
                 JsonNode c = JSON.readTree(line);
-                answer = answer(c.get("fn").asText(), c.get("args"));
+                answer = reply(c.get("fn").asText(), c.get("args"));
             } catch (RuntimeException e) {
                 answer = JSON.createObjectNode().put("error", String.valueOf(e));
             }
@@ -50,7 +50,7 @@ public final class Check {
         out.flush();
     }
 
-    private static JsonNode answer(String fn, JsonNode a) {
+    private static JsonNode reply(String fn, JsonNode a) {
         switch (fn) {
             case "lower":
                 return JSON.valueToTree(Texts.lower(a.get("text").asText()));

@@ -48,7 +48,7 @@ public final class Check {
             JsonNode kase = JSON.readTree(line);
             ObjectNode answer = NODES.objectNode();
             try {
-                answer.set("ok", answer(kase.get("fn").textValue(), kase.get("args")));
+                answer.set("ok", reply(kase.get("fn").textValue(), kase.get("args")));
             } catch (RuntimeException e) {
                 answer.put("error", String.valueOf(e.getMessage()));
                 answer.put("kind", e.getClass().getSimpleName());
@@ -61,7 +61,7 @@ public final class Check {
         out.flush();
     }
 
-    private static JsonNode answer(String fn, JsonNode a) {
+    private static JsonNode reply(String fn, JsonNode a) {
         switch (fn) {
             case "inv_cdf":
                 return NODES.numberNode(NormalDist.invCdf(a.get("p").doubleValue()));
@@ -119,7 +119,7 @@ public final class Check {
                 return share == null ? NODES.nullNode() : NODES.numberNode(share);
             }
             default:
-                return ScaleCheck.answer(fn, a);
+                return ScaleCheck.reply(fn, a);
         }
     }
 

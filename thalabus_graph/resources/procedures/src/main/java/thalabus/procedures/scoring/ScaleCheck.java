@@ -16,7 +16,7 @@ final class ScaleCheck {
 
     private ScaleCheck() {}
 
-    static JsonNode answer(String fn, JsonNode a) {
+    static JsonNode reply(String fn, JsonNode a) {
         switch (fn) {
             case "sample":
                 return candidates(Scale.sample(fragments(a.get("semantic")),
