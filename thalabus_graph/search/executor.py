@@ -134,11 +134,11 @@ class SearchExecutor(EvaluationParts):
         searched unrestricted alone in an unscoped query runs through the server's procedure
         plugin when it has this engine's (``search.procedure``): the same fragments and
         scores, computed where the data is."""
-        plugin = self.procedure_phrases
-        if plugin is not None and eligible(plan, self.scope.patterned or self.ids is not None):
+        if eligible(plan, self.scope.patterned or self.ids is not None):
+            plugin = self.procedure_phrases
             call = plan.searches[0]
-            assert isinstance(call, PhraseCall)
-            return plugin.fragments(plan.text, with_text=call.with_text)
+            if plugin is not None and isinstance(call, PhraseCall):
+                return plugin.fragments(plan.text, with_text=call.with_text)
         try:
             for positions in batched(plan):
                 self.batch.run(plan, positions)
@@ -222,7 +222,7 @@ class SearchExecutor(EvaluationParts):
         """Start several unfiltered phrases' ``search_phrase`` calls at once
         (``PhraseSearches.prefetch``); not when the procedure plugin runs phrases, whose
         calls are its own."""
-        if self.procedure_phrases is None:
+        if len(set(phrases)) > 1 and self.procedure_phrases is None:
             self.phrases.prefetch(phrases)
 
     # --- lookups ---------------------------------------------------------------------------
