@@ -6,9 +6,9 @@
 // categories] of each distinct document, as search_phrase does.
 CALL thalabus.phraseResult($text, $vector, $options)
 YIELD fragmentids, documentids, sources, texts, scores, raw_scores, contributions, documents,
-      warning, sizes, models
+      warning, sizes, models, rows
 RETURN fragmentids, documentids, sources, texts, scores, raw_scores, contributions, warning,
-       sizes, models,
+       sizes, models, rows,
        CASE WHEN $details
             THEN [id IN documents | COLLECT {
                     MATCH (d:Document {documentid: id})

@@ -120,8 +120,7 @@ class Queries:
         """The connection's required filter (``query.required``), parsed once."""
         self.settings = settings
         self.datasets = datasets
-        # The vocabulary rows queries read: a query asking the same again plans with its row
-        # and its first statement carries the read (search.vocabulary).
+        # vocabulary rows: a query asked again plans with its row (search.vocabulary)
         self.vocabulary = Vocabularies(db, self.checked_datasets)
         self.shared = Shared(db, settings, embedder, reranker, self.vocabulary,
                              InIndexState(db, settings, IN_INDEX_RECHECK_SECONDS),

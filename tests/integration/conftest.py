@@ -17,6 +17,7 @@ from tests.support.loopback import LoopbackServer, score_handler
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import MigrationRunner
+from thalabus_graph.search.procedure import ProcedureState
 from thalabus_graph.settings import Settings
 
 
@@ -31,6 +32,9 @@ def db(neo4j_driver: Driver, neo4j_connection: Connection, db_settings: Settings
     """A migrated ``Database`` on the session's Neo4j (migrations run once per session)."""
     database = Database(neo4j_driver, neo4j_connection.database)
     MigrationRunner(database, db_settings).migrate()
+    # whether the server runs the procedure plugin is read once per connection: here, so no
+    # test counting its round trips meets that read
+    ProcedureState(database, db_settings.replace(procedures="auto")).available()
     return database
 
 

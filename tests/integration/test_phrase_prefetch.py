@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from tests.integration.sample import load_sample
+from tests.support.paths import phrase_call
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
@@ -31,13 +32,14 @@ def graph(db: Database) -> ThalabusGraph:
 
 def _phrase_calls_meet(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch,
                        parties: int) -> list[str]:
-    """Make every search_phrase transaction wait until ``parties`` of them are in flight
-    (10 s at most, then the barrier breaks and the query fails). Returns the names of the
-    read transactions, in order."""
+    """Make every phrase call's transaction (``search_phrase``, or the procedure plugin's)
+    wait until ``parties`` of them are in flight (10 s at most, then the barrier breaks and
+    the query fails). Returns the names of the read transactions, in order."""
     barrier = threading.Barrier(parties, timeout=10)
+    call = phrase_call(graph)[0]
 
     def meet(what: str) -> None:
-        if what == "search_phrase":
+        if what == call:
             barrier.wait()
 
     return spy_read_transactions(graph, monkeypatch, before=meet)
@@ -48,7 +50,7 @@ def test_an_or_of_two_phrases_searches_both_at_once(
     expected = graph.query('"asylum seeker" OR "vegetable soup"', profile=True)
     seen = _phrase_calls_meet(graph, monkeypatch, parties=2)
     result = graph.query('"asylum seeker" OR "vegetable soup"')
-    assert seen.count("search_phrase") == 2
+    assert seen.count(phrase_call(graph)[0]) == 2
     assert [(f.fragmentid, f.score, f.contributions) for f in result.fragments] == [
         (f.fragmentid, f.score, f.contributions) for f in expected.fragments]
 
@@ -68,15 +70,17 @@ def test_prefetching_changes_no_answer(graph: ThalabusGraph, monkeypatch: pytest
 def test_the_plan_lists_its_unfiltered_phrases(graph: ThalabusGraph,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # One phrase is handed over too (prefetch_phrases leaves a single call to the run).
-    started: list[list[tuple[str, bool]]] = []
+    started: list[list[tuple[str, str, bool]]] = []
     real = SearchExecutor.prefetch_phrases
 
-    def spy(self: SearchExecutor, phrases: list[tuple[str, bool]]) -> None:
-        started.append(list(phrases))
-        real(self, phrases)
+    def spy(self: SearchExecutor, calls: list[tuple[str, str, bool]]) -> None:
+        started.append(list(calls))
+        real(self, calls)
 
+    call = phrase_call(graph)[0]
     monkeypatch.setattr(SearchExecutor, "prefetch_phrases", spy)
     graph.query('"asylum seeker"')
     graph.query('"asylum seeker" OR "vegetable soup"')
-    assert started[0] == [("asylum seeker", True)]
-    assert [p for p, _ in started[1]] == ["asylum seeker", "vegetable soup"]
+    assert started[0] == [(call, "asylum seeker", True)]
+    assert [(c, p) for c, p, _ in started[1]] == [(call, "asylum seeker"),
+                                                  (call, "vegetable soup")]

@@ -166,6 +166,7 @@ def test_procedures_on_fails_on_a_server_without_the_plugin(
     from thalabus_graph.search import procedure
 
     monkeypatch.setattr(procedure, "expected_version", lambda: "0.0.0+000000000000")
+    monkeypatch.setattr(clean_db, "plugin", None)  # read again, with that version
     graph = ThalabusGraph(clean_db, settings=db_settings.replace(procedures="on"))
     with pytest.raises(ConfigurationError, match="procedures is on"):
         graph.query('"anything"')

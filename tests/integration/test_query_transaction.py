@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_limit import _graph, corpus  # noqa: F401  (the fixture)
+from tests.support.paths import phrase_call
 from tests.support.spies import spy_read_transactions, spy_transactions
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
@@ -66,7 +67,7 @@ def test_phrases_started_together_keep_their_own_transactions(
     result = graph.query('"kitchen floor" OR "kitchen"', return_documents=False)
     # two unfiltered phrases are prefetched on other threads, each in its own transaction
     assert transactions.count("query") == 1
-    assert transactions.count("search_phrase") == 2
+    assert transactions.count(phrase_call(graph)[0]) == 2
     separate, _ = graph.evaluate('"kitchen floor" OR "kitchen"')
     _same(result.fragments, separate)
 

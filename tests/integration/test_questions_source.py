@@ -17,6 +17,7 @@ import pytest
 
 from tests.integration.sample import shared_embedder
 from tests.integration.test_migrations import migrate_before, runner
+from tests.support.paths import phrase_call
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
@@ -136,12 +137,13 @@ def test_a_phrase_finds_the_document_through_its_question(graph: ThalabusGraph) 
 
 
 def test_explain_and_profile_show_the_questions_step(graph: ThalabusGraph) -> None:
+    call, path = phrase_call(graph)
     explained = question_steps(graph.explain(f'"{PHRASE}"')["plan"])
     assert len(explained) == 1
     assert (explained[0]["cypher"], explained[0]["top_n"], explained[0]["path"]) == (
-        "search_phrase", 200, "index")
+        call, 200, path)
     profiled = question_steps(graph.query(f'"{PHRASE}"', profile=True).plan["tree"])
-    assert [(s["cypher"], s["path"]) for s in profiled] == [("search_phrase", "index")]
+    assert [(s["cypher"], s["path"]) for s in profiled] == [(call, path)]
     assert profiled[0]["rows"] == 3  # every question in the graph, nearest first
 
     filtered = f'"{PHRASE}" AND TOPIC=housing'

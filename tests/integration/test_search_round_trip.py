@@ -10,6 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.support.embedders import FixedEmbedder
+from tests.support.paths import phrase_call
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
@@ -104,13 +105,14 @@ def test_fused_phrase_adds_text_in_the_same_round_trip(
     graph, reads = _graph(db, _unit(np.random.default_rng(3)), monkeypatch,
                           hybrid_all_queries=True)
     result = graph.query('"kitchen"', return_documents=False, profile=True)
-    assert reads == ["search_phrase"]
+    call = phrase_call(graph)[0]
+    assert reads == [call]
     # by source: the English text (detected at ingest) is searched in the english indexes
     text = {s["index"].split("_fulltext")[0]: s for s in _steps(result.plan)
             if s["kind"] == "text"}
     assert text["chapters"]["rows"] == 2 and text["chapters"]["analyzer"] == "english"
     assert text["keywords"]["path"] == "skipped"
-    assert all("search_phrase" in s["round_trip"] for s in _steps(result.plan)
+    assert all(call in s["round_trip"] for s in _steps(result.plan)
                if s.get("path") != "skipped" and s["kind"] in ("semantic", "text"))
     hits = {f.fragmentid: f for f in result.fragments}
     assert {"rt-1-c1", "rt-3-c1"} <= {fragmentid for fragmentid, f in hits.items()
@@ -123,7 +125,7 @@ def test_explain_names_the_round_trip_statement(
     graph, _ = _graph(db, _unit(np.random.default_rng(5)), monkeypatch)
     steps = graph.explain('"kitchen"')["plan"]["steps"]
     assert {s["cypher"] for s in steps if s["kind"] in ("semantic", "text")} == {
-        "search_phrase"}
+        phrase_call(graph)[0]}
 
 
 def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(
@@ -175,11 +177,12 @@ def test_documents_come_with_the_search_round_trip(
                           hybrid_all_queries=True)
     result = graph.query('"kitchen"')
     # the searches read their documents' details too: no document_details call
-    assert reads == ["search_phrase"]
+    call = phrase_call(graph)[0]
+    assert reads == [call]
     assert result.documents is not None
     # the same documents, details and categories as the separate statement reads them
     separate = graph.documents_of(result.fragments)
-    assert reads == ["search_phrase", "document_details"]
+    assert reads == [call, "document_details"]
     assert [d.to_dict() for d in result.documents] == [d.to_dict() for d in separate]
     assert {d.documentid: d.categories for d in separate} == {
         "rt-1": {"TAG": ["odd"]}, "rt-2": {"TAG": ["even"]}, "rt-3": {"TAG": ["odd"]}}

@@ -14,6 +14,7 @@ import pytest
 
 from tests.integration.sample import shared_embedder
 from tests.integration.test_migrations import migrate_before, runner
+from tests.support.paths import phrase_call
 from thalabus_graph import Settings, ThalabusGraph, languages, lucene
 from thalabus_graph.errors import UnknownLanguageError
 from thalabus_graph.graph.database import Database
@@ -205,10 +206,11 @@ def test_the_graphs_languages_are_read_once_not_per_query(
     assert state.languages == {"de", "en"} and state.why_not is None
     # kept for the test: a slow or paused test process must not see it expire between queries
     monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
+    call = phrase_call(graph)[0]
     reads = spy_read_transactions(graph, monkeypatch)
     graph.query('"Wo stehen die alten Häuser?"', return_documents=False)
     graph.query('"Where do the runners run?"', return_documents=False)
-    assert reads == ["search_phrase", "search_phrase"]
+    assert reads == [call, call]
 
 
 def test_an_unknown_language_is_refused_by_every_entry_point(graph: ThalabusGraph) -> None:

@@ -1,5 +1,7 @@
-"""A restricted vector search forced onto the index path: the test graphs are small enough for
-exact search everywhere, so a test of what a large graph does overrides the path choice."""
+"""The search paths a test expects: a restricted vector search forced onto the index path (the
+test graphs are small enough for exact search everywhere, so a test of what a large graph does
+overrides the path choice), and the statement an unscoped phrase runs (``phrase_call``: the
+procedure plugin's on a server with this engine's plugin, the engine's own otherwise)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
+from thalabus_graph import ThalabusGraph
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.cost import Scope
 from thalabus_graph.plan.steps import PathChoice, VectorSource
+from thalabus_graph.search.procedure import ProcedureState
 from thalabus_graph.settings import Settings
 
 
@@ -28,3 +32,14 @@ def force_index_path(monkeypatch: pytest.MonkeyPatch, k: Callable[[Scope, Vector
                           choice.estimated_fragments, reason)
 
     monkeypatch.setattr(cost, "choose_vector_path", on_the_index)
+
+
+def phrase_call(graph: ThalabusGraph) -> tuple[str, str]:
+    """The statement an unscoped phrase's one call runs on ``graph`` and the path its steps
+    name: ``search_phrase_procedure`` / ``procedure`` where the procedure plugin runs it
+    (``search.procedure``), ``search_phrase`` / ``index`` otherwise. Reads nothing once the
+    connection's plugin state is known (the ``db`` fixture reads it)."""
+    state = ProcedureState(graph.db, graph.settings)
+    if state.available():
+        return "search_phrase_procedure", "procedure"
+    return "search_phrase", "index"

@@ -223,6 +223,10 @@ class Database:
         self.database = database
         self.bookmark_manager: BookmarkManager = GraphDatabase.bookmark_manager()
         """Shared by every session of this object (``session``): the causal chain."""
+        self.plugin: tuple[bool, str] | None = None
+        """Whether the server runs this engine's procedure plugin, and why not, as
+        ``search.procedure.ProcedureState`` read it: once per connection, whichever graph
+        object on it asked first."""
 
     @classmethod
     def connect(cls, uri: str, *, auth: tuple[str, str] | None = None,

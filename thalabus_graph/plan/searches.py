@@ -262,9 +262,10 @@ def render(ex: Statistics, plan: PhrasePlan) -> list[PlannedStep]:
     vectors and id lists elided)."""
     out: list[PlannedStep] = []
     shared = {i for group in batched(plan) for i in group}
+    procedure = ex.on_procedure(plan)
     for i, search in enumerate(plan.searches):
         if isinstance(search, PhraseCall):
-            steps = _phrase_call(ex, search.phrase, search.query)
+            steps = phrase_call_steps(ex, search.phrase, search.query, procedure=procedure)
         elif isinstance(search, VectorSearch):
             steps = [_vector(ex, search)]
         elif isinstance(search, TextSearch):
@@ -300,27 +301,30 @@ def _vector(ex: Statistics, search: VectorSearch) -> PlannedStep:
     return step
 
 
-def _phrase_call(ex: Statistics, phrase: str, query: str) -> list[PlannedStep]:
+def phrase_call_steps(ex: Statistics, phrase: str, query: str, *, procedure: bool = False
+                      ) -> list[PlannedStep]:
     """The steps of one ``search_phrase`` round trip (``query``: its text searches' Lucene
-    query, "" without them). When the node counts are not known yet
-    (they come back with this very call) a source's search is shown on the index path and
-    marked as skipped at run time if the source holds no fragments."""
+    query, "" without them), or with ``procedure`` of the ``search_phrase_procedure`` call
+    that runs the same searches inside the server (``search.procedure``). When the node
+    counts are not known yet (they come back with this very call) a source's search is shown
+    on the index path and marked as skipped at run time if the source holds no fragments."""
     known = ex.scope.counts
+    path, cypher = ("procedure", "search_phrase_procedure") if procedure else (
+        "index", "search_phrase")
     out: list[PlannedStep] = []
     for src in VECTOR_SOURCES:
         top_n = cost.top_n(ex.settings, src)
         step: PlannedStep = {"kind": "semantic", "phrase": phrase, "source": src.source,
-                             "top_n": top_n, "path": "index", "reason": "no filter",
-                             "k": cost.unfiltered_k(ex.settings, top_n),
-                             "cypher": "search_phrase"}
+                             "top_n": top_n, "path": path, "reason": "no filter",
+                             "k": cost.unfiltered_k(ex.settings, top_n), "cypher": cypher}
         out.append(_skipping(step, known, src.source))
     if not query:
         return out
     language = ex.text_language.choose(phrase)
     for source, index in language.indexes:
         step = {"kind": "text", "term": phrase, "index": index, "lucene": query,
-                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": "search_phrase",
-                **language.detail()}
+                "case_sensitive": False, "k": ex.settings.top_n_text, "cypher": cypher,
+                **({"path": path} if procedure else {}), **language.detail()}
         out.append(_skipping(step, known, source))
     return out
 
@@ -345,7 +349,7 @@ def runtime_steps(ex: Statistics, state: PhraseState, node: Node,
     fuse = uses_text(ex.settings, phrase)
     out: list[PlannedStep] = []
     if fuse and _primes(ex, state, phrase):
-        out += _phrase_call(ex, phrase, query)
+        out += phrase_call_steps(ex, phrase, query)
         state.ranges.add(phrase)
         state.primed.add(phrase)
     statements = ("search_vector_in_index | search_vector_exact"

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from thalabus_graph.plan.cost import Scope
-from thalabus_graph.plan.steps import CategoryPattern, Restriction, Step
+from thalabus_graph.plan.steps import CategoryPattern, PhrasePlan, Restriction, Step
 from thalabus_graph.settings import Settings
 
 
@@ -115,6 +115,10 @@ class Statistics(Protocol):
 
     def effective(self, restriction: Restriction | None) -> Restriction | None:
         """The restriction a search applies within the scope."""
+
+    def on_procedure(self, plan: PhrasePlan) -> bool:
+        """Whether the server's procedure plugin runs this phrase plan (its steps then name
+        that path)."""
 
     def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
         """Phrases whose range is remembered, whose unrestricted hits were read, whose fusion

@@ -125,20 +125,26 @@ def prepared_for(ex: SearchExecutor, request: QueryRequest, node: Node,
     return ex.prepared
 
 
-def phrase_calls(root: PlanNode) -> list[tuple[str, bool]]:
-    """The ``search_phrase`` calls the plan makes, as (phrase, with its text searches): one
+PHRASE_CALLS = ("search_phrase", "search_phrase_procedure")
+"""The statements that search a phrase unfiltered in one round trip."""
+
+
+def phrase_calls(root: PlanNode) -> list[tuple[str, str, bool]]:
+    """The phrase calls the plan makes, as (statement, phrase, with its text searches): one
     per phrase whose plan searches it unfiltered in one round trip (its results or its
-    fusion's statistics), in plan order. The evaluator starts them together."""
-    out: list[tuple[str, bool]] = []
+    fusion's statistics), with ``search_phrase`` or, on the procedure plugin,
+    ``search_phrase_procedure``, in plan order. The evaluator starts them together."""
+    out: list[tuple[str, str, bool]] = []
     stack = [root]
     while stack:
         plan = stack.pop()
         stack.extend(reversed(plan.children))
         if plan.skipped is not None or not isinstance(plan.node, Semantic):
             continue
-        calls = [s for s in plan.planned if s.get("cypher") == "search_phrase"]
-        if any(s["kind"] == "semantic" for s in calls):
-            out.append((plan.node.text, any(s["kind"] == "text" for s in calls)))
+        for name in PHRASE_CALLS:
+            calls = [s for s in plan.planned if s.get("cypher") == name]
+            if any(s["kind"] == "semantic" for s in calls):
+                out.append((name, plan.node.text, any(s["kind"] == "text" for s in calls)))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.plan.batches import batched
 from thalabus_graph.plan.cost import Scope
-from thalabus_graph.plan.searches import bag_of_words_plan
+from thalabus_graph.plan.searches import bag_of_words_plan, phrase_call_steps
 from thalabus_graph.plan.steps import (
     CategoryPattern,
     Fusion,
@@ -107,6 +107,13 @@ class SearchExecutor(EvaluationParts):
         """
         return [] if self.vocabulary is None else self.vocabulary.warnings()
 
+    def on_procedure(self, plan: PhrasePlan) -> bool:
+        """Whether the server's procedure plugin runs this phrase plan: one the plugin can
+        run (``procedure.eligible``) in an unscoped query, on a server with this engine's
+        plugin (its version read at the first such plan of the connection)."""
+        return (eligible(plan, self.scope.patterned or self.ids is not None)
+                and self.procedure_phrases is not None)
+
     def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
         """The phrases whose semantic range is remembered, whose unrestricted hits were read
         and whose fusion rule is fitted: what decides the extra searches a phrase adds (the
@@ -134,11 +141,15 @@ class SearchExecutor(EvaluationParts):
         searched unrestricted alone in an unscoped query runs through the server's procedure
         plugin when it has this engine's (``search.procedure``): the same fragments and
         scores, computed where the data is."""
-        if eligible(plan, self.scope.patterned or self.ids is not None):
-            plugin = self.procedure_phrases
+        if self.on_procedure(plan):
             call = plan.searches[0]
-            if plugin is not None and isinstance(call, PhraseCall):
-                return plugin.fragments(plan.text, with_text=call.with_text)
+            assert self.procedure_phrases is not None and isinstance(call, PhraseCall)
+            steps = phrase_call_steps(self, call.phrase, call.query, procedure=True)
+            return self.procedure_phrases.fragments(
+                call.phrase, with_text=call.with_text,
+                steps=[self.runner.step(step.pop("kind"), {
+                    k: v for k, v in step.items() if k not in ("cypher", "if_empty")})
+                    for step in steps])
         try:
             for positions in batched(plan):
                 self.batch.run(plan, positions)
@@ -218,12 +229,16 @@ class SearchExecutor(EvaluationParts):
         unknown: the background then counts its candidates)."""
         return dict(self.reads.value.counts or {})
 
-    def prefetch_phrases(self, phrases: Sequence[tuple[str, bool]]) -> None:
-        """Start several unfiltered phrases' ``search_phrase`` calls at once
-        (``PhraseSearches.prefetch``); not when the procedure plugin runs phrases, whose
-        calls are its own."""
-        if len(set(phrases)) > 1 and self.procedure_phrases is None:
-            self.phrases.prefetch(phrases)
+    def prefetch_phrases(self, calls: Sequence[tuple[str, str, bool]]) -> None:
+        """Start several unfiltered phrases' calls at once (``evaluator.phrase_calls``:
+        (statement, phrase, with text)): their ``search_phrase`` calls
+        (``PhraseSearches.prefetch``) and their ``search_phrase_procedure`` calls on the
+        procedure plugin (``ProcedurePhrases.prefetch``), each kind when two or more."""
+        python = [(p, t) for name, p, t in calls if name == "search_phrase"]
+        procedure = [(p, t) for name, p, t in calls if name == "search_phrase_procedure"]
+        self.phrases.prefetch(python)
+        if len(set(procedure)) > 1 and self.procedure_phrases is not None:
+            self.procedure_phrases.prefetch(procedure)
 
     # --- lookups ---------------------------------------------------------------------------
     def category_count(self, category: CategoryPattern) -> int:

@@ -92,7 +92,7 @@ class PhraseSearches:
         probing = self.probing()
         rows = self.runner.take(steps[0], PHRASE_KEY)  # a batched call read them (search.batch)
         if rows is None:
-            ahead = self.runner.prefetched.pop((phrase, with_text), None)  # started concurrently
+            ahead = self.runner.prefetched.pop(("search_phrase", phrase, with_text), None)
             params = {} if ahead is not None else self.params(phrase, with_text=with_text)
             rows = self.runner.read(steps[0], "search_phrase", plain=True, ahead=ahead,
                                     **params)

@@ -15,14 +15,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.launcher.plugin import expected_version
-from thalabus_graph.plan.steps import VECTOR_SOURCES, Fusion, PhraseCall, PhrasePlan
+from thalabus_graph.plan.steps import Fusion, PhraseCall, PhrasePlan, Step
 from thalabus_graph.scoring.scale import DroppedWarning, PhraseScale
 from thalabus_graph.search.languages import TextLanguages
 from thalabus_graph.search.runner import Runner
@@ -31,19 +31,21 @@ from thalabus_graph.settings import Settings
 from thalabus_graph.settings_values import is_secret
 
 logger = logging.getLogger(__name__)
-PATH = "procedure"
-"""What explain and profile name as a phrase's path when the plugin ran it."""
+_LOCK = threading.Lock()
+"""Serialises the first read of a connection's plugin state."""
+STATEMENT = "search_phrase_procedure"
+"""The statement that calls ``thalabus.phraseResult`` (its steps name it, and the path
+``procedure``: ``plan.searches.phrase_call_steps``)."""
 
 
 class ProcedureState:
-    """Whether the connection's server runs this engine's plugin, read once (the
-    ``procedures`` setting: off never asks; on fails when it does not)."""
+    """Whether the connection's server runs this engine's plugin, read once per connection
+    (kept on the ``Database``) and judged by the ``procedures`` setting: off never asks, on
+    fails when it does not."""
 
     def __init__(self, db: Database, settings: Settings) -> None:
         self.db = db
         self.settings = settings
-        self._known: tuple[bool, str] | None = None
-        self._lock = threading.Lock()
 
     def available(self) -> bool:
         """True when phrases may run through the plugin.
@@ -53,20 +55,21 @@ class ProcedureState:
         """
         if self.settings.procedures == "off":
             return False
-        with self._lock:
-            if self._known is None:
-                self._known = self._read()
-                if not self._known[0]:
-                    logger.info("procedure plugin not used: %s", self._known[1])
-        usable, why = self._known
+        with _LOCK:
+            if self.db.plugin is None:
+                self.db.plugin = self._read()
+                if not self.db.plugin[0]:
+                    logger.info("procedure plugin not used: %s", self.db.plugin[1])
+        usable, why = self.db.plugin
         if not usable and self.settings.procedures == "on":
             raise ConfigurationError(f"procedures is on but {why} (docs/procedures.md)")
         return usable
 
     def _read(self) -> tuple[bool, str]:
-        if not self.db.read("procedures_present")[0]["found"]:
+        runner = Runner(self.db)
+        if not runner.alone("procedures_present", {})[0]["found"]:
             return False, "the server has no thalabus procedures"
-        version = str(self.db.read("procedures_version")[0]["version"])
+        version = str(runner.alone("procedures_version", {})[0]["version"])
         wanted = expected_version()
         if version != wanted:
             return False, (f"the server's plugin implements {version}, this engine is "
@@ -122,28 +125,49 @@ class ProcedurePhrases:
             return None
         return self.settings.embedder_model
 
-    def fragments(self, phrase: str, *, with_text: bool) -> list[Fragment]:
-        """The phrase's fused, calibrated fragments from one ``thalabus.phraseResult`` call,
-        its warning kept by the scale, its node counts and documents' details by the
-        evaluation, its steps booked as ``search_phrase``'s would be, their path named."""
+    def params(self, phrase: str, *, with_text: bool) -> dict[str, Any]:
+        """The parameters of one phrase's ``search_phrase_procedure`` call: its vector, the
+        settings the plugin reads over its defaults, the calibration, and what the engine
+        decided for the phrase (its text indexes; whether its language is held)."""
         calibration = self.calibration()
         assert calibration is not None, "ProcedurePhrases.usable was asked first"
-        chosen = self.languages.choose(phrase)
-        options: dict[str, Any] = {"settings": self._overrides, "calibration": calibration,
-                                   "with_text": with_text,
-                                   "text_indexes": [list(pair) for pair in chosen.indexes]}
+        options: dict[str, Any] = {
+            "settings": self._overrides, "calibration": calibration, "with_text": with_text,
+            "text_indexes": [list(pair) for pair in self.languages.choose(phrase).indexes]}
         if self.scale.calibration is not None:
             held = self.languages.held(phrase)
             if held is not None:
                 options["held"] = held
-        steps = self._steps(phrase, with_text, chosen.detail())
-        rows = self.runner.read(steps[0], "search_phrase_procedure", plain=True, text=phrase,
-                                vector=self.vector(phrase), options=options,
-                                details=self.details)
-        self.runner.share_call(steps, steps[0].cypher)
+        return {"text": phrase, "vector": self.vector(phrase), "options": options,
+                "details": self.details}
+
+    def prefetch(self, phrases: Sequence[tuple[str, bool]]) -> None:
+        """Start several phrases' calls at once, each in its own session (``Runner.prefetch``):
+        an OR of two phrases waits for the slower call instead of the sum of both."""
+        wanted = list(dict.fromkeys(phrases))
+        self.runner.prefetch(STATEMENT, [(key, self.params(key[0], with_text=key[1]))
+                                         for key in wanted])
+
+    def fragments(self, phrase: str, *, with_text: bool, steps: Sequence[Step]
+                  ) -> list[Fragment]:
+        """The phrase's fused, calibrated fragments from one ``thalabus.phraseResult`` call
+        (started ahead when ``prefetch`` did), booked on ``steps`` (as explain renders the
+        call: ``plan.searches.phrase_call_steps``), its warning kept by the scale, its node
+        counts and documents' details by the evaluation."""
+        ahead = self.runner.prefetched.pop((STATEMENT, phrase, with_text), None)
+        params = {} if ahead is not None else self.params(phrase, with_text=with_text)
+        rows = self.runner.read(steps[0], STATEMENT, plain=True, ahead=ahead, **params)
+        self.runner.share_call(steps, STATEMENT)
         row = rows[0]
         self.runner.details.update((entry[0], entry) for entry in row["details"] if entry)
-        self.reads.learn({str(k): int(v) for k, v in row["sizes"].items()})
+        sizes = {str(k): int(v) for k, v in row["sizes"].items()}
+        self.reads.learn(sizes)
+        for step in steps:  # as search_phrase's steps say: each search's hits, or skipped
+            source = step.detail.get("source") or str(step.detail.get("index", "")).split(
+                "_fulltext")[0]
+            step.rows = int(row["rows"].get(f"{step.kind}:{source}", 0))
+            if not sizes.get(source, 0):
+                step.detail.update(path="skipped", reason=f"no {source} in the graph")
         self.scale.check_model(self.model_id, [str(m) for m in row["models"]])
         if row["warning"] is not None:
             w = row["warning"]
@@ -154,21 +178,9 @@ class ProcedurePhrases:
                  for f, d, t, s, src, c in zip(row["fragmentids"], row["documentids"],
                                                row["texts"], row["scores"], row["sources"],
                                                row["contributions"], strict=True)]
-        steps[0].rows = len(found)
         return sort_fragments(found)
 
     def usable(self) -> bool:
         """Whether this evaluation's phrases can go through the plugin (its calibration is
         one the plugin reads)."""
         return self.calibration() is not None
-
-    def _steps(self, phrase: str, with_text: bool, language: dict[str, Any]) -> list[Any]:
-        """The steps the call serves: a semantic step per vector source, a text step when
-        with text, each naming the plugin as its path."""
-        steps = [self.runner.step("semantic", {"phrase": phrase, "source": src.source,
-                                               "path": PATH,
-                                               "reason": "thalabus.phraseResult on the server"})
-                 for src in VECTOR_SOURCES]
-        if with_text:
-            steps.append(self.runner.step("text", {"term": phrase, "path": PATH, **language}))
-        return steps

@@ -105,7 +105,7 @@ class Runner:
         steps: where new steps are booked (the plan node being compiled or run).
         details: documents' details read along with search hits (documentid -> row), so the
             caller returning documents reads only the missing ones.
-        prefetched: ``search_phrase`` calls started ahead, by (phrase, with text).
+        prefetched: phrase calls started ahead, by (statement, phrase, with text).
         batches: the batched calls whose rows the searches of the phrase being run take.
         vocabulary: the query's vocabulary read its first statement carries
             (``search.vocabulary``; None: the query read it before planning, or has
@@ -123,7 +123,7 @@ class Runner:
         self.vocabulary = vocabulary
         self.steps: list[Step] = []
         self.details: dict[str, list[Any]] = {}
-        self.prefetched: dict[tuple[str, bool], Future[list[Record]]] = {}
+        self.prefetched: dict[tuple[str, str, bool], Future[list[Record]]] = {}
         self.batches: list[Batch] = []
 
     def step(self, kind: StepKind, detail: dict[str, Any]) -> Step:
@@ -267,7 +267,7 @@ class Runner:
             for key, params in calls:
                 # each call in a copy of this context: the query's deadline goes along
                 read = functools.partial(self.db.read_plain, name, **self._capped(name, params))
-                self.prefetched[key] = pool.submit(contextvars.copy_context().run, read)
+                self.prefetched[name, *key] = pool.submit(contextvars.copy_context().run, read)
 
     @staticmethod
     def share_call(steps: Sequence[Step], name: str) -> None:

@@ -81,9 +81,8 @@ class LocalNeo4j:
         auth_off: state that the store runs without auth, for a store whose auth record is
             missing or damaged (such a start is refused otherwise). A store with a password
             user keeps auth on all the same (``auth_kept``).
-        procedures: install the procedure plugin (``plugin``; a failed build only warns). On
-            by default: it only adds the ``thalabus.*`` procedures, and whether the engine
-            uses them is its ``procedures`` setting.
+        procedures: install the procedure plugin (``plugin``; a failed build only warns); on
+            by default, as the engine's ``procedures`` setting decides whether it is used.
 
     Example:
         >>> server = LocalNeo4j(data_dir=Path("/tmp/n4j"))          # doctest: +SKIP

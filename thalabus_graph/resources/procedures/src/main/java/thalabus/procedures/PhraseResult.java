@@ -22,8 +22,9 @@ import thalabus.procedures.scoring.Fragment;
  * Python engine reads it, in one row of parallel lists (a few long lists decode far faster in
  * a driver than hundreds of rows), with what the engine learns from its own search statement:
  * the node counts, the embedding models of the stored vectors, the distinct documents (whose
- * details the engine's statement reads alongside) and the phrase's warning, which an emptied
- * phrase keeps too.
+ * details the engine's statement reads alongside), the phrase's warning, which an emptied
+ * phrase keeps too, and the hits of each search ({@code rows}: "semantic:chapters" ... as
+ * profile shows them per step).
  */
 public final class PhraseResult {
     @Context
@@ -42,6 +43,7 @@ public final class PhraseResult {
         public final Map<String, Object> warning;
         public final Map<String, Object> sizes;
         public final List<String> models;
+        public final Map<String, Object> rows = new LinkedHashMap<>();
 
         Row(PhrasePipeline.Result result) {
             LinkedHashSet<String> distinct = new LinkedHashSet<>();
@@ -59,6 +61,10 @@ public final class PhraseResult {
             warning = warning(result.warning());
             sizes = new LinkedHashMap<>(result.found().sizes);
             models = List.copyOf(result.found().storedModels);
+            result.found().semantic.forEach((source, hits) -> rows.put("semantic:" + source,
+                    (long) hits.size()));
+            result.found().text.forEach((source, hits) -> rows.put("text:" + source,
+                    (long) hits.size()));
         }
 
         private static Map<String, Object> warning(DroppedWarning w) {
