@@ -116,6 +116,10 @@ public final class Texts {
      * before one.
      */
     public static String lower(String text) {
+        String ascii = thalabus.procedures.scoring.Tokens.asciiLower(text);
+        if (ascii != null) {
+            return ascii;
+        }
         int[] cps = text.codePoints().toArray();
         StringBuilder out = new StringBuilder(text.length());
         for (int i = 0; i < cps.length; i++) {

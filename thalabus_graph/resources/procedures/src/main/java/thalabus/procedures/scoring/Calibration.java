@@ -9,6 +9,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleUnaryOperator;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -278,6 +280,13 @@ public final class Calibration {
      * when there is none.
      */
     public static Calibration shipped(String model) {
+        return SHIPPED.computeIfAbsent(model, m -> Optional.ofNullable(read(m))).orElse(null);
+    }
+
+    /** The shipped calibrations read so far, by model name (each file is read once). */
+    private static final Map<String, Optional<Calibration>> SHIPPED = new ConcurrentHashMap<>();
+
+    private static Calibration read(String model) {
         int slash = model.lastIndexOf('/');
         String name = model.substring(slash + 1);
         if (name.isEmpty() || name.startsWith(".")) {
