@@ -116,6 +116,15 @@ public final class Texts {
      * before one.
      */
     public static String lower(String text) {
+        return thalabus.procedures.scoring.Tokens.remembered(LOWERED, text, Texts::lowered);
+    }
+
+    /** Lowered texts, by text: a phrase's fit and fusion read each hit's text, and the same
+     *  fragments come back for many phrases ({@code shared_words} is cached in Python too). */
+    private static final java.util.Map<String, String> LOWERED =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static String lowered(String text) {
         String ascii = thalabus.procedures.scoring.Tokens.asciiLower(text);
         if (ascii != null) {
             return ascii;

@@ -69,8 +69,34 @@ public final class Tokens {
 
     /** The form {@link #lexicalWords} reads a text in: NFC, then {@link #lower}. */
     public static String fold(String text) {
-        String ascii = asciiLower(text);  // NFC leaves ASCII as it is
-        return ascii != null ? ascii : lower(Normalizer.normalize(text, Normalizer.Form.NFC));
+        return remembered(FOLDED, text, t -> {
+            String ascii = asciiLower(t);  // NFC leaves ASCII as it is
+            return ascii != null ? ascii : lower(Normalizer.normalize(t, Normalizer.Form.NFC));
+        });
+    }
+
+    /** Most texts a cache of {@link #remembered} keeps before it starts again (a few
+     *  megabytes of candidate texts). */
+    public static final int REMEMBERED = 2048;
+    private static final java.util.Map<String, String> FOLDED =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * {@code form(text)}, kept in {@code cache}: a phrase's candidates are read by several
+     * rules, and the same fragments are candidates of many phrases. A full cache is emptied
+     * (the next phrases fill it again with what they read).
+     */
+    public static String remembered(java.util.Map<String, String> cache, String text,
+                                    java.util.function.UnaryOperator<String> form) {
+        String known = cache.get(text);
+        if (known == null) {
+            known = form.apply(text);
+            if (cache.size() >= REMEMBERED) {
+                cache.clear();
+            }
+            cache.put(text, known);
+        }
+        return known;
     }
 
     /**
