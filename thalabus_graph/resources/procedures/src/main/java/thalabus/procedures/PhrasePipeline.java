@@ -14,6 +14,7 @@ import thalabus.procedures.fusion.Hits;
 import thalabus.procedures.fusion.Hits.Hit;
 import thalabus.procedures.fusion.Lucene;
 import thalabus.procedures.fusion.PhraseFusion;
+import thalabus.procedures.fusion.Texts;
 import thalabus.procedures.scoring.Background;
 import thalabus.procedures.scoring.Calibration;
 import thalabus.procedures.scoring.Candidate;
@@ -113,7 +114,7 @@ final class PhrasePipeline {
             }
             hits = new ArrayList<>(hits);
             hits.sort(Comparator.comparingDouble((Hit h) -> -h.score())
-                    .thenComparing(Hit::fragmentid, PhrasePipeline::codePoints));
+                    .thenComparing(Hit::fragmentid, Texts.CODE_POINT_ORDER));
             double best = hits.isEmpty() ? 0.0 : hits.get(0).score();
             text.addAll(Hits.textFragments(fs, src[0], hits, best, null));
             sampledText.addAll(Hits.textFragments(fs, src[0], hits, best,
@@ -154,22 +155,6 @@ final class PhrasePipeline {
         Scale.Applied applied = Scale.apply(calibration, scaleSettings(settings), phrase, bg,
                 toScoring(fused));
         return new Result(applied.fragments(), applied.warning(), raw, found);
-    }
-
-    /** Python's string order (code points; Java's compareTo orders UTF-16 units). */
-    static int codePoints(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int x = a.codePointAt(i);
-            int y = b.codePointAt(j);
-            if (x != y) {
-                return Integer.compare(x, y);
-            }
-            i += Character.charCount(x);
-            j += Character.charCount(y);
-        }
-        return Integer.compare(a.length() - i, b.length() - j);
     }
 
     private static ScaleSettings scaleSettings(EngineSettings settings) {

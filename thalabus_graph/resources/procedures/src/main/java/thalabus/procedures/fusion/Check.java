@@ -161,8 +161,8 @@ public final class Check {
         }
         out.set("word", ranges(start, end, Texts::isWordChar));
         out.set("space", ranges(start, end, Texts::isSpace));
-        out.set("cased", ranges(start, end, Texts::isCased));
-        out.set("ignorable", ranges(start, end, Texts::isCaseIgnorable));
+        out.set("cased", ranges(start, end, thalabus.procedures.scoring.Tokens::isCased));
+        out.set("ignorable", ranges(start, end, thalabus.procedures.scoring.Tokens::isCaseIgnorable));
         ObjectNode lowered = JSON.createObjectNode();
         for (int cp = start; cp < end; cp++) {
             String one = new String(Character.toChars(cp));

@@ -1,5 +1,7 @@
 package thalabus.procedures.fusion;
 
+import thalabus.procedures.scoring.Tokens;
+
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -30,39 +32,13 @@ public final class Texts {
 
     /** {@code a < b} as Python compares strings (negative, zero, positive). */
     public static int compareCodePoints(String a, String b) {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int x = a.codePointAt(i);
-            int y = b.codePointAt(j);
-            if (x != y) {
-                return Integer.compare(x, y);
-            }
-            i += Character.charCount(x);
-            j += Character.charCount(y);
-        }
-        return Boolean.compare(i < a.length(), j < b.length());
+        return Tokens.compareCodePoints(a, b);
     }
 
     /** Whether Python's {@code \w} matches the code point: a letter (L*), a number (Nd, Nl, No)
      *  or the underscore, which is {@code str.isalnum() or ch == "_"}. */
     public static boolean isWordChar(int cp) {
-        if (cp == '_') {
-            return true;
-        }
-        switch (Character.getType(cp)) {
-            case Character.UPPERCASE_LETTER:
-            case Character.LOWERCASE_LETTER:
-            case Character.TITLECASE_LETTER:
-            case Character.MODIFIER_LETTER:
-            case Character.OTHER_LETTER:
-            case Character.DECIMAL_DIGIT_NUMBER:
-            case Character.LETTER_NUMBER:
-            case Character.OTHER_NUMBER:
-                return true;
-            default:
-                return false;
-        }
+        return Tokens.isWordChar(cp);
     }
 
     /** Whether Python's {@code \s} matches the code point ({@code str.isspace()}): the Unicode
@@ -79,86 +55,15 @@ public final class Texts {
         }
     }
 
-    /** The Unicode property Cased (Lowercase, Uppercase or Lt), which Python's final sigma
-     *  reads. */
-    static boolean isCased(int cp) {
-        return Character.isLowerCase(cp) || Character.isUpperCase(cp)
-                || Character.isTitleCase(cp);
-    }
-
-    /** The Unicode property Case_Ignorable (Mn, Me, Cf, Lm, Sk and the word-break classes
-     *  MidLetter, MidNumLet and Single_Quote), which Python's final sigma skips. */
-    static boolean isCaseIgnorable(int cp) {
-        switch (Character.getType(cp)) {
-            case Character.NON_SPACING_MARK:
-            case Character.ENCLOSING_MARK:
-            case Character.FORMAT:
-            case Character.MODIFIER_LETTER:
-            case Character.MODIFIER_SYMBOL:
-                return true;
-            default:
-                break;
-        }
-        switch (cp) {
-            case 0x27: case 0x2E: case 0x3A: case 0xB7: case 0x387: case 0x55F: case 0x5F4:
-            case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13: case 0xFE52:
-            case 0xFE55: case 0xFF07: case 0xFF0E: case 0xFF1A:
-                return true;
-            default:
-                return false;
-        }
-    }
-
-    /**
-     * Python's {@code str.lower()}: each code point's simple lowercase mapping, except U+0130
-     * (which becomes "i" and U+0307, its full mapping) and the capital sigma, which becomes
-     * final (U+03C2) after a cased character (case-ignorable ones skipped between) and not
-     * before one.
-     */
+    /** Python's {@code str.lower()} ({@link Tokens#lower}), each text lowered once. */
     public static String lower(String text) {
-        return thalabus.procedures.scoring.Tokens.remembered(LOWERED, text, Texts::lowered);
+        return Tokens.remembered(LOWERED, text, Tokens::lower);
     }
 
     /** Lowered texts, by text: a phrase's fit and fusion read each hit's text, and the same
      *  fragments come back for many phrases ({@code shared_words} is cached in Python too). */
     private static final java.util.Map<String, String> LOWERED =
             new java.util.concurrent.ConcurrentHashMap<>();
-
-    private static String lowered(String text) {
-        String ascii = thalabus.procedures.scoring.Tokens.asciiLower(text);
-        if (ascii != null) {
-            return ascii;
-        }
-        int[] cps = text.codePoints().toArray();
-        StringBuilder out = new StringBuilder(text.length());
-        for (int i = 0; i < cps.length; i++) {
-            int cp = cps[i];
-            if (cp == 0x130) {
-                out.append("i\u0307");
-            } else if (cp == 0x3A3) {
-                out.appendCodePoint(finalSigma(cps, i) ? 0x3C2 : 0x3C3);
-            } else {
-                out.appendCodePoint(Character.toLowerCase(cp));
-            }
-        }
-        return out.toString();
-    }
-
-    /** CPython's {@code handle_capital_sigma}: whether the sigma at {@code i} ends a word. */
-    private static boolean finalSigma(int[] cps, int i) {
-        int j = i - 1;
-        while (j >= 0 && isCaseIgnorable(cps[j])) {
-            j--;
-        }
-        if (j < 0 || !isCased(cps[j])) {
-            return false;
-        }
-        j = i + 1;
-        while (j < cps.length && isCaseIgnorable(cps[j])) {
-            j++;
-        }
-        return j == cps.length || !isCased(cps[j]);
-    }
 
     /**
      * The Java form of {@code tokens.plain_words}: the distinct runs of word characters
@@ -170,23 +75,7 @@ public final class Texts {
         if (text == null || text.isEmpty()) {
             return out;
         }
-        String low = lower(text);
-        int start = -1;
-        for (int i = 0; i < low.length(); ) {
-            int cp = low.codePointAt(i);
-            if (isWordChar(cp)) {
-                if (start < 0) {
-                    start = i;
-                }
-            } else if (start >= 0) {
-                out.add(low.substring(start, i));
-                start = -1;
-            }
-            i += Character.charCount(cp);
-        }
-        if (start >= 0) {
-            out.add(low.substring(start));
-        }
+        out.addAll(Tokens.words(lower(text)));
         return out;
     }
 }

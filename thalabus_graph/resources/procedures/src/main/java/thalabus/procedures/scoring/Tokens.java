@@ -27,6 +27,12 @@ public final class Tokens {
 
     private Tokens() {}
 
+    /** {@code a < b} as Python compares strings, code point by code point (negative, zero,
+     *  positive); Java's {@code compareTo} compares UTF-16 units. */
+    public static int compareCodePoints(String a, String b) {
+        return Python.compare(a, b);
+    }
+
     /** Python's {@code \w}: a letter, a number (Nd, Nl, No) or an underscore. */
     public static boolean isWordChar(int c) {
         switch (Character.getType(c)) {
@@ -174,13 +180,13 @@ public final class Tokens {
     }
 
     /** Unicode's Cased: Lu, Ll, Lt, Other_Uppercase or Other_Lowercase. */
-    static boolean isCased(int c) {
+    public static boolean isCased(int c) {
         return Character.isLowerCase(c) || Character.isUpperCase(c) || Character.isTitleCase(c);
     }
 
     /** Unicode's Case_Ignorable: Mn, Me, Cf, Lm, Sk, or word break MidLetter, MidNumLet or
      * Single_Quote. */
-    static boolean isCaseIgnorable(int c) {
+    public static boolean isCaseIgnorable(int c) {
         switch (Character.getType(c)) {
             case Character.NON_SPACING_MARK:
             case Character.ENCLOSING_MARK:
