@@ -130,13 +130,15 @@ def test_the_plugin_phrase_is_the_engines_phrase(clean_db: Database,
     assert compared > 100
 
 
-@pytest.mark.parametrize("fusion", ["language-slots", "convex", "max", "rrf"])
+@pytest.mark.parametrize("fusion", ["language-slots", "convex", "max", "rrf", "meaning only"])
 def test_the_engine_on_the_plugin_answers_as_on_its_statements(
         clean_db: Database, db_settings: Settings, fusion: str) -> None:
     reason = _not_the_launchers()
     if reason is not None:
         pytest.skip(reason)
-    statements, vectors = slice_graph(clean_db, db_settings.replace(fusion=fusion))
+    settings = (db_settings.replace(hybrid_all_queries=False, short_query_max_words=0)
+                if fusion == "meaning only" else db_settings.replace(fusion=fusion))
+    statements, vectors = slice_graph(clean_db, settings)
     plugin = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
                            embedder=statements.embedder)
     compared = 0

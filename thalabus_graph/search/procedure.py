@@ -76,12 +76,17 @@ class ProcedureState:
 
 def eligible(plan: PhrasePlan, scoped: bool) -> bool:
     """Whether the plugin can run this phrase plan: a semantic phrase whose plan is its one
-    unrestricted call and its fusion, in an unscoped query."""
-    if scoped or not plan.semantic or not plan.unrestricted or len(plan.searches) != 2:
+    unrestricted call, fused with its text search or not (semantic only), in an unscoped
+    query."""
+    if scoped or not plan.semantic or not plan.unrestricted or not plan.searches:
         return False
-    call, fusion = plan.searches
-    return (isinstance(call, PhraseCall) and call.results and isinstance(fusion, Fusion)
-            and not fusion.restricted)
+    call, *rest = plan.searches
+    if not isinstance(call, PhraseCall) or not call.results:
+        return False
+    if not rest:
+        return not call.with_text
+    return (len(rest) == 1 and isinstance(rest[0], Fusion) and not rest[0].restricted
+            and call.with_text)
 
 
 def overrides(settings: Settings) -> dict[str, Any]:

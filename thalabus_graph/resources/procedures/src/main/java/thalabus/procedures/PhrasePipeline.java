@@ -64,7 +64,8 @@ final class PhrasePipeline {
             search.put("background", background > topN ? background : 0);
             vectorSearches.add(search);
         }
-        String lucene = opts.withText(text, settings) ? Lucene.termsQuery(text) : "";
+        boolean fuse = opts.withText(text, settings);
+        String lucene = fuse ? Lucene.termsQuery(text) : "";
         List<String[]> textSources = lucene.isEmpty() ? List.of() : opts.textIndexes();
         List<Map<String, Object>> textSearches = new ArrayList<>();
         for (String[] src : textSources) {
@@ -74,16 +75,20 @@ final class PhrasePipeline {
         PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
                 settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
         return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
-                textSources);
+                textSources, fuse);
     }
 
     /**
      * @param calibration the embedder's calibration (null: scores stay on the index scale)
      * @param foreign the phrase is in a language the graph's text does not hold
      * @param textSources (source, index) of the text searches that ran, in their order
+     * @param fuse whether the phrase is fused with its text search (a phrase searched by
+     *     meaning only goes from its semantic hits to the calibrated scale, as the engine's
+     *     plan without a fusion step does)
      */
     static Result evaluate(String phrase, PhraseSearch found, EngineSettings settings,
-                           Calibration calibration, boolean foreign, List<String[]> textSources) {
+                           Calibration calibration, boolean foreign, List<String[]> textSources,
+                           boolean fuse) {
         Map<String, Object> values = new java.util.HashMap<>(settings.asMap());
         values.put("calibrated", calibration != null);
         FusionSettings fs = FusionSettings.fromMap(values);
@@ -146,7 +151,7 @@ final class PhrasePipeline {
         Background bg = calibration == null ? null : Scale.remember(calibration, phrase,
                 scoringSemantic, found.sizes, beyond, toScoring(sample.text()), found.languages,
                 foreign);
-        List<Fragment> fused = fusion.fuse(phrase, semantic, text, false, null);
+        List<Fragment> fused = fuse ? fusion.fuse(phrase, semantic, text, false, null) : semantic;
         Map<String, Double> raw = new java.util.HashMap<>();
         fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
         if (calibration == null) {
