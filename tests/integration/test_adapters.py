@@ -114,7 +114,10 @@ def engine_fragments(graph: ThalabusGraph, query: str = QUERY, *, ontology_id: s
 def expected_metadata(graph: ThalabusGraph, fragments: list[Fragment]
                       ) -> list[dict[str, Any]]:
     details = {d.documentid: d for d in graph.documents_of(fragments)}
-    return [{"fragment_id": f.fragmentid, "document_id": f.documentid, "score": f.score,
+    # a score within 1e-6: right after the module's ingest Lucene's merges still move BM25's
+    # statistics, and with them a fused fragment's score by about 1e-8 between two queries
+    return [{"fragment_id": f.fragmentid, "document_id": f.documentid,
+             "score": pytest.approx(f.score, abs=1e-6),
              "contributions": list(f.contributions), "reranked": False,
              "title": details[f.documentid].title,
              "language": details[f.documentid].properties.get("language"),
