@@ -134,8 +134,10 @@ class ProcedurePhrases:
         calibration = self.calibration()
         assert calibration is not None, "ProcedurePhrases.usable was asked first"
         options: dict[str, Any] = {
-            "settings": self._overrides, "calibration": calibration, "with_text": with_text,
-            "text_indexes": [list(pair) for pair in self.languages.choose(phrase).indexes]}
+            "settings": self._overrides, "calibration": calibration, "with_text": with_text}
+        if with_text:  # a phrase without text searches needs no text language
+            options["text_indexes"] = [list(pair)
+                                       for pair in self.languages.choose(phrase).indexes]
         if self.scale.calibration is not None:
             held = self.languages.held(phrase)
             if held is not None:
