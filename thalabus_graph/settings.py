@@ -431,6 +431,15 @@ def field_docs() -> dict[str, str]:
     return docs
 
 
+def plain_values(settings: Settings) -> dict[str, bool | int | float | str]:
+    """The settings' plain values (booleans, numbers, text) by field name, credentials left
+    out: what another runtime can read as JSON (the procedure plugin's defaults and a query's
+    overrides of them)."""
+    return {f.name: value for f in fields(settings)
+            if isinstance(value := getattr(settings, f.name), bool | int | float | str)
+            and not is_secret(f.name)}
+
+
 def markdown_table(*, compact: bool = False) -> str:
     """The configuration table: variable, default, meaning (docs/configuration.md).
 

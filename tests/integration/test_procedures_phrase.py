@@ -13,7 +13,6 @@ plugin, which a server the launcher starts carries (``test_procedures_plugin``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 from functools import partial
@@ -31,7 +30,7 @@ from thalabus_graph.graph.database import Database
 from thalabus_graph.query.serialize import quote_double
 from thalabus_graph.results.query_result import QueryResult
 from thalabus_graph.search.languages import TextLanguages, TextLanguageState
-from thalabus_graph.settings_values import is_secret
+from thalabus_graph.search.procedure import overrides
 
 pytestmark = pytest.mark.integration
 
@@ -42,13 +41,8 @@ def plugin_fragments(db: Database, settings: Settings, phrase: str, vector: list
                      options: dict[str, Any]) -> list[tuple[str, float, str]]:
     """(fragment id, score, source) of ``CALL thalabus.phrase``, in its order."""
     languages = TextLanguages(settings, TextLanguageState(db, 60.0))
-    defaults = Settings()
-    changed = {f.name: getattr(settings, f.name) for f in dataclasses.fields(Settings)
-               if isinstance(getattr(settings, f.name), bool | int | float | str)
-               and getattr(settings, f.name) != getattr(defaults, f.name)
-               and not is_secret(f.name)}
     indexes = [list(pair) for pair in languages.choose(phrase).indexes]
-    chosen = {"settings": changed, "text_indexes": indexes,
+    chosen = {"settings": overrides(settings), "text_indexes": indexes,
               **({"held": languages.held(phrase)} if languages.held(phrase) is not None
                  else {}), **options}
     rows = db.read_text("CALL thalabus.phrase($text, $vector, $options) "

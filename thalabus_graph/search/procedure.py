@@ -12,7 +12,6 @@ calibration file of the user's) runs the engine's statements, which compute the 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -27,8 +26,7 @@ from thalabus_graph.scoring.scale import DroppedWarning, PhraseScale
 from thalabus_graph.search.languages import TextLanguages
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
-from thalabus_graph.settings import Settings
-from thalabus_graph.settings_values import is_secret
+from thalabus_graph.settings import Settings, plain_values
 
 logger = logging.getLogger(__name__)
 _LOCK = threading.Lock()
@@ -52,11 +50,12 @@ class ProcedureState:
         """
         if self.settings.procedures == "off":
             return False
-        with _LOCK:
-            if self.db.plugin is None:
-                self.db.plugin = self._read()
-                if not self.db.plugin[0]:
-                    logger.info("procedure plugin not used: %s", self.db.plugin[1])
+        if self.db.plugin is None:  # read once per connection; every later query skips the lock
+            with _LOCK:
+                if self.db.plugin is None:
+                    self.db.plugin = self._read()
+                    if not self.db.plugin[0]:
+                        logger.info("procedure plugin not used: %s", self.db.plugin[1])
         usable, why = self.db.plugin
         if not usable and self.settings.procedures == "on":
             raise ConfigurationError(f"procedures is on but {why} (docs/procedures.md)")
@@ -91,15 +90,12 @@ def eligible(plan: PhrasePlan, scoped: bool) -> bool:
 
 def overrides(settings: Settings) -> dict[str, Any]:
     """The settings that differ from the defaults, plain values only, secrets left out: what
-    the plugin reads over the defaults its jar carries."""
-    defaults = _DEFAULTS
-    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(Settings)
-            if isinstance(getattr(settings, f.name), bool | int | float | str)
-            and getattr(settings, f.name) != getattr(defaults, f.name)
-            and not is_secret(f.name)}
+    the plugin reads over the defaults its jar carries (``settings.plain_values``)."""
+    return {name: value for name, value in plain_values(settings).items()
+            if value != _DEFAULTS[name]}
 
 
-_DEFAULTS = Settings()
+_DEFAULTS = plain_values(Settings())
 
 
 class ProcedurePhrases:

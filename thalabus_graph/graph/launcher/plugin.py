@@ -9,7 +9,6 @@ nothing else, so the launcher points Neo4j's plugin directory straight at it.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -26,8 +25,7 @@ from thalabus_graph.graph.launcher.install import Installation, _run_tool
 from thalabus_graph.graph.launcher.java import JavaInstallation, find_java, java_major_range
 from thalabus_graph.graph.launcher.process import _file_lock
 from thalabus_graph.languages import LANGUAGES
-from thalabus_graph.settings import Settings
-from thalabus_graph.settings_values import is_secret
+from thalabus_graph.settings import Settings, plain_values
 
 JAR_NAME = "thalabus-procedures.jar"
 PROPERTIES_NAME = "thalabus-procedures.properties"
@@ -64,19 +62,9 @@ def jar_resources() -> dict[str, bytes]:
     folder = _package_dir("resources", "calibration")
     out = {f"calibration/{path.name}": path.read_bytes()
            for path in sorted(folder.glob("*.json"))}
-    out["settings.json"] = json.dumps(_settings_defaults(), sort_keys=True).encode()
+    out["settings.json"] = json.dumps(plain_values(Settings()), sort_keys=True).encode()
     out["languages.json"] = json.dumps(dict(sorted(LANGUAGES.items()))).encode()
     out["cypher/search_phrase.cypher"] = cypher_library.load("search_phrase", {}).encode()
-    return out
-
-
-def _settings_defaults() -> dict[str, object]:
-    """``Settings``' field defaults with plain JSON values, secrets left out."""
-    out: dict[str, object] = {}
-    for f in dataclasses.fields(Settings):
-        value = f.default
-        if isinstance(value, bool | int | float | str) and not is_secret(f.name):
-            out[f.name] = value
     return out
 
 
