@@ -1,14 +1,16 @@
 // One unrestricted phrase through the procedure plugin (thalabus.phraseResult): its vector and
 // full-text searches, fusion and calibration run inside the server, by the same rules as the
 // engine's search_phrase and the Python steps after it; one row of parallel lists comes back
-// with the node counts, the stored vectors' models and the phrase's warning. With $details
+// with the node counts, the stored vectors' models, the phrase's warning and whether its
+// language could change its gate (the engine then reads it and, for a language the graph lacks,
+// calls again with held false). With $details
 // (the caller returns documents) the row also lists [documentid, properties, ontologyid,
 // categories] of each distinct document, as search_phrase does.
 CALL thalabus.phraseResult($text, $vector, $options)
 YIELD fragmentids, documentids, sources, texts, scores, raw_scores, contributions, documents,
-      warning, sizes, models, rows
+      warning, sizes, models, rows, language_matters
 RETURN fragmentids, documentids, sources, texts, scores, raw_scores, contributions, warning,
-       sizes, models, rows,
+       sizes, models, rows, language_matters,
        CASE WHEN $details
             THEN [id IN documents | COLLECT {
                     MATCH (d:Document {documentid: id})

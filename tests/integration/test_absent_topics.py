@@ -23,6 +23,8 @@ import pytest
 from benchmarks.quality import semantic_phrase
 from benchmarks.sample_topics import ABSENT, PRESENT
 from tests.integration.sample import documents, load_sample
+from tests.integration.test_procedures_phrase import assert_same, engine_fragments, settled
+from tests.integration.test_procedures_plugin import _not_the_launchers
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 
@@ -83,3 +85,24 @@ def test_the_gate_reads_the_words_of_a_phrase_only_in_a_language_the_corpus_hold
     scores = graph.explain(phrase)["scores"]
     assert scores["scale"] == "calibrated" and "language the graph's text lacks" in str(
         scores["foreign_gate"])
+
+
+def test_on_the_plugin_a_phrase_in_a_language_the_corpus_lacks_is_judged_as_one(
+        graph: ThalabusGraph) -> None:
+    """The plugin judges a phrase as held unless told otherwise and says when its language
+    could change its gate; the engine then reads the language and, for one the corpus lacks,
+    asks again: an Italian phrase about the kitchen floor scores as on the engine's statements,
+    far above the same phrase said to be English (its words looked for and not found)."""
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    on, off = (ThalabusGraph(graph.db, settings=graph.settings.replace(procedures=mode),
+                             embedder=graph.embedder) for mode in ("on", "off"))
+    phrase = semantic_phrase("pulire il pavimento della cucina")
+    ours, theirs = settled(
+        lambda: engine_fragments(off.query(phrase, return_documents=False).fragments),
+        lambda: engine_fragments(on.query(phrase, return_documents=False).fragments))
+    assert_same(phrase, ours, theirs)
+    said_english = on.query(phrase, return_documents=False, language="en").fragments
+    assert theirs and theirs[0][0].startswith("docid-2003")
+    assert not said_english or said_english[0].score < theirs[0][1] - 0.5

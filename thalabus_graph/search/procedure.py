@@ -123,10 +123,12 @@ class ProcedurePhrases:
             return None
         return self.settings.embedder_model
 
-    def params(self, phrase: str, *, with_text: bool) -> dict[str, Any]:
+    def params(self, phrase: str, *, with_text: bool, held: bool | None = None
+               ) -> dict[str, Any]:
         """The parameters of one phrase's ``search_phrase_procedure`` call: its vector, the
         settings the plugin reads over its defaults, the calibration, and what the engine
-        decided for the phrase (its text indexes; whether its language is held)."""
+        decided for the phrase (its text indexes; ``held``: whether its language is held,
+        given only once the plugin said that it can change the phrase's gate)."""
         calibration = self.calibration()
         assert calibration is not None, "ProcedurePhrases.usable was asked first"
         options: dict[str, Any] = {
@@ -134,10 +136,8 @@ class ProcedurePhrases:
         if with_text:  # a phrase without text searches needs no text language
             options["text_indexes"] = [list(pair)
                                        for pair in self.languages.choose(phrase).indexes]
-        if self.scale.calibration is not None:
-            held = self.languages.held(phrase)
-            if held is not None:
-                options["held"] = held
+        if held is not None:
+            options["held"] = held
         return {"text": phrase, "vector": self.vector(phrase), "options": options,
                 "details": self.details}
 
@@ -156,10 +156,14 @@ class ProcedurePhrases:
         counts and documents' details by the evaluation."""
         ahead = self.runner.prefetched.pop(("search_phrase_procedure", phrase, with_text), None)
         params = {} if ahead is not None else self.params(phrase, with_text=with_text)
-        rows = self.runner.read(steps[0], "search_phrase_procedure", plain=True, ahead=ahead,
-                                **params)
+        row = self.runner.read(steps[0], "search_phrase_procedure", plain=True, ahead=ahead,
+                               **params)[0]
+        # the phrase's language is read only when it can change its gate, as the engine's
+        # own scale reads it (PhraseScale.remember); lingua costs milliseconds a phrase
+        if row["language_matters"] and self.languages.held(phrase) is False:
+            row = self.runner.read(steps[0], "search_phrase_procedure", plain=True, **self.params(
+                phrase, with_text=with_text, held=False))[0]
         self.runner.share_call(steps, "search_phrase_procedure")
-        row = rows[0]
         self.runner.details.update((entry[0], entry) for entry in row["details"] if entry)
         sizes = {str(k): int(v) for k, v in row["sizes"].items()}
         self.reads.learn(sizes)

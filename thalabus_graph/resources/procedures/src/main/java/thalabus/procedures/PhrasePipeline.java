@@ -29,10 +29,16 @@ import thalabus.procedures.scoring.ScaleSettings;
  * on the sample, the pool fused by it, then the phrase's one calibrated scale.
  */
 final class PhrasePipeline {
-    /** The phrase's fragments and, when the scale removed some, its warning (null: none). */
+    /**
+     * The phrase's fragments and, when the scale removed some, its warning (null: none);
+     * {@code languageMatters}: the phrase was judged as held (no {@code held} option said
+     * otherwise) and its language could change its gate ({@link Calibration#languageMatters}),
+     * so a caller that finds it in a language the graph lacks asks again with {@code held}
+     * false, as the engine reads a phrase's language only then.
+     */
     record Result(List<thalabus.procedures.scoring.Fragment> fragments,
                   thalabus.procedures.scoring.DroppedWarning warning, Map<String, Double> raw,
-                  PhraseSearch found) {}
+                  PhraseSearch found, boolean languageMatters) {}
 
     private PhrasePipeline() {}
 
@@ -151,15 +157,16 @@ final class PhrasePipeline {
         Background bg = calibration == null ? null : Scale.remember(calibration, phrase,
                 scoringSemantic, found.sizes, beyond, toScoring(sample.text()), found.languages,
                 foreign);
+        boolean matters = bg != null && !bg.foreign() && calibration.languageMatters(bg);
         List<Fragment> fused = fuse ? fusion.fuse(phrase, semantic, text, false, null) : semantic;
         Map<String, Double> raw = new java.util.HashMap<>();
         fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
         if (calibration == null) {
-            return new Result(toScoring(fused), null, raw, found);
+            return new Result(toScoring(fused), null, raw, found, false);
         }
         Scale.Applied applied = Scale.apply(calibration, scaleSettings(settings), phrase, bg,
                 toScoring(fused));
-        return new Result(applied.fragments(), applied.warning(), raw, found);
+        return new Result(applied.fragments(), applied.warning(), raw, found, matters);
     }
 
     private static ScaleSettings scaleSettings(EngineSettings settings) {

@@ -24,7 +24,9 @@ import thalabus.procedures.scoring.Fragment;
  * the node counts, the embedding models of the stored vectors, the distinct documents (whose
  * details the engine's statement reads alongside), the phrase's warning, which an emptied
  * phrase keeps too, and the hits of each search ({@code rows}: "semantic:chapters" ... as
- * profile shows them per step).
+ * profile shows them per step), and {@code language_matters}: whether the phrase's language
+ * could change its gate, so that the engine reads the language only then (and asks again with
+ * {@code held} false when the graph lacks it).
  */
 public final class PhraseResult {
     @Context
@@ -44,6 +46,7 @@ public final class PhraseResult {
         public final Map<String, Object> sizes;
         public final List<String> models;
         public final Map<String, Object> rows = new LinkedHashMap<>();
+        public final boolean language_matters;
 
         Row(PhrasePipeline.Result result) {
             LinkedHashSet<String> distinct = new LinkedHashSet<>();
@@ -58,6 +61,7 @@ public final class PhraseResult {
                 distinct.add(f.documentid());
             }
             documents = new ArrayList<>(distinct);
+            language_matters = result.languageMatters();
             warning = warning(result.warning());
             sizes = new LinkedHashMap<>(result.found().sizes);
             models = List.copyOf(result.found().storedModels);

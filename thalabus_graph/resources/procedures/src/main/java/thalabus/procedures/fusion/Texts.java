@@ -55,15 +55,12 @@ public final class Texts {
         }
     }
 
-    /** Python's {@code str.lower()} ({@link Tokens#lower}), each text lowered once. */
+    /** Python's {@code str.lower()} ({@link Tokens#lower}), each text lowered once
+     *  ({@link Tokens#lowered}: a phrase's fit and fusion read each hit's text, and so does the
+     *  gate; {@code shared_words} is cached in Python too). */
     public static String lower(String text) {
-        return Tokens.remembered(LOWERED, text, Tokens::lower);
+        return Tokens.lowered(text);
     }
-
-    /** Lowered texts, by text: a phrase's fit and fusion read each hit's text, and the same
-     *  fragments come back for many phrases ({@code shared_words} is cached in Python too). */
-    private static final java.util.Map<String, String> LOWERED =
-            new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * The Java form of {@code tokens.plain_words}: the distinct runs of word characters

@@ -75,16 +75,34 @@ public final class Tokens {
 
     /** The form {@link #lexicalWords} reads a text in: NFC, then {@link #lower}. */
     public static String fold(String text) {
-        return remembered(FOLDED, text, t -> {
-            String ascii = asciiLower(t);  // NFC leaves ASCII as it is
-            return ascii != null ? ascii : lower(Normalizer.normalize(t, Normalizer.Form.NFC));
+        return forms(text).folded();
+    }
+
+    /** Python's {@code str.lower} ({@link #lower}) of a text, kept with its {@link #fold}. */
+    public static String lowered(String text) {
+        return forms(text).lowered();
+    }
+
+    /** A text's two reading forms; for an ASCII text both are the one lowercased string (NFC
+     *  leaves ASCII as it is), so fusion and the gate lower each candidate once. */
+    private record Forms(String folded, String lowered) {}
+
+    private static Forms forms(String text) {
+        return remembered(FORMS, text, t -> {
+            String ascii = asciiLower(t);
+            if (ascii != null) {
+                return new Forms(ascii, ascii);
+            }
+            String lowered = lowerCodePoints(t);
+            return new Forms(Normalizer.isNormalized(t, Normalizer.Form.NFC) ? lowered
+                    : lower(Normalizer.normalize(t, Normalizer.Form.NFC)), lowered);
         });
     }
 
     /** Most texts a cache of {@link #remembered} keeps before it starts again (a few
      *  megabytes of candidate texts). */
     public static final int REMEMBERED = 2048;
-    private static final java.util.Map<String, String> FOLDED =
+    private static final java.util.Map<String, Forms> FORMS =
             new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
@@ -92,9 +110,9 @@ public final class Tokens {
      * rules, and the same fragments are candidates of many phrases. A full cache is emptied
      * (the next phrases fill it again with what they read).
      */
-    public static String remembered(java.util.Map<String, String> cache, String text,
-                                    java.util.function.UnaryOperator<String> form) {
-        String known = cache.get(text);
+    public static <T> T remembered(java.util.Map<String, T> cache, String text,
+                                   java.util.function.Function<String, T> form) {
+        T known = cache.get(text);
         if (known == null) {
             known = form.apply(text);
             if (cache.size() >= REMEMBERED) {
@@ -134,12 +152,21 @@ public final class Tokens {
      */
     public static String lower(String text) {
         String ascii = asciiLower(text);
-        if (ascii != null) {
-            return ascii;
-        }
-        StringBuilder out = new StringBuilder(text.length());
+        return ascii != null ? ascii : lowerCodePoints(text);
+    }
+
+    /** {@link #lower} of a text with a character beyond ASCII: ASCII characters map in place,
+     *  the others by code point. */
+    private static String lowerCodePoints(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 8);
         int i = 0;
         while (i < text.length()) {
+            char ch = text.charAt(i);
+            if (ch < 0x80) {
+                out.append(ch >= 'A' && ch <= 'Z' ? (char) (ch + 32) : ch);
+                i++;
+                continue;
+            }
             int c = text.codePointAt(i);
             if (c == 0x130) {
                 out.append("i\u0307");
