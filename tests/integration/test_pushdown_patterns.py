@@ -195,6 +195,19 @@ def test_the_nested_shape_is_one_filter_parameter(graph: ThalabusGraph) -> None:
     assert result.fragments and {f.documentid for f in result.fragments} <= expected
 
 
+def test_a_filter_of_negated_literals_is_estimated_from_degrees(graph: ThalabusGraph) -> None:
+    query = '"asylum" AND NOT COUNTRY_OF_ORIGIN=IQ AND NOT CHARACTER=Jane'
+    result, steps, pushed = _profiled(graph, query)
+    assert pushed
+    (count,) = [s for s in steps if s["kind"] == "category_count"]
+    expected = EVERY_DOCUMENT - IQ - JANE
+    assert count["documents"] == len(EVERY_DOCUMENT) - max(len(IQ), len(JANE)) >= len(expected)
+    assert count["estimate"].startswith("upper bound")
+    reference, _ = graph.evaluate(parse(query), reference=True)
+    assert result.fragments and {f.documentid for f in result.fragments} <= expected
+    _assert_same_as_reference(result.fragments, reference, query)
+
+
 def test_a_chain_of_filters_is_one_pattern_in_its_phrase(graph: ThalabusGraph) -> None:
     chain = '"asylum" AND DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY'
     result, steps, pushed = _profiled(graph, chain)
@@ -302,6 +315,9 @@ IQ_ONLY = CategoryPattern("COUNTRY_OF_ORIGIN", ("IQ",))
 NOT_IQ = CategoryPattern("COUNTRY_OF_ORIGIN", ("IQ",), negated=True)
 IQ_OR_JANE = FilterPattern("", (), conjunctions=(
     (IQ_ONLY,), (CategoryPattern("CHARACTER", ("Jane",)),)))
+NEITHER_IQ_NOR_JANE = FilterPattern("", (), conjunctions=(
+    (NOT_IQ, CategoryPattern("CHARACTER", ("Jane",), negated=True)),))
+EVERY_DOCUMENT = docs_where(lambda d: True)
 
 
 @pytest.mark.parametrize(("ontology", "pattern", "expected"), [
@@ -310,6 +326,10 @@ IQ_OR_JANE = FilterPattern("", (), conjunctions=(
     ("asylum", NOT_IQ, len(ASYLUM - IQ)),
     # a filter with seeds, within an ontology too: its seed values' degrees (an upper bound)
     ("stories", IQ_OR_JANE, len(IQ) + len(JANE)),
+    # a filter without seeds, unscoped: the documents less its largest excluded value's (an
+    # upper bound, no walk over every document); within an ontology, exact
+    (None, NEITHER_IQ_NOR_JANE, len(EVERY_DOCUMENT) - max(len(IQ), len(JANE))),
+    ("asylum", NEITHER_IQ_NOR_JANE, len(ASYLUM - IQ - JANE)),
 ])
 def test_a_pattern_counted_at_run_time_is_counted_by_the_vocabulary_statement(
         graph: ThalabusGraph, ontology: str | None, pattern: CategoryPattern,

@@ -109,10 +109,12 @@ class Scope:
         """Whether the count of ``category`` is an upper bound, not exact: a filter with seeds
         and no parent datasets is counted as the sum of its seed values' documents (degree
         lookups, whatever the ontology; ``restricted_documents`` caps it at the scope's size);
-        every match has a seed value, and a search over-fetching from a too-high estimate
-        asks again."""
-        return (isinstance(category, FilterPattern) and category.seeds() is not None
-                and self.dataset_pattern() is None)
+        every match has a seed value; unscoped, a filter without seeds as the documents less
+        the largest degree among each conjunction's negated values. A search over-fetching
+        from a too-high estimate asks again."""
+        if not isinstance(category, FilterPattern) or self.dataset_pattern() is not None:
+            return False
+        return category.seeds() is not None or self.ontology_pattern() is None
 
     def restricted_documents(self, restriction: Restriction | None,
                              category: CategoryPattern | None = None) -> int:

@@ -145,7 +145,10 @@ class ScopeReads:
         step.rows = 0
         step.detail["documents"] = having
         if self.sized().bounds_filter(category):
-            step.detail["estimate"] = "upper bound: the seed values' documents"
+            step.detail["estimate"] = (
+                "upper bound: the seed values' documents" if isinstance(category, FilterPattern)
+                and category.seeds() is not None
+                else "upper bound: the documents less each conjunction's largest excluded value")
         return self.value
 
 
