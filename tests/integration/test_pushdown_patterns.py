@@ -208,6 +208,21 @@ def test_a_filter_of_negated_literals_is_estimated_from_degrees(graph: ThalabusG
     _assert_same_as_reference(result.fragments, reference, query)
 
 
+def test_a_filter_over_an_or_of_phrases_is_one_pattern_in_each(graph: ThalabusGraph) -> None:
+    """``("p" OR "q") AND F`` runs as ``("p" AND F) OR ("q" AND F)``: nothing listed, the
+    filter checked as a pattern by both phrases' searches, the reference's answer."""
+    query = '("asylum" OR "a cat at home") AND NOT COUNTRY_OF_ORIGIN=IQ'
+    result, steps, pushed = _profiled(graph, query)
+    assert not any(s["kind"] in ("category", "universe") for s in steps)  # nothing listed
+    phrases = {s.get("phrase") for s in steps if "category_pattern" in s}
+    assert phrases >= {"asylum", "a cat at home"}
+    assert pushed and all(p == {"name": "COUNTRY_OF_ORIGIN", "values": ["IQ"], "negated": True}
+                          for p in pushed)
+    reference, _ = graph.evaluate(parse(query), reference=True)
+    assert result.fragments and not {f.documentid for f in result.fragments} & IQ
+    _assert_same_as_reference(result.fragments, reference, query)
+
+
 def test_a_chain_of_filters_is_one_pattern_in_its_phrase(graph: ThalabusGraph) -> None:
     chain = '"asylum" AND DECISION=granted AND NOT COUNTRY_OF_ORIGIN=SY'
     result, steps, pushed = _profiled(graph, chain)

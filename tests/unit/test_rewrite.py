@@ -1,6 +1,7 @@
-"""The filters of an AND chain gathered into one side (``plan.rewrite.group_filters``):
-the same answer under the combination rules, in the form the compiler pushes as one
-pattern, and linear on long chains."""
+"""The filters of an AND chain gathered into one side (``plan.rewrite.group_filters``) and a
+filter distributed over an OR of phrases (``plan.distribute``): the same answer under the
+combination rules, in the form the compiler pushes as one pattern, and linear on long
+chains."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from thalabus_graph.fragments import (
     document_id_of,
     stub,
 )
-from thalabus_graph.plan.rewrite import group_filters
+from thalabus_graph.plan.rewrite import group_filters, rewrite
 from thalabus_graph.query import (
     And,
     Category,
@@ -85,6 +86,39 @@ def test_the_answer_is_the_same(tree: Node, drawn: tuple[list[tuple[str, int, fl
     hits = {p: phrase_hits(d, p) for p, d in zip(PHRASES, drawn, strict=True)}
     members = {c.values[0]: m for c, m in zip(CATEGORIES, cats, strict=True)}
     assert evaluate(group_filters(tree), hits, members) == evaluate(tree, hits, members)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(trees, st.tuples(fragments, fragments, fragments),
+       st.tuples(memberships, memberships, memberships))
+def test_the_rewritten_query_has_the_same_answer(
+        tree: Node, drawn: tuple[list[tuple[str, int, float]], ...],
+        cats: tuple[list[str], ...]) -> None:
+    hits = {p: phrase_hits(d, p) for p, d in zip(PHRASES, drawn, strict=True)}
+    members = {c.values[0]: m for c, m in zip(CATEGORIES, cats, strict=True)}
+    assert evaluate(rewrite(tree).root, hits, members) == evaluate(tree, hits, members)
+
+
+def test_a_filter_over_an_or_of_phrases_is_pushed_into_each_phrase() -> None:
+    done = rewrite(parse('("a" OR ("b" OR \'c\')) AND NOT K=1 AND K=2'))
+    assert serialize(done.root) == ('"a" AND (NOT K=1 AND K=2) OR ("b" AND (NOT K=1 AND K=2) '
+                                    "OR 'c' AND (NOT K=1 AND K=2))")  # the ORs as written
+    assert len(done.patterns) == 1  # one pattern, pushed into all three phrases
+    copies = [n for n in walk(done.root) if isinstance(n, Category) and n.values == ("2",)]
+    assert len(copies) == 3 and len({id(n) for n in copies}) == 3  # a tree per phrase
+    required = rewrite(parse('K=3 AND ("a" OR "b")'))
+    assert serialize(required.root) == 'K=3 AND "a" OR K=3 AND "b"'
+
+
+def test_a_filter_stays_over_an_or_that_is_not_phrases_alone() -> None:
+    for query in ('("a" OR K=1) AND K=2', '("a" OR "b" AND "c") AND K=2',
+                  '("a" OR "b") AND ("c" OR K=1)'):
+        assert serialize(rewrite(parse(query)).root) == serialize(
+            group_filters(parse(query))), query
+    ungrouped = parse('("a" OR "b") AND K=2')
+    assert rewrite(ungrouped, grouped=False).root is ungrouped  # branch reranking
+    defined = rewrite(ungrouped, defined=frozenset({"K"}))
+    assert serialize(defined.root) == '("a" OR "b") AND K=2' and not defined.patterns
 
 
 def _pure(node: Node) -> bool:

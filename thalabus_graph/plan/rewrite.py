@@ -55,6 +55,7 @@ from dataclasses import dataclass, field, replace
 
 from thalabus_graph.plan.categories import VocabularyCheck
 from thalabus_graph.plan.cost import check_limit
+from thalabus_graph.plan.distribute import distribute_filters
 from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import (
@@ -160,10 +161,15 @@ def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
 def rewrite(node: Node, *, grouped: bool = True, defined: frozenset[str] = frozenset(),
             pair_counts: PairCounts | None = None) -> Rewritten:
     """``node`` rewritten once for the compiler (``grouped``: gather the filters of each AND
-    chain, as the compiled plan does unless branches are reranked one by one; ``defined``:
+    chain and distribute a pushable filter over an OR of phrases (``distribute``), as the
+    compiled plan does unless branches are reranked one by one; ``defined``:
     the graph-defined category names, never pushed as patterns; ``pair_counts``: the
     documents of its category values, which order a filter pattern's literals)."""
-    root = group_filters(node) if grouped else node
+    root = node
+    if grouped:
+        root = group_filters(node)
+        grouped_pure = pure_filters(root)
+        root = distribute_filters(root, lambda side: _pushable(side, grouped_pure, defined))
     pure = pure_filters(root)
     counts = dict(pair_counts or {})
     patterns: list[CategoryPattern] = []
@@ -202,6 +208,15 @@ def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] =
     if defined and any(isinstance(n, Category) and n.name in defined for n in walk(first)):
         return swap, None
     return swap, _pattern_of(first, pure[id(first)])
+
+
+def _pushable(side: Node, pure: Mapping[int, bool], defined: frozenset[str]) -> bool:
+    """Whether an AND's side is a filter the plan pushes into a phrase as one pattern."""
+    if not pure.get(id(side), False):
+        return False
+    if defined and any(isinstance(n, Category) and n.name in defined for n in walk(side)):
+        return False
+    return _pattern_of(side, True) is not None
 
 
 def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
