@@ -1,5 +1,5 @@
 """The filters of an AND chain gathered into one side (``plan.rewrite.group_filters``) and a
-filter distributed over an OR of phrases (``plan.distribute``): the same answer under the
+filter distributed over an OR of phrases (``distribute_filters``): the same answer under the
 combination rules, in the form the compiler pushes as one pattern, and linear on long
 chains."""
 

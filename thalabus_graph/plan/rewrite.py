@@ -34,6 +34,18 @@ The compiler does not regroup under branch reranking (``Compiler``'s ``group``),
 reranks each AND operand with its own clauses. Iterative: a 100,000-term chain neither
 recurses nor revisits a node.
 
+A filter spread over an OR of phrases (``distribute_filters``).
+``("p" OR "q") AND F``, ``F`` a pure filter, keeps either phrase's fragments of ``F``'s
+documents with their scores; so does ``("p" AND F) OR ("q" AND F)``: an AND with a pure filter
+keeps its scored side's fragments of the common documents unchanged, an OR unions by id (the
+higher score wins), and each phrase is searched within ``F`` either way, so the pools and the
+answer are the same. Written as the first form, ``F``'s documents are listed and shipped to
+every phrase as ids (a NOT: the universe less the excluded); in the second ``F`` is one pattern
+each phrase's search checks, as for one phrase. A required filter is such an ``F``. Only over
+an OR of phrases alone and for an ``F`` pushable as one pattern (``_spreadable``: no
+graph-defined category, a normal form within bounds), each phrase with its own copy (the
+compiler keeps one plan per node); not under branch reranking.
+
 Pushed filters as one pattern.
 A pure filter of categories as one pushed pattern: its disjunctive normal form.
 
@@ -50,12 +62,11 @@ them, so the pattern is found from its smallest literals (``seeds.ordered``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from thalabus_graph.plan.categories import VocabularyCheck
 from thalabus_graph.plan.cost import check_limit
-from thalabus_graph.plan.distribute import distribute_filters
 from thalabus_graph.plan.seeds import PairCounts
 from thalabus_graph.plan.steps import CategoryPattern, FilterPattern
 from thalabus_graph.query import (
@@ -161,16 +172,16 @@ def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
 def rewrite(node: Node, *, grouped: bool = True, defined: frozenset[str] = frozenset(),
             pair_counts: PairCounts | None = None) -> Rewritten:
     """``node`` rewritten once for the compiler (``grouped``: gather the filters of each AND
-    chain and distribute a pushable filter over an OR of phrases (``distribute``), as the
+    chain and spread a pushable filter over an OR of phrases (``distribute_filters``), as the
     compiled plan does unless branches are reranked one by one; ``defined``:
     the graph-defined category names, never pushed as patterns; ``pair_counts``: the
     documents of its category values, which order a filter pattern's literals)."""
-    root = node
-    if grouped:
-        root = group_filters(node)
-        grouped_pure = pure_filters(root)
-        root = distribute_filters(root, lambda side: _pushable(side, grouped_pure, defined))
+    root = group_filters(node) if grouped else node
     pure = pure_filters(root)
+    spreadable = _spreadable(root, pure, defined) if grouped else frozenset()
+    if spreadable:
+        root = distribute_filters(root, spreadable)
+        pure = pure_filters(root)
     counts = dict(pair_counts or {})
     patterns: list[CategoryPattern] = []
     for kid in walk(root):
@@ -210,13 +221,52 @@ def push_decision(node: And, pure: Mapping[int, bool], defined: frozenset[str] =
     return swap, _pattern_of(first, pure[id(first)])
 
 
-def _pushable(side: Node, pure: Mapping[int, bool], defined: frozenset[str]) -> bool:
-    """Whether an AND's side is a filter the plan pushes into a phrase as one pattern."""
-    if not pure.get(id(side), False):
-        return False
-    if defined and any(isinstance(n, Category) and n.name in defined for n in walk(side)):
-        return False
-    return _pattern_of(side, True) is not None
+def _spreadable(root: Node, pure: Mapping[int, bool], defined: frozenset[str]
+                ) -> frozenset[int]:
+    """ids of the AND sides beside an OR that the plan can push into a phrase as one pattern
+    (a pure filter with no graph-defined category and a normal form within bounds): those
+    ``distribute_filters`` may spread over the OR's phrases."""
+    return frozenset(id(side) for n in walk(root) if isinstance(n, And)
+                     for side, other in ((n.left, n.right), (n.right, n.left))
+                     if isinstance(other, Or) and pure[id(side)]
+                     and not (defined and any(isinstance(c, Category) and c.name in defined
+                                              for c in walk(side)))
+                     and _pattern_of(side, True) is not None)
+
+
+def distribute_filters(root: Node, pushable: Collection[int]) -> Node:
+    """``root`` with each AND of an OR of phrases and a filter among ``pushable`` (node ids of
+    ``root``) rewritten as the OR of each phrase AND a copy of the filter, the filter on the
+    side it was written on; ``root`` itself when there is none."""
+    def step(node: Node, kids: tuple[Node, ...]) -> Node:
+        same = all(a is b for a, b in zip(kids, node_children(node), strict=True))
+        rebuilt = node if same else _with_children(node, kids)
+        if isinstance(rebuilt, And):
+            for phrases, side in ((rebuilt.left, rebuilt.right), (rebuilt.right, rebuilt.left)):
+                if id(side) in pushable and isinstance(phrases, Or) and all(
+                        isinstance(n, Or | Semantic | Text) for n in walk(phrases)):
+                    return _spread(phrases, side, filter_right=side is rebuilt.right)
+        return rebuilt
+
+    return fold(root, step)
+
+
+def _spread(phrases: Node, side: Node, *, filter_right: bool) -> Node:
+    """The OR of ``phrases`` with each phrase ANDed with its own copy of ``side``."""
+    def step(node: Node, kids: tuple[Node, ...]) -> Node:
+        if kids:
+            return Or(kids[0], kids[1])
+        copy = fold(side, lambda n, k: _with_children(n, k) if k else replace(n))
+        return And(node, copy) if filter_right else And(copy, node)
+
+    return fold(phrases, step)
+
+
+def _with_children(node: Node, kids: tuple[Node, ...]) -> Node:
+    """An AND, OR or NOT like ``node`` over ``kids``."""
+    if isinstance(node, Not):
+        return Not(kids[0])
+    return And(kids[0], kids[1]) if isinstance(node, And) else Or(kids[0], kids[1])
 
 
 def _pattern_of(node: Node, pure: bool) -> CategoryPattern | None:
