@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.procedures_conformance import settled
 from benchmarks.quality import semantic_phrase
 from benchmarks.sample_topics import ABSENT, PRESENT
 from tests.integration.sample import documents, load_sample
-from tests.integration.test_procedures_phrase import assert_same, engine_fragments, settled
+from tests.integration.test_procedures_phrase import assert_same, engine_fragments
 from tests.integration.test_procedures_plugin import _not_the_launchers
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database

@@ -2,9 +2,9 @@
 XQuAD-R slice (90 documents in three languages, precomputed vectors), every question asked
 through ``ThalabusGraph.query`` on the engine's statements (``procedures`` off), through the
 engine on the plugin (``procedures`` on) and through ``CALL thalabus.phrase`` gives the same
-fragments in the same order with scores within ``TOLERANCE`` (and the same documents and
-warnings through the engine), with and without a limit, with every fusion rule and on the
-index scale too.
+fragments in the same order with scores within 1e-6 (``procedures_conformance.TOLERANCE``;
+the same documents and warnings through the engine), with and without a limit, with every
+fusion rule and on the index scale too.
 
 The plugin is asked with what the engine decided for the phrase (its text indexes and whether
 its language is held), since language detection stays in the Python engine. The test needs the
@@ -14,12 +14,12 @@ plugin, which a server the launcher starts carries (``test_procedures_plugin``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import pytest
 
+from benchmarks.procedures_conformance import difference, settled
 from benchmarks.quality import PrecomputedEmbedder, documents
 from tests.integration.test_procedures_plugin import _not_the_launchers
 from tests.integration.test_quality_smoke import xquad_slice
@@ -33,8 +33,6 @@ from thalabus_graph.search.languages import TextLanguages, TextLanguageState
 from thalabus_graph.search.procedure import overrides
 
 pytestmark = pytest.mark.integration
-
-TOLERANCE = 1e-6
 
 
 def plugin_fragments(db: Database, settings: Settings, phrase: str, vector: list[float],
@@ -63,30 +61,12 @@ def engine_fragments(fragments: list[Fragment]) -> list[tuple[str, float, str]]:
     return [(f.fragmentid, f.score, f.source) for f in fragments]
 
 
-def settled(ask_reference: Callable[[], list[tuple[str, float, str]]],
-            ask_other: Callable[[], list[tuple[str, float, str]]]
-            ) -> tuple[list[tuple[str, float, str]], list[tuple[str, float, str]]]:
-    """The reference and the other answer on one state of the full-text index: the reference
-    asked before and after the other gives the same answer. Right after an ingest Lucene's
-    background merges still move BM25's statistics (the deleted nodes of earlier tests leave
-    their segments), and with them, by about 1e-6, the scores of fragments only the text search
-    found: two reads of the engine's own path differ as much then."""
-    for _ in range(ATTEMPTS):
-        before, other, after = ask_reference(), ask_other(), ask_reference()
-        if before == after:
-            return before, other
-    raise AssertionError(f"the reference answer kept moving over {ATTEMPTS} attempts")
-
-
-ATTEMPTS = 8
-
-
 def assert_same(phrase: str, ours: list[tuple[str, float, str]],
                 plugin: list[tuple[str, float, str]]) -> None:
-    assert [f for f, _, _ in plugin] == [f for f, _, _ in ours], phrase
-    for (fid, a, source_a), (_, b, source_b) in zip(ours, plugin, strict=True):
-        assert abs(a - b) <= TOLERANCE, (phrase, fid, a, b)
-        assert source_a == source_b
+    """The same fragments in the same order, the same sources, scores within 1e-6
+    (``procedures_conformance.difference``, which the whole-split run applies too)."""
+    why = difference(ours, plugin)
+    assert why is None, (phrase, why)
 
 
 def slice_graph(db: Database, settings: Settings) -> tuple[ThalabusGraph, dict[str, list[float]]]:
