@@ -47,7 +47,7 @@ there.
 ``thalabus-graph calibrate --report`` does (``calibrate_cmd.held_out_report``) on both sets:
 the map fitted on 70% of each set's queries (a fixed seed), the shipped phrase gates, and the
 reliability diagram and expected calibration error of the other 30% (10 equal-width bins, at
-the even prior odds the map is fitted at); it draws FILE.png and writes the numbers to
+the prior odds a score is read at); it draws FILE.png and writes the numbers to
 FILE.json, and nothing else is run.
 """
 

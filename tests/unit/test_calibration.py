@@ -15,15 +15,17 @@ from hypothesis import strategies as st
 from thalabus_graph.cli import main
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.scoring.calibration import (
+    EVEN_ODDS,
     Calibration,
     Gate,
     SourceMap,
+    at_prior,
     background,
     evidence,
     load_for,
     shipped,
 )
-from thalabus_graph.scoring.fitting import Labelled, candidates, fit, fit_gate
+from thalabus_graph.scoring.fitting import Labelled, candidates, fit, fit_gate, prior_odds_of
 
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 candidate_lists = st.lists(cosine, min_size=1, max_size=60)
@@ -105,6 +107,44 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
     assert set(e5.fitted_on) == {"scifact (train)", "xquad-r (dev)"}
 
 
+probability = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+odds = st.floats(min_value=1e-6, max_value=1.0, allow_nan=False)
+
+
+@given(probability, probability, odds)
+def test_reading_at_a_prior_keeps_the_order_the_ends_and_even_odds(
+        p: float, q: float, k: float) -> None:
+    low, high = sorted((p, q))
+    assert 0.0 <= at_prior(low, k) <= at_prior(high, k) <= 1.0
+    assert at_prior(low, k) <= low  # odds below even never raise a probability
+    assert at_prior(p, EVEN_ODDS) == p and at_prior(1.0, k) == 1.0 and at_prior(0.0, k) == 0.0
+
+
+@given(st.floats(min_value=1e-9, max_value=1 - 1e-9), odds)
+def test_reading_at_a_prior_multiplies_the_odds(p: float, k: float) -> None:
+    read = at_prior(p, k)
+    assert read / (1.0 - read) == pytest.approx(k * p / (1.0 - p), rel=1e-6)
+
+
+def test_a_score_reads_at_the_calibration_s_prior_odds() -> None:
+    even = Calibration("m", {"default": SourceMap(2.9, 2.8)})
+    read = Calibration("m", {"default": SourceMap(2.9, 2.8)}, prior_odds=0.01)
+    bg = background([0.74 - 0.001 * i for i in range(200)], 5000)
+    for cos in (0.70, 0.76, 0.80, 0.95):
+        p = even.score("default", cos, bg)
+        assert read.score("default", cos, bg) == pytest.approx(at_prior(p, 0.01), abs=2e-6)
+
+
+def test_the_prior_odds_are_each_set_s_odds_and_their_geometric_mean() -> None:
+    def labelled(relevant: int, total: int) -> Labelled:
+        labels = np.zeros(total, dtype=bool)
+        labels[:relevant] = True
+        return Labelled("s", [np.linspace(0.9, 0.7, total)], [labels], total)
+    assert prior_odds_of([labelled(1, 101)]) == pytest.approx(0.01)
+    assert prior_odds_of([labelled(1, 101), labelled(1, 10_001)]) == pytest.approx(0.001)
+    assert prior_odds_of([labelled(0, 10)]) == EVEN_ODDS  # no relevant candidate: even odds
+
+
 def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
     original = Calibration("m", {"default": SourceMap(1.0, 2.0),
                                  "summaries": SourceMap(0.5, 1.5)}, skip=10,
@@ -127,6 +167,18 @@ def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path)
         Calibration.load(tmp_path / "missing.json")
     with pytest.raises(ConfigurationError, match="format"):
         Calibration.from_dict({"format": "other"})
+
+
+@pytest.mark.parametrize("odds", [0.0, 1.5, -0.1, "0.01", True, None, float("nan")])
+def test_a_prior_outside_0_1_is_refused_and_a_file_without_one_reads_even_odds(
+        odds: object) -> None:
+    data = Calibration("m", {"default": SourceMap(1.0, 2.0)}, prior_odds=0.01).to_dict()
+    assert Calibration.from_dict(data).prior_odds == 0.01
+    del data["prior_odds"]
+    assert Calibration.from_dict(data).prior_odds == EVEN_ODDS
+    data["prior_odds"] = odds
+    with pytest.raises(ConfigurationError, match=r"field 'prior_odds' must be a number"):
+        Calibration.from_dict(data)
 
 
 def test_a_foreign_gate_round_trips_and_reads_the_cosine_alone(tmp_path: Path) -> None:

@@ -103,6 +103,17 @@ def test_balanced_weights_give_each_class_and_each_set_the_same_weight() -> None
         pytest.approx(0.0))
 
 
+def test_weights_at_prior_odds_give_each_set_those_odds() -> None:
+    w = balanced_weights([[True, False, False, False], [True, True, False]], odds=0.25)
+    assert w.sum() == pytest.approx(1.0)
+    assert w[:1].sum() / w[1:4].sum() == pytest.approx(0.25)
+    assert w[4:6].sum() / w[6:].sum() == pytest.approx(0.25)
+    assert w[:4].sum() == pytest.approx(w[4:].sum())
+    # at odds 1:4, a score of 0.2 for everything is calibrated
+    assert reliability([0.2] * 7, [True, False, False, False, True, True, False], w).ece == (
+        pytest.approx(0.0))
+
+
 @pytest.mark.parametrize(("scores", "labels", "weights"), [
     ([1.5], [True], None), ([float("nan")], [True], None), ([0.5], [True, False], None),
     ([0.5], [True], [-1.0]), ([0.5], [True], [0.0]), ([0.5], [True], [float("inf")]),

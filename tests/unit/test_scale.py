@@ -13,7 +13,9 @@ from thalabus_graph.scoring.calibration import LANGUAGE_MATTERS, Calibration, Ga
 from thalabus_graph.scoring.scale import PhraseScale, calibration_of, semantic_scaler
 from thalabus_graph.settings import Settings
 
-CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)})
+PRIOR = 0.009
+"""About the shipped model's prior odds (one candidate in 111 relevant)."""
+CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)}, prior_odds=PRIOR)
 
 
 def chapters(phrase_scores: list[float]) -> list[Fragment]:
@@ -43,7 +45,7 @@ def test_min_score_acts_on_the_calibrated_value_and_the_order_is_kept() -> None:
     out = scale.apply("p", hits)
     assert out[0].fragmentid == "d0-c1" and out[0].score > 0.9
     assert 0 < len(out) < len(hits)
-    assert all(f.score >= 0.10 for f in out)
+    assert all(f.score >= Settings().min_score for f in out)
     kept = {f.fragmentid for f in out}
     raw_order = [f.fragmentid for f in hits if f.fragmentid in kept]
     assert [f.fragmentid for f in out] == raw_order
@@ -93,12 +95,13 @@ def test_without_a_calibration_nothing_changes_after_fusion() -> None:
     scale.remember("p", hits, {"chapters": 5000})
     assert scale.apply("p", hits) == hits
     off = Settings(calibration_file="none")
-    assert semantic_scaler(off, "chapters")(0.05) is None
+    assert semantic_scaler(off, "chapters")(0.0005) is None  # under MIN_SCORE
     assert semantic_scaler(off.replace(score_factor_chapters=0.5), "chapters")(0.8) == 0.4
-    assert semantic_scaler(Settings(calibration_file=""), "chapters")(0.05) == 0.05
+    assert semantic_scaler(Settings(calibration_file=""), "chapters")(0.0005) == 0.0005
 
 
-GATED = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-135.4, 159.1, 12.3))
+GATED = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-135.4, 159.1, 12.3),
+                    prior_odds=PRIOR)
 
 
 def hits_with_texts(best: float, texts: list[str | None]) -> list[Fragment]:
@@ -143,7 +146,8 @@ def test_candidates_without_texts_give_no_share_and_the_gate_reads_it_as_no_shar
 
 
 def test_a_cosine_only_gate_does_not_read_the_texts() -> None:
-    cosine_only = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-111.5, 133.7))
+    cosine_only = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-111.5, 133.7),
+                              prior_odds=PRIOR)
     scale = PhraseScale(Settings(), cosine_only)
     hits = hits_with_texts(0.85, ["direct elections first place"] * 60)
     scale.remember("direct elections first place", hits, {"chapters": 5000})

@@ -11,6 +11,7 @@ from thalabus_graph.scoring.calibration import shipped
 from thalabus_graph.scoring.lexical import covers, lexical_share, phrase_words
 from thalabus_graph.scoring.scale import (
     BACKGROUND_TOP_N,
+    DOUBT,
     Candidate,
     DroppedWarning,
     PhraseScale,
@@ -123,7 +124,8 @@ def test_a_topic_near_in_another_language_is_kept_with_doubt_not_emptied() -> No
     # phrase's candidates are kept under MIN_SCORE, with the warning
     assert ("gate",) in outcomes and ("doubtful",) in outcomes
     doubtful = outcomes[("doubtful",)]
-    assert doubtful and all(0.5 * 0.10 <= f.score < 0.10 for f in doubtful)
+    floor = Settings().min_score
+    assert doubtful and all(DOUBT * floor <= f.score < floor for f in doubtful)
 
 
 def test_the_best_cosine_in_another_language_reads_document_languages() -> None:

@@ -7,6 +7,7 @@ import inspect
 
 from thalabus_graph.rerank import ScoreApiReranker, ThresholdWithTiers, reranker_from_settings
 from thalabus_graph.rerank.rounds import rerank_fragments
+from thalabus_graph.scoring.calibration import at_prior, shipped
 from thalabus_graph.settings import Settings
 
 
@@ -15,8 +16,17 @@ def test_the_settings_carry_the_seed_s_numbers() -> None:
     assert s.max_rerank_chars == 24_000
     assert s.max_reranking_input_frag == 5_000
     assert s.max_parallelism == 10
-    assert s.min_reranking_score_doc == 0.05
     assert s.min_reranking_score_frag == 0.02
+
+
+def test_the_score_floors_are_the_seed_s_read_at_the_shipped_prior() -> None:
+    # the seed's MIN_SCORE 0.10 and MIN_RERANKING_SCORE_DOC 0.05 are its operating points on
+    # a calibrated score at even odds; the score reads at the labelled data's prior instead
+    s = Settings()
+    calibration = shipped(s.embedder_model)
+    assert calibration is not None and calibration.prior_odds < 0.05
+    for seed, default in ((0.10, s.min_score), (0.05, s.min_reranking_score_doc)):
+        assert float(f"{at_prior(seed, calibration.prior_odds):.1g}") == default
 
 
 def test_the_configured_reranker_and_the_backends_default_to_them() -> None:

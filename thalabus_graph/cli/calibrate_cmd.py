@@ -328,22 +328,24 @@ def held_out_report(model: str, sets: list[Labelled], known: Calibration | None,
                     held_out: float = HELD_OUT, seed: int = SEED,
                     bins: int = DEFAULT_BINS) -> dict[str, Any]:
     """The calibration's reliability on a held-out split: the map fitted (``fit_checked``) on
-    each set's fit part, its scores read on the held-out queries' candidates at even prior
-    odds (``reliability.balanced_weights``, the odds the map is fitted at) and their ECE, over
-    all sets and per set (and, for comparison, at the labelled data's own share of relevant
-    candidates, which a score at even odds overstates by design). The phrase gates are the
-    shipped ones (``known``)."""
+    each set's fit part, its scores read on the held-out queries' candidates at the fit's
+    prior odds (``reliability.balanced_weights``, the odds a score is read at: every set
+    weighs the same) and their ECE, over all sets and per set (and, for comparison, at each
+    set's own share of relevant candidates). The phrase gates are the shipped ones
+    (``known``)."""
     parts = [split(labelled, held_out, seed) for labelled in sets]
     calibration = fit_checked(model, [fitted for fitted, _ in parts], known)
     scores = [scores_of(calibration, held) for _, held in parts]
     labels = [np.concatenate(list(held.relevant)) for _, held in parts]
+    odds = calibration.prior_odds
     found = reliability(np.concatenate(scores), np.concatenate(labels),
-                        balanced_weights(labels), bins)
-    per_set = {held.name: reliability(s, y, balanced_weights([y]), bins).ece
+                        balanced_weights(labels, odds), bins)
+    per_set = {held.name: reliability(s, y, balanced_weights([y], odds), bins).ece
                for (_, held), s, y in zip(parts, scores, labels, strict=True)}
     return {"model": model, "held_out": held_out, "seed": seed, "bins": bins,
-            "weights": "even prior odds: relevant and non-relevant candidates weigh half "
-                       "each within a set, every set the same",
+            "prior_odds": odds,
+            "weights": f"prior odds {odds:.5f} (one relevant candidate in "
+                       f"{1 + 1 / odds:.0f}) within each set, every set the same",
             "queries": {held.name: len(held.cosines) for _, held in parts}
             | {fitted.name: len(fitted.cosines) for fitted, _ in parts},
             "candidates": int(sum(len(y) for y in labels)),
@@ -351,8 +353,9 @@ def held_out_report(model: str, sets: list[Labelled], known: Calibration | None,
                     "slope": calibration.map_for(DEFAULT_SOURCE).slope},
             "gate": "shipped" if calibration.gate else None,
             "ece": found.ece, "ece_per_set": per_set, "reliability": found.to_dict(),
-            "ece_at_the_data_prior": reliability(np.concatenate(scores), np.concatenate(labels),
-                                                 bins=bins).ece}
+            "ece_at_each_set_s_prior": {
+                held.name: reliability(s, y, bins=bins).ece
+                for (_, held), s, y in zip(parts, scores, labels, strict=True)}}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -447,6 +450,6 @@ def _write_report(args: argparse.Namespace, model: str, sets: list[Labelled],
         raise ConfigurationError(f"cannot write {numbers}: {exc}") from exc
     lines = [f"{name}: ECE {ece:.4f}" for name, ece in report["ece_per_set"].items()]
     lines.append(f"expected calibration error {report['ece']:.4f} on "
-                 f"{report['candidates']} held-out candidates ({report['bins']} bins, even "
-                 f"prior odds); wrote {args.report} and {numbers}")
+                 f"{report['candidates']} held-out candidates ({report['bins']} bins, prior "
+                 f"odds {report['prior_odds']:.5f}); wrote {args.report} and {numbers}")
     return report, lines

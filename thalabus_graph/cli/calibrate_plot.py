@@ -39,7 +39,7 @@ def draw(report: dict[str, Any], path: Path) -> None:
               label="relevant share per bin")
     curve.plot([b["score"] for b in filled], [b["frequency"] for b in filled], marker="o",
                label="mean score -> relevant share")
-    curve.set_ylabel("share relevant (even prior odds)")
+    curve.set_ylabel(f"share relevant (prior odds {report['prior_odds']:.4f})")
     curve.set_xlim(0, 1)
     curve.set_ylim(0, 1)
     curve.legend(loc="upper left", fontsize=8)

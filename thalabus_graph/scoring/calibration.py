@@ -27,8 +27,12 @@ cosines, best first) and the number of fragments that source holds:
    is expected by chance; 2 means one in a hundred such searches.
 3. **Probability.** A logistic map of the evidence, ``1 / (1 + exp(-(intercept + slope *
    evidence)))``, fitted per source family on labelled queries with both classes given equal
-   weight: the probability that the hit is relevant at even prior odds, so the score does not
-   depend on how many relevant passages a corpus happens to hold.
+   weight: the likelihood of relevance at even prior odds, which does not depend on how many
+   relevant passages the labelled corpora happen to hold. The score a reader sees is that
+   probability read at the calibration's ``prior_odds`` (``at_prior``): the odds that one of a
+   phrase's candidates is relevant, measured on the labelled data (one in about 113 for the
+   shipped model). At even odds a fragment that merely tops an unrelated background would read
+   as 0.95; at the measured prior it reads as what it is, about one chance in six.
 
 4. **Phrase gate.** Tail evidence is relative: the best of any candidate list stands out from
    its own background about as much as chance allows (its evidence is about 0 whatever the
@@ -52,8 +56,8 @@ cosines, best first) and the number of fragments that source holds:
 
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
-   a thousandth of the index score keeps saturated hits in the index's order, and moves a
-   threshold by at most 0.001.
+   a millionth of the index score keeps saturated hits in the index's order, and moves a
+   threshold by at most 1e-6 (well under ``MIN_SCORE``, 0.001).
 
 For one phrase and one background the score is strictly increasing in the cosine
 (``slope > 0`` and ``sigma > 0``; the gate is one factor per phrase), so it never changes the
@@ -87,8 +91,11 @@ DEFAULT_SKIP = 20
 """Best ranks left out of the background fit (they are where relevant hits sit)."""
 MIN_SIGMA = 1e-3
 """Smallest background spread (cosine units): a flat candidate list is not infinitely sure."""
-RAW_WEIGHT = 1e-3
-"""Share of the index score in a calibrated score (keeps saturated hits in order)."""
+RAW_WEIGHT = 1e-6
+"""Share of the index score in a calibrated score (keeps saturated hits in order; far below
+the smallest threshold a calibrated score is read against)."""
+EVEN_ODDS = 1.0
+"""The prior odds of a calibration file without ``prior_odds``: scores read at even odds."""
 LANGUAGE_MATTERS = 0.01
 """How much more lenient the foreign gate must be before a phrase's language is read: a gate
 that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
@@ -218,6 +225,19 @@ def evidence(cosine: float, bg: Background) -> float:
     return -math.log10(bg.size * tail)
 
 
+def at_prior(p: float, odds: float) -> float:
+    """A probability at even prior odds read at prior ``odds`` (Bayes: the posterior odds
+    multiplied by ``odds``); increasing in ``p``, 0 and 1 kept, ``p`` itself at even odds.
+
+    Example:
+        >>> round(at_prior(0.5, 0.01), 4), at_prior(0.3, EVEN_ODDS), at_prior(1.0, 0.01)
+        (0.0099, 0.3, 1.0)
+    """
+    if odds == EVEN_ODDS:
+        return p
+    return p * odds / (1.0 - p + p * odds)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """The calibration of one embedding model.
@@ -235,6 +255,9 @@ class Calibration:
             cosine alone (such a phrase shares no words with the graph, whatever it is
             about); such a phrase gets the more lenient of the two gates. None: ``gate``
             judges every phrase.
+        prior_odds: the prior odds of relevance a score is read at (``at_prior``): the
+            labelled data's odds that one of a phrase's candidates is relevant
+            (``scoring.fitting.prior_odds_of``); ``EVEN_ODDS`` reads the maps as fitted.
     """
 
     model: str
@@ -244,6 +267,7 @@ class Calibration:
     measured: Mapping[str, Any] = field(default_factory=dict)
     gate: Gate | None = None
     foreign_gate: Gate | None = None
+    prior_odds: float = EVEN_ODDS
 
     def map_for(self, source: str) -> SourceMap:
         """The map of ``source``, or the ``default`` one."""
@@ -265,11 +289,12 @@ class Calibration:
 
     def scorer(self, source: str, bg: Background) -> Callable[[float], float]:
         """``score`` of every hit of ``source`` against ``bg``: the map and the phrase's gate
-        read once (a phrase calibrates hundreds of hits)."""
-        mapped, gate = self.map_for(source), self.gate_of(bg)
+        read once (a phrase calibrates hundreds of hits), the gated probability read at
+        ``prior_odds``."""
+        mapped, gate, odds = self.map_for(source), self.gate_of(bg), self.prior_odds
 
         def scored(cosine: float) -> float:
-            p = mapped.probability(evidence(cosine, bg)) * gate
+            p = at_prior(mapped.probability(evidence(cosine, bg)) * gate, odds)
             return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
         return scored
 

@@ -4,8 +4,9 @@ A search only reads a calibration (``scoring.calibration``); this module makes o
 labelled query's candidates (``candidates``: top cosines and which of them are relevant, as a
 ``Labelled`` set) it fits every source family's logistic map of the tail evidence
 (``fit_map``), and from phrases with and without a relevant fragment the phrase gate
-(``fit_gate``), both by weighted logistic regression at even prior odds. ``fit`` puts them
-together into a ``Calibration``. numpy is needed here only, not by the search.
+(``fit_gate``), both by weighted logistic regression at even prior odds, and the prior odds
+its scores are read at (``prior_odds_of``). ``fit`` puts them together into a
+``Calibration``. numpy is needed here only, not by the search.
 """
 
 from __future__ import annotations
@@ -82,6 +83,20 @@ def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
     return SourceMap(intercept, slope)
 
 
+def prior_odds_of(sets: Sequence[Labelled]) -> float:
+    """The odds that one of a phrase's candidates is relevant: each set's relevant against
+    non-relevant candidates, the geometric mean over the sets (each set weighs the same, as
+    in ``fit_map``); a set without both classes is left out, none left reads even odds."""
+    logs = []
+    for data in sets:
+        labels = (np.concatenate(list(data.relevant)) if data.relevant
+                  else np.zeros(0, dtype=bool))
+        n_rel, n_non = int(labels.sum()), int((~labels).sum())
+        if n_rel and n_non:
+            logs.append(float(np.log(n_rel / n_non)))
+    return min(float(np.exp(np.mean(logs))), 1.0) if logs else 1.0
+
+
 def _logistic(design: FloatArray, y: FloatArray, w: FloatArray, iterations: int) -> FloatArray:
     """Weighted logistic regression by Newton's method (a tiny ridge keeps it defined when
     the classes separate)."""
@@ -155,11 +170,14 @@ def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAU
         measured: Mapping[str, Any] | None = None, gate: Gate | None = None,
         foreign_gate: Gate | None = None) -> Calibration:
     """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
-    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``)."""
+    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``); the prior
+    odds are the labelled sets' own (``prior_odds_of``)."""
     sources = {family: fit_map([evidences(d, skip) for d in sets])
                for family, sets in data.items()}
     names = tuple(sorted({d.name for sets in data.values() for d in sets}))
-    return Calibration(model, sources, skip, names, dict(measured or {}), gate, foreign_gate)
+    every = {d.name: d for sets in data.values() for d in sets}
+    return Calibration(model, sources, skip, names, dict(measured or {}), gate, foreign_gate,
+                       prior_odds_of(list(every.values())))
 
 
 def candidates(name: str, queries: FloatArray, corpus: FloatArray,

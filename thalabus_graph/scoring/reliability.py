@@ -8,9 +8,10 @@ weight-weighted mean gap, ``sum(weight x |score - frequency|)``: 0 for scores th
 frequencies they claim, at most 1.
 
 ``thalabus_graph.scoring.fitting`` fits a calibration's maps at even prior odds (relevant and
-non-relevant candidates weigh the same within each labelled set, and every set the same), so
-its scores are read against the same weights (``balanced_weights``); with equal weights the ECE
-reads the scores against the labelled data's own share of relevant items.
+non-relevant candidates weigh the same within each labelled set, and every set the same) and
+a score reads them at the calibration's prior odds, so its scores are read against weights
+that give every set those odds (``balanced_weights`` with ``odds``); with equal weights the ECE
+reads the scores against each labelled set's own share of relevant items.
 """
 
 from __future__ import annotations
@@ -102,9 +103,11 @@ def reliability(scores: npt.ArrayLike, labels: npt.ArrayLike,
     return Reliability(tuple(out), min(max(ece, 0.0), 1.0), int(s.size))
 
 
-def balanced_weights(label_sets: Sequence[npt.ArrayLike]) -> npt.NDArray[np.float64]:
-    """Item weights at even prior odds, concatenated over ``label_sets``: within each set the
-    relevant and the non-relevant items weigh half each, and every set weighs the same (a set
+def balanced_weights(label_sets: Sequence[npt.ArrayLike],
+                     odds: float = 1.0) -> npt.NDArray[np.float64]:
+    """Item weights at prior ``odds`` of relevance (default even), concatenated over
+    ``label_sets``: within each set the relevant items weigh ``odds / (1 + odds)`` and the
+    non-relevant ``1 / (1 + odds)`` of the set's weight, and every set weighs the same (a set
     without both classes gives its one class the set's whole weight)."""
     out: list[npt.NDArray[np.float64]] = []
     sets = [np.asarray(labels, dtype=bool).ravel() for labels in label_sets]
@@ -112,9 +115,11 @@ def balanced_weights(label_sets: Sequence[npt.ArrayLike]) -> npt.NDArray[np.floa
     for y in sets:
         w = np.zeros(y.size, dtype=np.float64)
         if y.size:
-            classes = [c for c in (y, ~y) if c.any()]
-            for c in classes:
-                w[c] = 1.0 / len(classes) / int(c.sum()) / len(used)
+            shares = [(c, share) for c, share in ((y, odds / (1.0 + odds)),
+                                                  (~y, 1.0 / (1.0 + odds))) if c.any()]
+            total = sum(share for _, share in shares)
+            for c, share in shares:
+                w[c] = share / total / int(c.sum()) / len(used)
         out.append(w)
     return np.concatenate(out) if out else np.zeros(0, dtype=np.float64)
 

@@ -41,7 +41,9 @@ public final class Calibration {
     /** Smallest background spread (cosine units): a flat candidate list is not infinitely sure. */
     public static final double MIN_SIGMA = 1e-3;
     /** Share of the index score in a calibrated score (keeps saturated hits in order). */
-    public static final double RAW_WEIGHT = 1e-3;
+    public static final double RAW_WEIGHT = 1e-6;
+    /** The prior odds of a calibration file without {@code prior_odds}: even odds. */
+    public static final double EVEN_ODDS = 1.0;
     /** How much more lenient the foreign gate must be before a phrase's language is read. */
     public static final double LANGUAGE_MATTERS = 0.01;
     private static final double TAIL_FLOOR = 1e-300;
@@ -54,6 +56,7 @@ public final class Calibration {
     private final JsonNode measured;
     private final Gate gate;
     private final Gate foreignGate;
+    private final double priorOdds;
 
     /**
      * A calibration (no check: {@link CalibrationFile#fromDict} checks a file's values).
@@ -67,9 +70,12 @@ public final class Calibration {
      * @param gate the phrase gate (null: every phrase is taken to have a relevant fragment)
      * @param foreignGate the cosine-only gate of a phrase sharing no words with the graph
      *     (null: {@code gate} judges every phrase)
+     * @param priorOdds the prior odds of relevance a score is read at ({@link #atPrior};
+     *     {@link #EVEN_ODDS} reads the maps as fitted)
      */
     public Calibration(String model, Map<String, SourceMap> sources, int skip,
-                       List<String> fittedOn, JsonNode measured, Gate gate, Gate foreignGate) {
+                       List<String> fittedOn, JsonNode measured, Gate gate, Gate foreignGate,
+                       double priorOdds) {
         this.model = model;
         this.sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources));
         this.skip = skip;
@@ -77,6 +83,7 @@ public final class Calibration {
         this.measured = measured;
         this.gate = gate;
         this.foreignGate = foreignGate;
+        this.priorOdds = priorOdds;
     }
 
     /** The embedding model's name. */
@@ -112,6 +119,22 @@ public final class Calibration {
     /** The cosine-only gate of a phrase sharing no words with the graph (null: none). */
     public Gate foreignGate() {
         return foreignGate;
+    }
+
+    /** The prior odds of relevance a score is read at. */
+    public double priorOdds() {
+        return priorOdds;
+    }
+
+    /**
+     * A probability at even prior odds read at prior {@code odds} (the posterior odds
+     * multiplied by {@code odds}); {@code p} itself at even odds.
+     */
+    public static double atPrior(double p, double odds) {
+        if (odds == EVEN_ODDS) {
+            return p;
+        }
+        return p * odds / (1.0 - p + p * odds);
     }
 
     /**
@@ -212,13 +235,14 @@ public final class Calibration {
 
     /**
      * {@link #score} of every hit of {@code source} against {@code bg}, the map and the phrase's
-     * gate read once: {@code (1 - RAW_WEIGHT) * P * gate + RAW_WEIGHT * (1 + cosine) / 2}.
+     * gate read once: {@code (1 - RAW_WEIGHT) * atPrior(P * gate) + RAW_WEIGHT * (1 + cosine) / 2}.
      */
     public DoubleUnaryOperator scorer(String source, Background bg) {
         SourceMap mapped = mapFor(source);
         double gated = gateOf(bg);
+        double odds = priorOdds;
         return cosine -> {
-            double p = mapped.probability(evidence(cosine, bg)) * gated;
+            double p = atPrior(mapped.probability(evidence(cosine, bg)) * gated, odds);
             return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0;
         };
     }
