@@ -71,6 +71,18 @@ def test_phrases_about_present_topics_return_their_documents(graph: ThalabusGrap
     assert len(PRESENT) - len(missed) >= PRESENT_KEPT, missed
 
 
+def test_a_document_that_merely_stands_out_of_an_unrelated_corpus_is_not_read_as_relevant(
+        graph: ThalabusGraph) -> None:
+    # the README's first question: one story is about it; the other cat stories stand out of a
+    # corpus of asylum decisions without being about it, and must not read as likely relevant
+    found = graph.query(semantic_phrase("how do I clean a kitchen floor?")).documents
+    assert found[0].documentid == "docid-2003" and found[0].score > 0.9
+    others = {d.documentid: round(d.score, 3) for d in found[1:]}
+    assert others and max(others.values()) < 0.5, others
+    asylum = [score for documentid, score in others.items() if documentid.startswith("docid-1")]
+    assert asylum and max(asylum) < 0.05, others
+
+
 def test_the_gate_reads_the_words_of_a_phrase_only_in_a_language_the_corpus_holds(
         graph: ThalabusGraph) -> None:
     """An Italian phrase about a topic the corpus holds (in English and German) shares no

@@ -57,7 +57,8 @@ def test_min_score_drops_non_relevant_fragments_keeps_the_relevant_and_the_order
         clean_db: Database, db_settings: Settings) -> None:
     corpus = xquad_slice()
     calibrated, raw = engines(clean_db, db_settings)
-    assert calibrated.settings.min_score == 0.10
+    floor = calibrated.settings.min_score
+    assert floor == Settings().min_score
     counts = {"non": 0, "non_dropped": 0, "rel": 0, "rel_dropped": 0}
     try:
         for qid, text in corpus.queries.items():
@@ -65,7 +66,7 @@ def test_min_score_drops_non_relevant_fragments_keeps_the_relevant_and_the_order
             before = [f.fragmentid for f in fragments(raw, semantic_phrase(text))]
             after = fragments(calibrated, semantic_phrase(text))
             kept = {f.fragmentid for f in after}
-            assert all(f.score >= 0.10 for f in after)
+            assert all(f.score >= floor for f in after)
             # one increasing map per phrase: the calibrated list is the raw one, cut
             assert [f.fragmentid for f in after] == [f for f in before if f in kept]
             for fid in before:
@@ -105,7 +106,7 @@ def test_contributions_and_explain_show_the_raw_and_the_calibrated_value(
         assert float(before) == pytest.approx(raw_scores[f.fragmentid], abs=1e-4)
     assert explained["scores"]["scale"] == "calibrated"
     assert explained["scores"]["model"] == "multilingual-e5-small"
-    assert explained["scores"]["min_score"] == 0.10
+    assert explained["scores"]["min_score"] == Settings().min_score
     assert re.search(r"best cosine and the share of its words found in one candidate, 0\.5 at "
                      r"0\.8\d\d with no word shared, 0\.7\d\d with every word",
                      explained["scores"]["gate"]), explained["scores"]["gate"]

@@ -182,6 +182,7 @@ public final class Check {
                 NODES.arrayNode().add(m.intercept()).add(m.slope())));
         out.set("gate", gate(c.gate()));
         out.set("foreign_gate", gate(c.foreignGate()));
+        out.put("prior_odds", c.priorOdds());
         out.set("measured", c.measured());
         return out;
     }
