@@ -74,6 +74,7 @@ from thalabus_graph.scoring.calibration import (
     RAW_WEIGHT,
     Calibration,
     Gate,
+    at_prior,
     evidence,
 )
 from thalabus_graph.scoring.calibration_file import load
@@ -253,7 +254,8 @@ def foreign_rates(calibration: Calibration, data: Labelled, totals: list[int] | 
 class Sweep:
     """One set's candidates on the calibrated scale before the gate, as matrices (one row
     per phrase, candidates best first): the map's P(relevant), the cosines, the labels, the
-    ideal DCG@10, and the gate's logit of each phrase (``gate_features``)."""
+    ideal DCG@10, the gate's logit of each phrase (``gate_features``) and the prior odds the
+    scores are read at (``calibration.at_prior``)."""
 
     name: str
     present: bool
@@ -262,6 +264,7 @@ class Sweep:
     relevant: np.ndarray[Any, Any]
     ideal: np.ndarray[Any, Any]
     features: np.ndarray[Any, Any]
+    odds: float
 
     @classmethod
     def of(cls, data: Labelled, calibration: Calibration, totals: list[int] | None) -> Sweep:
@@ -280,7 +283,7 @@ class Sweep:
         ideal = np.asarray([(1.0 / np.log2(np.arange(2, min(t, 10) + 2))).sum()
                             for t in (totals or [0] * len(data.cosines))])
         return cls(data.name, totals is not None, probs, cos, rel, ideal,
-                   gate_features(data).reshape(len(data.cosines), -1))
+                   gate_features(data).reshape(len(data.cosines), -1), calibration.prior_odds)
 
     def index_ndcg(self) -> float:
         """nDCG@10 on the index scale (nothing dropped)."""
@@ -296,8 +299,8 @@ class Sweep:
 
     def outcome_of(self, gates: np.ndarray[Any, Any], min_score: float) -> dict[str, float]:
         """``outcome`` with each phrase's gate given."""
-        scores = ((1 - RAW_WEIGHT) * self.probs * gates[:, None]
-                  + RAW_WEIGHT * (1 + self.cos) / 2)
+        read = at_prior(self.probs * gates[:, None], self.odds)
+        scores = (1 - RAW_WEIGHT) * read + RAW_WEIGHT * (1 + self.cos) / 2
         kept = (scores >= min_score) & (self.cos > -1.0)
         out = {"emptied": float((~kept.any(axis=1)).mean())}
         if self.present:
