@@ -74,7 +74,7 @@ from thalabus_graph.scoring.calibration import (
     RAW_WEIGHT,
     Calibration,
     Gate,
-    at_prior,
+    SourceMap,
     evidence,
 )
 from thalabus_graph.scoring.calibration_file import load
@@ -94,6 +94,17 @@ ABSENT_SAMPLE = 90
 """Passages of the small pool an absent-topic question is read against (the sample corpus has
 90 chapters)."""
 
+
+
+def read_at_prior(gated: np.ndarray[Any, Any],
+                  reading: SourceMap | None) -> np.ndarray[Any, Any]:
+    """``calibration.at_prior`` of every gated probability of an array (0 and 1 kept)."""
+    if reading is None:
+        return gated
+    inside = (gated > 0.0) & (gated < 1.0)
+    q = np.where(inside, gated, 0.5)
+    logit = reading.intercept + reading.slope * (np.log(q) - np.log1p(-q))
+    return np.where(inside, 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700))), gated)
 
 
 def ndcg10(labels: np.ndarray[Any, Any], n_relevant: int) -> float:
@@ -254,8 +265,8 @@ def foreign_rates(calibration: Calibration, data: Labelled, totals: list[int] | 
 class Sweep:
     """One set's candidates on the calibrated scale before the gate, as matrices (one row
     per phrase, candidates best first): the map's P(relevant), the cosines, the labels, the
-    ideal DCG@10, the gate's logit of each phrase (``gate_features``) and the prior odds the
-    scores are read at (``calibration.at_prior``)."""
+    ideal DCG@10, the gate's logit of each phrase (``gate_features``) and the calibration's
+    reading at the data's prior (``read_at_prior``)."""
 
     name: str
     present: bool
@@ -264,7 +275,7 @@ class Sweep:
     relevant: np.ndarray[Any, Any]
     ideal: np.ndarray[Any, Any]
     features: np.ndarray[Any, Any]
-    odds: float
+    reading: SourceMap | None
 
     @classmethod
     def of(cls, data: Labelled, calibration: Calibration, totals: list[int] | None) -> Sweep:
@@ -283,7 +294,7 @@ class Sweep:
         ideal = np.asarray([(1.0 / np.log2(np.arange(2, min(t, 10) + 2))).sum()
                             for t in (totals or [0] * len(data.cosines))])
         return cls(data.name, totals is not None, probs, cos, rel, ideal,
-                   gate_features(data).reshape(len(data.cosines), -1), calibration.prior_odds)
+                   gate_features(data).reshape(len(data.cosines), -1), calibration.reading)
 
     def index_ndcg(self) -> float:
         """nDCG@10 on the index scale (nothing dropped)."""
@@ -299,7 +310,7 @@ class Sweep:
 
     def outcome_of(self, gates: np.ndarray[Any, Any], min_score: float) -> dict[str, float]:
         """``outcome`` with each phrase's gate given."""
-        read = at_prior(self.probs * gates[:, None], self.odds)
+        read = read_at_prior(self.probs * gates[:, None], self.reading)
         scores = (1 - RAW_WEIGHT) * read + RAW_WEIGHT * (1 + self.cos) / 2
         kept = (scores >= min_score) & (self.cos > -1.0)
         out = {"emptied": float((~kept.any(axis=1)).mean())}

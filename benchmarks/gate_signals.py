@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from benchmarks.calibration import ABSENT_SAMPLE, ndcg10
+from benchmarks.calibration import ABSENT_SAMPLE, ndcg10, read_at_prior
 from benchmarks.report import write_json
 from benchmarks.sample_topics import ABSENT, PRESENT
 from thalabus_graph.cli.calibrate_cmd import read_qrels
@@ -78,7 +78,7 @@ from thalabus_graph.scoring.calibration import (
     RAW_WEIGHT,
     Calibration,
     Gate,
-    at_prior,
+    SourceMap,
     background,
     evidence,
     shipped,
@@ -125,7 +125,7 @@ class PhraseSet:
     size: int
     phrases: list[Phrase]
     probs: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
-    odds: float = 1.0
+    reading: SourceMap | None = None
     cos: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     relevant: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros((0, 0), bool))
     ideal: FloatArray = field(default_factory=lambda: np.zeros(0))
@@ -457,7 +457,7 @@ def map_probabilities(calibration: Calibration, data: PhraseSet) -> None:
         bg = background(list(p.cos), data.size, calibration.skip)
         probs.append([source.probability(evidence(float(c), bg)) for c in p.cos])
     data.probs = np.asarray(probs, dtype=np.float64)
-    data.odds = calibration.prior_odds
+    data.reading = calibration.reading
     data.cos = np.vstack([p.cos for p in data.phrases])
     data.relevant = np.vstack([p.relevant for p in data.phrases])
     data.ideal = np.asarray([(1.0 / np.log2(np.arange(2, min(p.n_relevant, 10) + 2))).sum()
@@ -468,7 +468,7 @@ def outcome(data: PhraseSet, gates: FloatArray, min_score: float) -> dict[str, f
     """With these per-phrase gates: share of phrases emptied by ``MIN_SCORE`` and, for a
     present set, nDCG@10 after it and the share of relevant / non-relevant candidates it
     drops."""
-    read = at_prior(data.probs * gates[:, None], data.odds)
+    read = read_at_prior(data.probs * gates[:, None], data.reading)
     scores = (1 - RAW_WEIGHT) * read + RAW_WEIGHT * (1 + data.cos) / 2
     kept = scores >= min_score
     out = {"emptied": float((~kept.any(axis=1)).mean())}

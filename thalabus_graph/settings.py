@@ -114,16 +114,16 @@ class Settings:
     """Cap on summary semantic scores after the factor."""
     score_cap_questions: float = 1.0
     """Cap on question semantic scores after the factor."""
-    min_score: float = 0.001
+    min_score: float = 0.0026
     """Semantic fragments below this drop, after factor and cap (the seed's 0.10 on a score
-    at even odds, read at the shipped model's prior). The score is the embedding
-    model's calibrated P(relevant) (``calibration_file``; about one candidate in 111 is
-    relevant in its labelled data, so a fragment that merely tops an unrelated background
-    scores about 0.1 and an unrelated one far less): 0.001 drops 67.8% / 68.2% of the
-    non-relevant and 3.1% / 1.5% of the relevant candidates of SciFact train / xquad-r dev,
-    and every fragment of most phrases about a topic the corpus lacks
-    (benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the
-    index scale (1 + cos) / 2, where it removes nothing with multilingual-e5."""
+    at even odds, read at the shipped model's prior). The score is the embedding model's
+    calibrated P(relevant) (``calibration_file``), read at the odds of its labelled data
+    (about one candidate in 111 relevant): a fragment that merely tops an unrelated
+    background scores about 0.05, an unrelated one about 0.01. 0.0026 drops 67.2% / 67.5% of
+    the non-relevant and 3.1% / 1.5% of the relevant candidates of SciFact train / xquad-r
+    dev, and every fragment of most phrases about a topic the corpus lacks
+    (benchmarks/calibration.py). With ``calibration_file`` ``none`` it compares the index
+    scale (1 + cos) / 2, where it removes nothing with multilingual-e5."""
     calibration_file: str = ""
     """Semantic-score calibration: empty = the one shipped for ``embedder_model``; a file
     written by ``thalabus-graph calibrate``; ``none`` keeps the vector index's scale. The
@@ -209,11 +209,11 @@ class Settings:
     indexes. See docs/architecture.md "Text search by language"."""
 
     # --- results and fast path --------------------------------------------------------
-    min_reranking_score_doc: float = 0.0005
+    min_reranking_score_doc: float = 0.0017
     """Fast path: drop fragments below this retrieval score (the fragment's own scale; the
     seed's 0.05 at even odds, read at the shipped model's prior); its query's semantic floor
     instead of ``min_score``, so the fast path keeps what lies between the two. On calibrated
-    semantic scores 0.0005 drops 42.2% / 43.0% of the non-relevant and 1.3% / 0.6% of the
+    semantic scores 0.0017 drops 37.8% / 38.9% of the non-relevant and 0.9% / 0.6% of the
     relevant candidates of SciFact train / xquad-r dev."""
     max_fragments_per_doc: int = 5
     """Fast path: best fragments kept per document."""

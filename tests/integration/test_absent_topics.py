@@ -118,4 +118,4 @@ def test_on_the_plugin_a_phrase_in_a_language_the_corpus_lacks_is_judged_as_one(
     assert_same(phrase, ours, theirs)
     said_english = on.query(phrase, return_documents=False, language="en").fragments
     assert theirs and theirs[0][0].startswith("docid-2003")
-    assert not said_english or said_english[0].score < theirs[0][1] - 0.5
+    assert not said_english or said_english[0].score < theirs[0][1] / 10

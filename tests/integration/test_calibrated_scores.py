@@ -142,7 +142,8 @@ def test_the_fast_path_cuts_at_its_own_floor(clean_db: Database,
     try:
         queried = fragments(calibrated, question)
         fast = calibrated.rag_fragments(question).fragments
-        strict = ThalabusGraph(clean_db, settings=settings.replace(min_reranking_score_doc=0.5),
+        high = max(f.score for f in fast) / 2  # a floor of its own above MIN_SCORE
+        strict = ThalabusGraph(clean_db, settings=settings.replace(min_reranking_score_doc=high),
                                embedder=calibrated.embedder).rag_fragments(question).fragments
     finally:
         clean_db.write("migrations_delete_data_nodes")
@@ -150,5 +151,6 @@ def test_the_fast_path_cuts_at_its_own_floor(clean_db: Database,
     between = [f for f in fast if f.score < settings.min_score]
     assert between, "the fast path keeps fragments between its floor and MIN_SCORE"
     assert min(f.score for f in fast) >= settings.min_reranking_score_doc
-    assert strict and min(f.score for f in strict) >= 0.5
+    assert high > settings.min_score
+    assert strict and min(f.score for f in strict) >= high
     assert len(strict) < len(fast)

@@ -207,7 +207,8 @@ def _summary(c: Calibration) -> dict[str, Any]:
     return {"model": c.model, "skip": c.skip, "fitted_on": list(c.fitted_on),
             "sources": {k: [m.intercept, m.slope] for k, m in c.sources.items()},
             "gate": gate(c.gate), "foreign_gate": gate(c.foreign_gate),
-            "prior_odds": c.prior_odds, "measured": dict(c.measured)}
+            "reading": None if c.reading is None else [c.reading.intercept, c.reading.slope],
+            "measured": dict(c.measured)}
 
 
 def _read_file(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -253,12 +254,14 @@ def test_calibration_file_reads_and_refuses_as_python(java: tuple[Path, str]) ->
         _file(foreign_gate={"intercept": -100, "slope": 120, "share_slope": 1}),
         _file(measured=[]), _file(measured={"a": [1, {"b": None}]}), _file(extra=1),
         _file(aaa=1, zzz=2),
-        _file(prior_odds=1), _file(prior_odds=1.0), _file(prior_odds=1e-6),
-        _file(prior_odds=9.99e-7), _file(prior_odds=0), _file(prior_odds=1.0000001),
-        _file(prior_odds="0.01"), _file(prior_odds=True), _file(prior_odds=[0.01]),
-        _file(prior_odds=-0.5), _file(prior_odds=None),
+        _file(reading=None), _file(reading={"intercept": 0, "slope": 1}),
+        _file(reading={"intercept": -4.7, "slope": 0.0}),
+        _file(reading={"intercept": -4.7, "slope": -0.5}), _file(reading={"slope": 0.5}),
+        _file(reading={"intercept": -4.7, "slope": 0.5, "odds": 0.01}),
+        _file(reading={"intercept": "-4.7", "slope": 0.5}), _file(reading=[-4.7, 0.5]),
+        _file(reading=0.01), _file(reading={"intercept": 10_001, "slope": 0.5}),
         '{"format": "thalabus-calibration/1", "model": "m", "sources": '
-        '{"default": {"intercept": 1, "slope": 1}}, "prior_odds": NaN}',
+        '{"default": {"intercept": 1, "slope": 1}}, "reading": {"intercept": NaN, "slope": 1}}',
         '{"format": "thalabus-calibration/1", "model": "m", "sources": '
         '{"default": {"intercept": NaN, "slope": 1}}}',
         '{"format": "thalabus-calibration/1", "model": "m", "sources": '
@@ -282,7 +285,8 @@ def test_calibration_file_reads_and_refuses_as_python(java: tuple[Path, str]) ->
                   **({"share_slope": rng.uniform(-1, 30)} if rng.random() < 0.7 else {})},
             foreign_gate=None if rng.random() < 0.3 else {"intercept": rng.uniform(-300, 0),
                                                           "slope": rng.uniform(1, 300)},
-            prior_odds=rng.choice([None, 1.0, rng.uniform(1e-6, 1.0), 10 ** rng.uniform(-6, 0)])))
+            reading=None if rng.random() < 0.3 else {"intercept": rng.uniform(-10, 2),
+                                                     "slope": rng.uniform(-0.5, 3)}))
     _check(java, _read_file, "calibration", [{"json": t} for t in texts], 0.0)
 
 
@@ -305,7 +309,8 @@ CALIBRATIONS = [
                    "default": {"intercept": 3.0, "slope": 2.5}}),
     _file(sources={"chapters": {"intercept": 1.5, "slope": 2.0}}, skip=5),
     _file(foreign_gate={"intercept": -40.0, "slope": 50.0}),
-    _file(prior_odds=None), _file(prior_odds=0.5), _file(prior_odds=1e-6),
+    _file(reading=None), _file(reading={"intercept": -2.0, "slope": 1.0}),
+    _file(reading={"intercept": -9.0, "slope": 0.3}),
 ]
 
 

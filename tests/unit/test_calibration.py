@@ -3,8 +3,10 @@ the CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,6 @@ from hypothesis import strategies as st
 from thalabus_graph.cli import main
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.scoring.calibration import (
-    EVEN_ODDS,
     Calibration,
     Gate,
     SourceMap,
@@ -25,7 +26,15 @@ from thalabus_graph.scoring.calibration import (
     load_for,
     shipped,
 )
-from thalabus_graph.scoring.fitting import Labelled, candidates, fit, fit_gate, prior_odds_of
+from thalabus_graph.scoring.fitting import (
+    Labelled,
+    candidates,
+    fit,
+    fit_gate,
+    fit_map,
+    fit_reading,
+    prior_odds_of,
+)
 
 cosine = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
 candidate_lists = st.lists(cosine, min_size=1, max_size=60)
@@ -76,9 +85,10 @@ def test_the_gate_empties_a_phrase_whose_best_hit_stands_out_at_a_low_similarity
     shape = sorted((0.02 * rng.standard_normal(90)).tolist(), reverse=True)
     present = [0.90, *(0.83 + x for x in shape[1:])]
     absent = [c - 0.10 for c in present]
-    calibration = shipped("multilingual-e5-small")
-    assert calibration is not None and calibration.gate is not None
-    assert 0.78 < calibration.gate.midpoint < 0.88
+    found = shipped("multilingual-e5-small")
+    assert found is not None and found.gate is not None
+    calibration = dataclasses.replace(found, reading=None)  # the gate acts at even odds
+    assert calibration.gate is not None and 0.78 < calibration.gate.midpoint < 0.88
     ungated = Calibration(calibration.model, calibration.sources, calibration.skip)
     assert max(ungated.scores("chapters", absent, 90)) > 0.9  # stands out as much
     assert max(calibration.scores("chapters", present, 90)) > 0.9
@@ -108,31 +118,51 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
 
 
 probability = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
-odds = st.floats(min_value=1e-6, max_value=1.0, allow_nan=False)
+readings = st.builds(SourceMap, st.floats(min_value=-20.0, max_value=20.0),
+                     st.floats(min_value=0.05, max_value=5.0))
 
 
-@given(probability, probability, odds)
-def test_reading_at_a_prior_keeps_the_order_the_ends_and_even_odds(
-        p: float, q: float, k: float) -> None:
+@given(probability, probability, readings)
+def test_reading_at_a_prior_keeps_the_order_and_the_ends(
+        p: float, q: float, reading: SourceMap) -> None:
     low, high = sorted((p, q))
-    assert 0.0 <= at_prior(low, k) <= at_prior(high, k) <= 1.0
-    assert at_prior(low, k) <= low  # odds below even never raise a probability
-    assert at_prior(p, EVEN_ODDS) == p and at_prior(1.0, k) == 1.0 and at_prior(0.0, k) == 0.0
+    assert 0.0 <= at_prior(low, reading) <= at_prior(high, reading) <= 1.0
+    assert at_prior(p, None) == p
+    assert at_prior(1.0, reading) == 1.0 and at_prior(0.0, reading) == 0.0
 
 
-@given(st.floats(min_value=1e-9, max_value=1 - 1e-9), odds)
-def test_reading_at_a_prior_multiplies_the_odds(p: float, k: float) -> None:
-    read = at_prior(p, k)
-    assert read / (1.0 - read) == pytest.approx(k * p / (1.0 - p), rel=1e-6)
+def test_a_reading_of_slope_1_multiplies_the_odds_by_its_exponent() -> None:
+    # Bayes' rule: posterior odds = likelihood ratio x prior odds
+    reading = SourceMap(math.log(0.01), 1.0)
+    for p in (0.1, 0.5, 0.95):
+        read = at_prior(p, reading)
+        assert read / (1 - read) == pytest.approx(0.01 * p / (1 - p), rel=1e-12)
 
 
-def test_a_score_reads_at_the_calibration_s_prior_odds() -> None:
+def test_a_score_reads_at_the_calibration_s_prior() -> None:
     even = Calibration("m", {"default": SourceMap(2.9, 2.8)})
-    read = Calibration("m", {"default": SourceMap(2.9, 2.8)}, prior_odds=0.01)
+    reading = SourceMap(-4.7, 0.56)
+    read = Calibration("m", {"default": SourceMap(2.9, 2.8)}, reading=reading)
     bg = background([0.74 - 0.001 * i for i in range(200)], 5000)
     for cos in (0.70, 0.76, 0.80, 0.95):
         p = even.score("default", cos, bg)
-        assert read.score("default", cos, bg) == pytest.approx(at_prior(p, 0.01), abs=2e-6)
+        assert read.score("default", cos, bg) == pytest.approx(at_prior(p, reading), abs=2e-6)
+
+
+def test_the_reading_is_the_map_fitted_at_the_data_s_prior() -> None:
+    rng = np.random.default_rng(3)
+    sets = []
+    for n_rel in (40, 200):
+        feats = np.concatenate([rng.normal(2.0, 1.0, n_rel), rng.normal(-1.5, 1.0, 8000)])
+        labels = np.arange(feats.size) < n_rel
+        sets.append((feats, labels))
+    even = fit_map(sets)
+    odds = float(np.exp(np.mean([np.log(n / 8000) for n in (40, 200)])))
+    at_odds = fit_map(sets, odds=odds)
+    reading = fit_reading(sets, even, odds)
+    for e in (-2.0, 0.0, 1.5, 4.0):
+        assert at_prior(even.probability(e), reading) == pytest.approx(
+            at_odds.probability(e), rel=1e-9)
 
 
 def test_the_prior_odds_are_each_set_s_odds_and_their_geometric_mean() -> None:
@@ -142,7 +172,7 @@ def test_the_prior_odds_are_each_set_s_odds_and_their_geometric_mean() -> None:
         return Labelled("s", [np.linspace(0.9, 0.7, total)], [labels], total)
     assert prior_odds_of([labelled(1, 101)]) == pytest.approx(0.01)
     assert prior_odds_of([labelled(1, 101), labelled(1, 10_001)]) == pytest.approx(0.001)
-    assert prior_odds_of([labelled(0, 10)]) == EVEN_ODDS  # no relevant candidate: even odds
+    assert prior_odds_of([labelled(0, 10)]) == 1.0  # no relevant candidate: even odds
 
 
 def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path) -> None:
@@ -169,15 +199,18 @@ def test_a_calibration_file_round_trips_and_a_bad_one_is_refused(tmp_path: Path)
         Calibration.from_dict({"format": "other"})
 
 
-@pytest.mark.parametrize("odds", [0.0, 1.5, -0.1, "0.01", True, None, float("nan")])
-def test_a_prior_outside_0_1_is_refused_and_a_file_without_one_reads_even_odds(
-        odds: object) -> None:
-    data = Calibration("m", {"default": SourceMap(1.0, 2.0)}, prior_odds=0.01).to_dict()
-    assert Calibration.from_dict(data).prior_odds == 0.01
-    del data["prior_odds"]
-    assert Calibration.from_dict(data).prior_odds == EVEN_ODDS
-    data["prior_odds"] = odds
-    with pytest.raises(ConfigurationError, match=r"field 'prior_odds' must be a number"):
+@pytest.mark.parametrize("reading", [{"intercept": -4.7, "slope": 0.0},
+                                     {"intercept": -4.7, "slope": -1.0}, {"intercept": -4.7},
+                                     {"intercept": "x", "slope": 1.0}, [1, 2], 0.01])
+def test_a_bad_reading_is_refused_and_a_file_without_one_reads_as_fitted(
+        reading: object) -> None:
+    data = Calibration("m", {"default": SourceMap(1.0, 2.0)},
+                       reading=SourceMap(-4.7, 0.56)).to_dict()
+    assert Calibration.from_dict(data).reading == SourceMap(-4.7, 0.56)
+    del data["reading"]
+    assert Calibration.from_dict(data).reading is None
+    data["reading"] = reading
+    with pytest.raises(ConfigurationError, match=r"field 'reading"):
         Calibration.from_dict(data)
 
 

@@ -13,9 +13,9 @@ from thalabus_graph.scoring.calibration import LANGUAGE_MATTERS, Calibration, Ga
 from thalabus_graph.scoring.scale import PhraseScale, calibration_of, semantic_scaler
 from thalabus_graph.settings import Settings
 
-PRIOR = 0.009
-"""About the shipped model's prior odds (one candidate in 111 relevant)."""
-CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)}, prior_odds=PRIOR)
+PRIOR = SourceMap(-4.7, 0.56)
+"""About the shipped model's reading at its data's prior (one candidate in 111 relevant)."""
+CAL = Calibration("m", {"default": SourceMap(2.9, 2.8)}, reading=PRIOR)
 
 
 def chapters(phrase_scores: list[float]) -> list[Fragment]:
@@ -43,7 +43,7 @@ def test_min_score_acts_on_the_calibrated_value_and_the_order_is_kept() -> None:
     scale = PhraseScale(Settings(), CAL)
     scale.remember("p", hits, {"chapters": 5000})
     out = scale.apply("p", hits)
-    assert out[0].fragmentid == "d0-c1" and out[0].score > 0.9
+    assert out[0].fragmentid == "d0-c1" and out[0].score > 0.5 > out[1].score
     assert 0 < len(out) < len(hits)
     assert all(f.score >= Settings().min_score for f in out)
     kept = {f.fragmentid for f in out}
@@ -95,13 +95,13 @@ def test_without_a_calibration_nothing_changes_after_fusion() -> None:
     scale.remember("p", hits, {"chapters": 5000})
     assert scale.apply("p", hits) == hits
     off = Settings(calibration_file="none")
-    assert semantic_scaler(off, "chapters")(0.0005) is None  # under MIN_SCORE
+    assert semantic_scaler(off, "chapters")(0.001) is None  # under MIN_SCORE
     assert semantic_scaler(off.replace(score_factor_chapters=0.5), "chapters")(0.8) == 0.4
-    assert semantic_scaler(Settings(calibration_file=""), "chapters")(0.0005) == 0.0005
+    assert semantic_scaler(Settings(calibration_file=""), "chapters")(0.001) == 0.001
 
 
 GATED = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-135.4, 159.1, 12.3),
-                    prior_odds=PRIOR)
+                    reading=PRIOR)
 
 
 def hits_with_texts(best: float, texts: list[str | None]) -> list[Fragment]:
@@ -147,7 +147,7 @@ def test_candidates_without_texts_give_no_share_and_the_gate_reads_it_as_no_shar
 
 def test_a_cosine_only_gate_does_not_read_the_texts() -> None:
     cosine_only = Calibration("m", {"default": SourceMap(2.9, 2.8)}, gate=Gate(-111.5, 133.7),
-                              prior_odds=PRIOR)
+                              reading=PRIOR)
     scale = PhraseScale(Settings(), cosine_only)
     hits = hits_with_texts(0.85, ["direct elections first place"] * 60)
     scale.remember("direct elections first place", hits, {"chapters": 5000})

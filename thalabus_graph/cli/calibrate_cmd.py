@@ -34,7 +34,7 @@ from thalabus_graph.cli import common
 from thalabus_graph.cli.calibrate_plot import draw, pyplot
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.scoring.calibration import DEFAULT_SOURCE, Calibration, shipped
-from thalabus_graph.scoring.fitting import Labelled, candidates, evidences, fit
+from thalabus_graph.scoring.fitting import Labelled, candidates, evidences, fit, prior_odds_of
 from thalabus_graph.scoring.reliability import DEFAULT_BINS, balanced_weights, reliability
 from thalabus_graph.settings import Settings
 
@@ -328,16 +328,16 @@ def held_out_report(model: str, sets: list[Labelled], known: Calibration | None,
                     held_out: float = HELD_OUT, seed: int = SEED,
                     bins: int = DEFAULT_BINS) -> dict[str, Any]:
     """The calibration's reliability on a held-out split: the map fitted (``fit_checked``) on
-    each set's fit part, its scores read on the held-out queries' candidates at the fit's
-    prior odds (``reliability.balanced_weights``, the odds a score is read at: every set
-    weighs the same) and their ECE, over all sets and per set (and, for comparison, at each
-    set's own share of relevant candidates). The phrase gates are the shipped ones
-    (``known``)."""
+    each set's fit part, its scores read on the held-out queries' candidates at the fit
+    part's prior odds (``reliability.balanced_weights``: the odds a score is read at,
+    ``fitting.fit_reading``; every set weighs the same) and their ECE, over all sets and per
+    set (and, for comparison, at each set's own share of relevant candidates). The phrase
+    gates are the shipped ones (``known``)."""
     parts = [split(labelled, held_out, seed) for labelled in sets]
     calibration = fit_checked(model, [fitted for fitted, _ in parts], known)
     scores = [scores_of(calibration, held) for _, held in parts]
     labels = [np.concatenate(list(held.relevant)) for _, held in parts]
-    odds = calibration.prior_odds
+    odds = prior_odds_of([fitted for fitted, _ in parts])
     found = reliability(np.concatenate(scores), np.concatenate(labels),
                         balanced_weights(labels, odds), bins)
     per_set = {held.name: reliability(s, y, balanced_weights([y], odds), bins).ece

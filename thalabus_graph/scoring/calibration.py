@@ -27,12 +27,13 @@ cosines, best first) and the number of fragments that source holds:
    is expected by chance; 2 means one in a hundred such searches.
 3. **Probability.** A logistic map of the evidence, ``1 / (1 + exp(-(intercept + slope *
    evidence)))``, fitted per source family on labelled queries with both classes given equal
-   weight: the likelihood of relevance at even prior odds, which does not depend on how many
-   relevant passages the labelled corpora happen to hold. The score a reader sees is that
-   probability read at the calibration's ``prior_odds`` (``at_prior``): the odds that one of a
-   phrase's candidates is relevant, measured on the labelled data (one in about 113 for the
-   shipped model). At even odds a fragment that merely tops an unrelated background would read
-   as 0.95; at the measured prior it reads as what it is, about one chance in six.
+   weight: the probability at even prior odds, which does not depend on how many relevant
+   passages the labelled corpora happen to hold and on which the gate and every threshold
+   were chosen. The score a reader sees is that probability, gate applied, read at the
+   labelled data's prior (``at_prior``): a second logistic of its logit, ``reading``, fitted
+   with each set's relevant candidates weighing their share (about one in 111 for the shipped
+   model). Read at even odds, a fragment that merely tops an unrelated background would score
+   0.95; read at the prior, about 0.05, while a hit far above its background stays near 1.
 
 4. **Phrase gate.** Tail evidence is relative: the best of any candidate list stands out from
    its own background about as much as chance allows (its evidence is about 0 whatever the
@@ -94,8 +95,7 @@ MIN_SIGMA = 1e-3
 RAW_WEIGHT = 1e-6
 """Share of the index score in a calibrated score (keeps saturated hits in order; far below
 the smallest threshold a calibrated score is read against)."""
-EVEN_ODDS = 1.0
-"""The prior odds of a calibration file without ``prior_odds``: scores read at even odds."""
+
 LANGUAGE_MATTERS = 0.01
 """How much more lenient the foreign gate must be before a phrase's language is read: a gate
 that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
@@ -225,17 +225,17 @@ def evidence(cosine: float, bg: Background) -> float:
     return -math.log10(bg.size * tail)
 
 
-def at_prior(p: float, odds: float) -> float:
-    """A probability at even prior odds read at prior ``odds`` (Bayes: the posterior odds
-    multiplied by ``odds``); increasing in ``p``, 0 and 1 kept, ``p`` itself at even odds.
+def at_prior(p: float, reading: SourceMap | None) -> float:
+    """A probability at even prior odds read at the labelled data's prior: ``reading`` of its
+    logit (None: as it is); increasing in ``p``, 0 and 1 kept.
 
     Example:
-        >>> round(at_prior(0.5, 0.01), 4), at_prior(0.3, EVEN_ODDS), at_prior(1.0, 0.01)
-        (0.0099, 0.3, 1.0)
+        >>> round(at_prior(0.5, SourceMap(-4.7, 0.58)), 4), at_prior(0.3, None)
+        (0.009, 0.3)
     """
-    if odds == EVEN_ODDS:
+    if reading is None or not 0.0 < p < 1.0:
         return p
-    return p * odds / (1.0 - p + p * odds)
+    return reading.probability(math.log(p) - math.log1p(-p))
 
 
 @dataclass(frozen=True)
@@ -255,9 +255,8 @@ class Calibration:
             cosine alone (such a phrase shares no words with the graph, whatever it is
             about); such a phrase gets the more lenient of the two gates. None: ``gate``
             judges every phrase.
-        prior_odds: the prior odds of relevance a score is read at (``at_prior``): the
-            labelled data's odds that one of a phrase's candidates is relevant
-            (``scoring.fitting.prior_odds_of``); ``EVEN_ODDS`` reads the maps as fitted.
+        reading: how a probability at even odds reads at the labelled data's prior
+            (``at_prior``, ``scoring.fitting.fit_reading``); None reads the maps as fitted.
     """
 
     model: str
@@ -267,7 +266,7 @@ class Calibration:
     measured: Mapping[str, Any] = field(default_factory=dict)
     gate: Gate | None = None
     foreign_gate: Gate | None = None
-    prior_odds: float = EVEN_ODDS
+    reading: SourceMap | None = None
 
     def map_for(self, source: str) -> SourceMap:
         """The map of ``source``, or the ``default`` one."""
@@ -289,12 +288,12 @@ class Calibration:
 
     def scorer(self, source: str, bg: Background) -> Callable[[float], float]:
         """``score`` of every hit of ``source`` against ``bg``: the map and the phrase's gate
-        read once (a phrase calibrates hundreds of hits), the gated probability read at
-        ``prior_odds``."""
-        mapped, gate, odds = self.map_for(source), self.gate_of(bg), self.prior_odds
+        read once (a phrase calibrates hundreds of hits), the gated probability read at the
+        labelled data's prior (``reading``)."""
+        mapped, gate, reading = self.map_for(source), self.gate_of(bg), self.reading
 
         def scored(cosine: float) -> float:
-            p = at_prior(mapped.probability(evidence(cosine, bg)) * gate, odds)
+            p = at_prior(mapped.probability(evidence(cosine, bg)) * gate, reading)
             return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0
         return scored
 

@@ -25,13 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.scoring.calibration import (
-    DEFAULT_SKIP,
-    EVEN_ODDS,
-    Calibration,
-    Gate,
-    SourceMap,
-)
+from thalabus_graph.scoring.calibration import DEFAULT_SKIP, Calibration, Gate, SourceMap
 
 FORMAT = "thalabus-calibration/1"
 """The ``format`` field of a calibration file."""
@@ -46,14 +40,12 @@ MAX_COEFFICIENT = 1e4
 MIN_MAP_SLOPE = 0.1
 """Smallest map slope: below it the logit moves by less than 1 over ten orders of magnitude
 of tail evidence, so every hit reads as about the same probability (a degenerate fit)."""
-MIN_PRIOR_ODDS = 1e-6
-"""Smallest ``prior_odds`` (one relevant candidate in a million)."""
 MAX_NAMES = 64
 """Most source maps and ``fitted_on`` entries."""
 MAX_NAME_CHARS = 256
 """Longest model, source or data-set name."""
 FIELDS = frozenset({"format", "model", "feature", "skip", "fitted_on", "sources", "gate",
-                    "foreign_gate", "prior_odds", "measured"})
+                    "foreign_gate", "reading", "measured"})
 """Every field a calibration file may hold."""
 _MAP_FIELDS = frozenset({"intercept", "slope"})
 _GATE_FIELDS = frozenset({"intercept", "slope", "share_slope"})
@@ -68,7 +60,9 @@ def to_dict(calibration: Calibration) -> dict[str, Any]:
             **({"gate": calibration.gate.to_dict()} if calibration.gate else {}),
             **({"foreign_gate": calibration.foreign_gate.to_dict()}
                if calibration.foreign_gate else {}),
-            "prior_odds": calibration.prior_odds,
+            **({"reading": {"intercept": calibration.reading.intercept,
+                            "slope": calibration.reading.slope}}
+               if calibration.reading else {}),
             "measured": dict(calibration.measured)}
 
 
@@ -120,16 +114,12 @@ def from_dict(data: Any, origin: str = "calibration") -> Calibration:
     if foreign_gate is not None and (gate is None or foreign_gate.share_slope is not None):
         raise wrong("foreign_gate", "reads the best cosine alone (no share_slope) and needs "
                                     "a gate beside it")
-    odds = data.get("prior_odds", EVEN_ODDS)
-    if (isinstance(odds, bool) or not isinstance(odds, int | float) or not math.isfinite(odds)
-            or not MIN_PRIOR_ODDS <= odds <= EVEN_ODDS):
-        raise wrong("prior_odds", f"must be a number from {MIN_PRIOR_ODDS:g} to 1 (found "
-                                  f"{_shown(odds)}; 1 reads scores at even odds)")
+    reading = _reading(data.get("reading"), wrong)
     measured = data.get("measured", {})
     if not isinstance(measured, Mapping):
         raise wrong("measured", f"must be a JSON object (found {type(measured).__name__})")
     return Calibration(model, sources, skip, names, dict(measured), gate, foreign_gate,
-                       float(odds))
+                       reading)
 
 
 def _shown(value: Any) -> str:
@@ -176,6 +166,17 @@ def _gate(raw: Any, field: str, wrong: Any) -> Gate | None:
             raise wrong(f"{field}.{key}", f"must be positive (found {values[key]!r}): a gate "
                                           "rises with the best cosine and the shared words")
     return Gate(values["intercept"], values["slope"], values.get("share_slope"))
+
+
+def _reading(raw: Any, wrong: Any) -> SourceMap | None:
+    """The reading's JSON form read and checked (absent: None); its slope must be positive."""
+    if raw is None:
+        return None
+    values = _numbers(raw, "reading", _MAP_FIELDS, _MAP_FIELDS, wrong)
+    if not values["slope"] > 0:
+        raise wrong("reading.slope", f"must be positive (found {values['slope']!r}): a "
+                                     "reading keeps the order of the scores")
+    return SourceMap(values["intercept"], values["slope"])
 
 
 def check(calibration: Calibration, origin: str = "calibration") -> None:

@@ -4,9 +4,9 @@ A search only reads a calibration (``scoring.calibration``); this module makes o
 labelled query's candidates (``candidates``: top cosines and which of them are relevant, as a
 ``Labelled`` set) it fits every source family's logistic map of the tail evidence
 (``fit_map``), and from phrases with and without a relevant fragment the phrase gate
-(``fit_gate``), both by weighted logistic regression at even prior odds, and the prior odds
-its scores are read at (``prior_odds_of``). ``fit`` puts them together into a
-``Calibration``. numpy is needed here only, not by the search.
+(``fit_gate``), both by weighted logistic regression at even prior odds, and how those
+probabilities read at the labelled data's own prior (``fit_reading``). ``fit`` puts them
+together into a ``Calibration``. numpy is needed here only, not by the search.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy.typing as npt
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.scoring.calibration import (
     DEFAULT_SKIP,
+    DEFAULT_SOURCE,
     Calibration,
     Gate,
     SourceMap,
@@ -59,20 +60,22 @@ def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
 
 
 def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
-            iterations: int = 100) -> SourceMap:
-    """A logistic map from evidence to P(relevant) at even prior odds: within each set the two
-    classes weigh the same, and each set weighs the same (``_logistic``)."""
+            iterations: int = 100, odds: float = 1.0) -> SourceMap:
+    """A logistic map from evidence to P(relevant) at prior ``odds`` (default even): within
+    each set the relevant candidates weigh ``odds / (1 + odds)`` and the others the rest,
+    and each set weighs the same (``_logistic``)."""
     xs: list[FloatArray] = []
     ys: list[FloatArray] = []
     ws: list[FloatArray] = []
     used = [(f, y) for f, y in sets if y.any() and (~y).any()]
     if not used:
         raise ConfigurationError("calibration needs relevant and non-relevant candidates")
+    share = odds / (1.0 + odds)
     for feats, labels in used:
         n_rel, n_non = int(labels.sum()), int((~labels).sum())
         xs.append(feats)
         ys.append(labels.astype(np.float64))
-        ws.append(np.where(labels, 0.5 / n_rel, 0.5 / n_non) / len(used))
+        ws.append(np.where(labels, share / n_rel, (1.0 - share) / n_non) / len(used))
     x = np.concatenate(xs)
     design = np.vstack([np.ones_like(x), x]).T
     theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
@@ -81,6 +84,16 @@ def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
         raise ConfigurationError("the labelled data gives no increasing map (relevant "
                                  "candidates do not stand out from the others)")
     return SourceMap(intercept, slope)
+
+
+def fit_reading(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
+                mapped: SourceMap, odds: float) -> SourceMap:
+    """How ``mapped``'s probabilities at even odds read at prior ``odds``: the map fitted at
+    those odds (``fit_map``), written as a logistic of the even-odds logit (both are linear in
+    the evidence), so that ``calibration.at_prior`` of ``mapped`` is that fit."""
+    at_odds = fit_map(sets, odds=odds)
+    slope = at_odds.slope / mapped.slope
+    return SourceMap(at_odds.intercept - slope * mapped.intercept, slope)
 
 
 def prior_odds_of(sets: Sequence[Labelled]) -> float:
@@ -170,14 +183,16 @@ def fit(model: str, data: Mapping[str, Sequence[Labelled]], *, skip: int = DEFAU
         measured: Mapping[str, Any] | None = None, gate: Gate | None = None,
         foreign_gate: Gate | None = None) -> Calibration:
     """Fit a calibration: ``data`` maps a source family (or ``default``) to its labelled
-    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``); the prior
-    odds are the labelled sets' own (``prior_odds_of``)."""
-    sources = {family: fit_map([evidences(d, skip) for d in sets])
-               for family, sets in data.items()}
+    sets; ``gate`` and ``foreign_gate`` are the phrase gates to keep (``fit_gate``); the
+    reading at the prior is the ``default`` family's (else the first's), at its labelled
+    sets' own prior odds (``fit_reading``, ``prior_odds_of``)."""
+    features = {family: [evidences(d, skip) for d in sets] for family, sets in data.items()}
+    sources = {family: fit_map(feats) for family, feats in features.items()}
+    family = DEFAULT_SOURCE if DEFAULT_SOURCE in data else next(iter(data))
+    reading = fit_reading(features[family], sources[family], prior_odds_of(data[family]))
     names = tuple(sorted({d.name for sets in data.values() for d in sets}))
-    every = {d.name: d for sets in data.values() for d in sets}
     return Calibration(model, sources, skip, names, dict(measured or {}), gate, foreign_gate,
-                       prior_odds_of(list(every.values())))
+                       reading)
 
 
 def candidates(name: str, queries: FloatArray, corpus: FloatArray,

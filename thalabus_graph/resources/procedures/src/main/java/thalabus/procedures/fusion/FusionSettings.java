@@ -67,7 +67,7 @@ public record FusionSettings(String fusion, double fusionTextWeight, double fusi
                 number(values, "fusion_text_weight", 0.45),
                 number(values, "fusion_full_coverage", 0.5),
                 (int) number(values, "rrf_k", 60), (int) number(values, "top_n_text", 200),
-                number(values, "min_score", 0.001),
+                number(values, "min_score", 0.0026),
                 calibrated == null || Boolean.TRUE.equals(calibrated), factors, caps);
     }
 

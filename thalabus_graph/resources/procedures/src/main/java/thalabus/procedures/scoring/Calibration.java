@@ -42,8 +42,6 @@ public final class Calibration {
     public static final double MIN_SIGMA = 1e-3;
     /** Share of the index score in a calibrated score (keeps saturated hits in order). */
     public static final double RAW_WEIGHT = 1e-6;
-    /** The prior odds of a calibration file without {@code prior_odds}: even odds. */
-    public static final double EVEN_ODDS = 1.0;
     /** How much more lenient the foreign gate must be before a phrase's language is read. */
     public static final double LANGUAGE_MATTERS = 0.01;
     private static final double TAIL_FLOOR = 1e-300;
@@ -56,7 +54,7 @@ public final class Calibration {
     private final JsonNode measured;
     private final Gate gate;
     private final Gate foreignGate;
-    private final double priorOdds;
+    private final SourceMap reading;
 
     /**
      * A calibration (no check: {@link CalibrationFile#fromDict} checks a file's values).
@@ -70,12 +68,12 @@ public final class Calibration {
      * @param gate the phrase gate (null: every phrase is taken to have a relevant fragment)
      * @param foreignGate the cosine-only gate of a phrase sharing no words with the graph
      *     (null: {@code gate} judges every phrase)
-     * @param priorOdds the prior odds of relevance a score is read at ({@link #atPrior};
-     *     {@link #EVEN_ODDS} reads the maps as fitted)
+     * @param reading how a probability at even odds reads at the labelled data's prior
+     *     ({@link #atPrior}; null reads the maps as fitted)
      */
     public Calibration(String model, Map<String, SourceMap> sources, int skip,
                        List<String> fittedOn, JsonNode measured, Gate gate, Gate foreignGate,
-                       double priorOdds) {
+                       SourceMap reading) {
         this.model = model;
         this.sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources));
         this.skip = skip;
@@ -83,7 +81,7 @@ public final class Calibration {
         this.measured = measured;
         this.gate = gate;
         this.foreignGate = foreignGate;
-        this.priorOdds = priorOdds;
+        this.reading = reading;
     }
 
     /** The embedding model's name. */
@@ -121,20 +119,20 @@ public final class Calibration {
         return foreignGate;
     }
 
-    /** The prior odds of relevance a score is read at. */
-    public double priorOdds() {
-        return priorOdds;
+    /** How a probability at even odds reads at the labelled data's prior (null: as fitted). */
+    public SourceMap reading() {
+        return reading;
     }
 
     /**
-     * A probability at even prior odds read at prior {@code odds} (the posterior odds
-     * multiplied by {@code odds}); {@code p} itself at even odds.
+     * A probability at even prior odds read at the labelled data's prior: {@code reading} of
+     * its logit (null: as it is); 0 and 1 kept.
      */
-    public static double atPrior(double p, double odds) {
-        if (odds == EVEN_ODDS) {
+    public static double atPrior(double p, SourceMap reading) {
+        if (reading == null || !(0.0 < p && p < 1.0)) {
             return p;
         }
-        return p * odds / (1.0 - p + p * odds);
+        return reading.probability(Math.log(p) - Math.log1p(-p));
     }
 
     /**
@@ -240,9 +238,9 @@ public final class Calibration {
     public DoubleUnaryOperator scorer(String source, Background bg) {
         SourceMap mapped = mapFor(source);
         double gated = gateOf(bg);
-        double odds = priorOdds;
+        SourceMap read = reading;
         return cosine -> {
-            double p = atPrior(mapped.probability(evidence(cosine, bg)) * gated, odds);
+            double p = atPrior(mapped.probability(evidence(cosine, bg)) * gated, read);
             return (1.0 - RAW_WEIGHT) * p + RAW_WEIGHT * (1.0 + cosine) / 2.0;
         };
     }

@@ -37,15 +37,13 @@ public final class CalibrationFile {
     public static final double MAX_COEFFICIENT = 1e4;
     /** Smallest map slope (below it every hit reads as about the same probability). */
     public static final double MIN_MAP_SLOPE = 0.1;
-    /** Smallest {@code prior_odds} (one relevant candidate in a million). */
-    public static final double MIN_PRIOR_ODDS = 1e-6;
     /** Most source maps and {@code fitted_on} entries. */
     public static final int MAX_NAMES = 64;
     /** Longest model, source or data-set name (code points). */
     public static final int MAX_NAME_CHARS = 256;
     /** Every field a calibration file may hold. */
     public static final Set<String> FIELDS = Set.of("format", "model", "feature", "skip",
-            "fitted_on", "sources", "gate", "foreign_gate", "prior_odds", "measured");
+            "fitted_on", "sources", "gate", "foreign_gate", "reading", "measured");
     private static final Set<String> MAP_FIELDS = Set.of("intercept", "slope");
     private static final Set<String> GATE_FIELDS = Set.of("intercept", "slope", "share_slope");
     private static final JsonMapper JSON = JsonMapper.builder()
@@ -147,22 +145,24 @@ public final class CalibrationFile {
             throw wrong(origin, "foreign_gate", "reads the best cosine alone (no share_slope) "
                     + "and needs a gate beside it");
         }
-        double odds = Calibration.EVEN_ODDS;
-        if (data.has("prior_odds")) {
-            JsonNode raw = data.get("prior_odds");
-            odds = raw.isNumber() ? raw.doubleValue() : Double.NaN;
-            if (!(MIN_PRIOR_ODDS <= odds && odds <= Calibration.EVEN_ODDS)) {
-                throw wrong(origin, "prior_odds", "must be a number from "
-                        + Python.general(MIN_PRIOR_ODDS) + " to 1 (found " + shown(raw)
-                        + "; 1 reads scores at even odds)");
+        SourceMap reading = null;
+        JsonNode rawReading = data.get("reading");
+        if (rawReading != null && !rawReading.isNull()) {
+            Map<String, Double> values = numbers(rawReading, "reading", MAP_FIELDS, MAP_FIELDS,
+                    origin);
+            if (!(values.get("slope") > 0)) {
+                throw wrong(origin, "reading.slope", "must be positive: a reading keeps the "
+                        + "order of the scores");
             }
+            reading = new SourceMap(values.get("intercept"), values.get("slope"));
         }
         JsonNode measured = data.has("measured") ? data.get("measured")
                 : JsonNodeFactory.instance.objectNode();
         if (!measured.isObject()) {
             throw wrong(origin, "measured", "must be a JSON object");
         }
-        return new Calibration(model, sources, skip, names, measured, gate, foreignGate, odds);
+        return new Calibration(model, sources, skip, names, measured, gate, foreignGate,
+                reading);
     }
 
     private static CalibrationException wrong(String origin, String field, String what) {

@@ -182,7 +182,8 @@ public final class Check {
                 NODES.arrayNode().add(m.intercept()).add(m.slope())));
         out.set("gate", gate(c.gate()));
         out.set("foreign_gate", gate(c.foreignGate()));
-        out.put("prior_odds", c.priorOdds());
+        out.set("reading", c.reading() == null ? NODES.nullNode()
+                : NODES.arrayNode().add(c.reading().intercept()).add(c.reading().slope()));
         out.set("measured", c.measured());
         return out;
     }

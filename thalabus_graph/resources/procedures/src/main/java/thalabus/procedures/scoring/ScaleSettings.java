@@ -12,8 +12,8 @@ import java.util.Map;
  */
 public record ScaleSettings(Map<String, Double> factors, Map<String, Double> caps,
                             double minScore) {
-    /** The engine's defaults: factors and caps 1.0, {@code min_score} 0.001. */
-    public static final ScaleSettings DEFAULTS = new ScaleSettings(Map.of(), Map.of(), 0.001);
+    /** The engine's defaults: factors and caps 1.0, {@code min_score} 0.0026. */
+    public static final ScaleSettings DEFAULTS = new ScaleSettings(Map.of(), Map.of(), 0.0026);
 
     public ScaleSettings {
         factors = Map.copyOf(factors);
