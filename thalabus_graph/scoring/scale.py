@@ -387,15 +387,17 @@ class PhraseScale:
                 "fitted_on": list(self.calibration.fitted_on),
                 "min_score": self.settings.min_score,
                 "raw": "(1 + cosine) / 2 of the vector index, fused",
-                "calibrated": "P(relevant) of the hit's tail evidence x the phrase gate x "
-                              "factor, capped",
+                "calibrated": "P(relevant) of the hit's tail evidence x the phrase gate, "
+                              + ("read at the labelled data's prior"
+                                 if self.calibration.reading else "at even prior odds")
+                              + ", x factor, capped",
                 "gate": _gate_text(gate.midpoint_at(0.0), gate.midpoint_at(1.0),
                                    gate.share_slope is not None) if gate else "none",
                 "foreign_gate": _foreign_text(self.calibration.foreign_gate),
                 "other_language": "the foreign gate also reads the best cosine of a candidate "
                                   "in another language than the best candidate's; a phrase "
                                   "it lifted that MIN_SCORE would empty keeps its fragments "
-                                  f"at or above {DOUBT * self.settings.min_score:.3f}, with a "
+                                  f"at or above {DOUBT * self.settings.min_score:.2g}, with a "
                                   "warning",
                 "lexical": f"a phrase of at most {EXACT_MAX_WORDS} words one fragment holds "
                            "whole (or a one-word phrase the text search finds) passes the "
