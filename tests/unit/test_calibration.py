@@ -267,7 +267,8 @@ def test_fitting_without_relevant_candidates_is_refused() -> None:
         fit("toy", {"default": [empty]})
 
 
-def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -> None:
+def test_the_calibrate_command_writes_a_file_the_setting_loads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rng = np.random.default_rng(3)
     dim = 64
     corpus = rng.standard_normal((300, dim))
@@ -303,6 +304,10 @@ def test_the_calibrate_command_writes_a_file_the_setting_loads(tmp_path: Path) -
     rates = next(iter(written.measured.values()))["min_score"]
     assert rates["relevant_dropped"] < 0.2 < rates["non_relevant_dropped"]
     assert written.gate is None  # no model of that name ships a gate
+    # its scores read at this data's prior, and it says where the seed's floors lie there
+    assert written.reading is not None and written.reading.slope > 0
+    floor = float(f"{at_prior(0.10, written.reading):.2g}")
+    assert f"THALABUS_MIN_SCORE={floor:g}" in capsys.readouterr().out
     e5 = tmp_path / "e5.json"
     assert main([*args[:-3], str(e5), "--model", "multilingual-e5-small"]) == 0
     refitted, known = load_for("ignored", str(e5)), shipped("multilingual-e5-small")

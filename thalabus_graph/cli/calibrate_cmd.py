@@ -33,7 +33,7 @@ import numpy as np
 from thalabus_graph.cli import common
 from thalabus_graph.cli.calibrate_plot import draw, pyplot
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.scoring.calibration import DEFAULT_SOURCE, Calibration, shipped
+from thalabus_graph.scoring.calibration import DEFAULT_SOURCE, Calibration, at_prior, shipped
 from thalabus_graph.scoring.fitting import Labelled, candidates, evidences, fit, prior_odds_of
 from thalabus_graph.scoring.reliability import DEFAULT_BINS, balanced_weights, reliability
 from thalabus_graph.settings import Settings
@@ -87,6 +87,9 @@ HELD_OUT = 0.3
 """Share of each labelled set's queries ``--report`` holds out of the fit."""
 SEED = 0
 """Seed of the held-out draw (``--seed``): the same queries every run."""
+SEED_FLOORS = {"min_score": 0.10, "min_reranking_score_doc": 0.05}
+"""The seed's score floors, operating points on a score at even odds: read at a calibration's
+prior they are the settings that drop what they drop (the defaults are the shipped model's)."""
 MIN_CLASS = 10
 """Fewest relevant, and fewest non-relevant, candidates a labelled set must give the fit:
 fewer cannot place a map."""
@@ -431,10 +434,15 @@ def _write_calibration(out: Path, model: str, sets: list[Labelled], known: Calib
             lines.append(f"{name}: {setting} drops {r['non_relevant_dropped']:.1%} of the "
                          f"non-relevant candidates, {r['relevant_dropped']:.1%} of the "
                          "relevant")
+    floors = {name: float(f"{at_prior(seed, calibration.reading):.2g}")
+              for name, seed in SEED_FLOORS.items()}
+    lines.append("the seed's floors read at this data's prior: " + ", ".join(
+        f"THALABUS_{name.upper()}={value:g}" for name, value in floors.items())
+        + " (each drops what the seed's drops at even odds)")
     gate = ("no phrase gate" if not calibration.gate else "the shipped phrase gates"
             if calibration.foreign_gate else "the shipped phrase gate")
     lines.append(f"wrote {out} (with {gate} of {model})")
-    return calibration.to_dict(), lines
+    return calibration.to_dict() | {"floors_at_the_prior": floors}, lines
 
 
 def _write_report(args: argparse.Namespace, model: str, sets: list[Labelled],
