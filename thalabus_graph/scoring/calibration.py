@@ -58,7 +58,7 @@ cosines, best first) and the number of fragments that source holds:
 5. **Order kept exactly.** The logistic saturates (a hit far above its background gets 1.0 in
    floating point), so the score is ``(1 - RAW_WEIGHT) x P + RAW_WEIGHT x (1 + cosine) / 2``:
    a millionth of the index score keeps saturated hits in the index's order, and moves a
-   threshold by at most 1e-6 (well under ``MIN_SCORE``, 0.001).
+   threshold by at most 1e-6 (well under ``MIN_SCORE``, 0.0026).
 
 For one phrase and one background the score is strictly increasing in the cosine
 (``slope > 0`` and ``sigma > 0``; the gate is one factor per phrase), so it never changes the
@@ -95,7 +95,6 @@ MIN_SIGMA = 1e-3
 RAW_WEIGHT = 1e-6
 """Share of the index score in a calibrated score (keeps saturated hits in order; far below
 the smallest threshold a calibrated score is read against)."""
-
 LANGUAGE_MATTERS = 0.01
 """How much more lenient the foreign gate must be before a phrase's language is read: a gate
 that moves by less changes a calibrated score by less than that (scores near 1.0 stay there)."""
