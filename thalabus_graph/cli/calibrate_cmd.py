@@ -274,8 +274,7 @@ def fit_checked(model: str, sets: list[Labelled], known: Calibration | None) -> 
     ``MIN_CLASS`` relevant or non-relevant candidates or when the map comes out near-constant
     over the candidates' evidence (``MIN_SPREAD``)."""
     for labelled in sets:
-        labels = (np.concatenate(list(labelled.relevant)) if labelled.relevant
-                  else np.zeros(0, dtype=bool))
+        labels = labelled.labels
         n_rel, n_non = int(labels.sum()), int((~labels).sum())
         if n_rel < MIN_CLASS or n_non < MIN_CLASS:
             raise ConfigurationError(

@@ -29,6 +29,7 @@ from thalabus_graph.scoring.calibration import (
     evidence,
 )
 from thalabus_graph.scoring.lexical import phrase_words, share_of
+from thalabus_graph.scoring.reliability import balanced_weights
 from thalabus_graph.scoring.tokens import lexical_words
 
 FloatArray = npt.NDArray[np.float64]
@@ -46,6 +47,12 @@ class Labelled:
     size: int
     shares: Sequence[float] | None = None
 
+    @property
+    def labels(self) -> npt.NDArray[np.bool_]:
+        """Whether each candidate of every query is relevant, flattened in query order."""
+        return (np.concatenate(list(self.relevant)).astype(bool) if self.relevant
+                else np.zeros(0, dtype=bool))
+
 
 def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
                                                                    npt.NDArray[np.bool_]]:
@@ -54,9 +61,7 @@ def evidences(data: Labelled, skip: int = DEFAULT_SKIP) -> tuple[FloatArray,
     for cos in data.cosines:
         bg = background(list(cos), data.size, skip)
         feats.extend(evidence(float(c), bg) for c in cos)
-    labels = (np.concatenate(list(data.relevant)) if data.relevant
-              else np.zeros(0, dtype=bool))
-    return np.asarray(feats, dtype=np.float64), labels.astype(bool)
+    return np.asarray(feats, dtype=np.float64), data.labels
 
 
 def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
@@ -64,21 +69,14 @@ def fit_map(sets: Sequence[tuple[FloatArray, npt.NDArray[np.bool_]]],
     """A logistic map from evidence to P(relevant) at prior ``odds`` (default even): within
     each set the relevant candidates weigh ``odds / (1 + odds)`` and the others the rest,
     and each set weighs the same (``_logistic``)."""
-    xs: list[FloatArray] = []
-    ys: list[FloatArray] = []
-    ws: list[FloatArray] = []
     used = [(f, y) for f, y in sets if y.any() and (~y).any()]
     if not used:
         raise ConfigurationError("calibration needs relevant and non-relevant candidates")
-    share = odds / (1.0 + odds)
-    for feats, labels in used:
-        n_rel, n_non = int(labels.sum()), int((~labels).sum())
-        xs.append(feats)
-        ys.append(labels.astype(np.float64))
-        ws.append(np.where(labels, share / n_rel, (1.0 - share) / n_non) / len(used))
-    x = np.concatenate(xs)
+    x = np.concatenate([f for f, _ in used])
+    labels = [y for _, y in used]
     design = np.vstack([np.ones_like(x), x]).T
-    theta = _logistic(design, np.concatenate(ys), np.concatenate(ws), iterations)
+    theta = _logistic(design, np.concatenate(labels).astype(np.float64),
+                      balanced_weights(labels, odds), iterations)
     intercept, slope = float(theta[0]), float(theta[1])
     if not slope > 0:
         raise ConfigurationError("the labelled data gives no increasing map (relevant "
@@ -102,8 +100,7 @@ def prior_odds_of(sets: Sequence[Labelled]) -> float:
     in ``fit_map``); a set without both classes is left out, none left reads even odds."""
     logs = []
     for data in sets:
-        labels = (np.concatenate(list(data.relevant)) if data.relevant
-                  else np.zeros(0, dtype=bool))
+        labels = data.labels
         n_rel, n_non = int(labels.sum()), int((~labels).sum())
         if n_rel and n_non:
             logs.append(float(np.log(n_rel / n_non)))
