@@ -107,6 +107,7 @@ def test_contributions_and_explain_show_the_raw_and_the_calibrated_value(
     assert explained["scores"]["scale"] == "calibrated"
     assert explained["scores"]["model"] == "multilingual-e5-small"
     assert explained["scores"]["min_score"] == Settings().min_score
+    assert "read at the labelled data's prior" in explained["scores"]["calibrated"]
     assert re.search(r"best cosine and the share of its words found in one candidate, 0\.5 at "
                      r"0\.8\d\d with no word shared, 0\.7\d\d with every word",
                      explained["scores"]["gate"]), explained["scores"]["gate"]
