@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from thalabus_graph.errors import ConfigurationError
@@ -88,9 +89,11 @@ def eligible(plan: PhrasePlan, scoped: bool) -> bool:
             and call.with_text)
 
 
+@lru_cache(maxsize=16)
 def overrides(settings: Settings) -> dict[str, Any]:
     """The settings that differ from the defaults, plain values only, secrets left out: what
-    the plugin reads over the defaults its jar carries (``settings.plain_values``)."""
+    the plugin reads over the defaults its jar carries (``settings.plain_values``). Kept per
+    settings (a connection asks for its own at every query); callers only read it."""
     return {name: value for name, value in plain_values(settings).items()
             if value != _DEFAULTS[name]}
 

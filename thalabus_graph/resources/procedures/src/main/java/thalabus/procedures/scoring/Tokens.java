@@ -126,23 +126,17 @@ public final class Tokens {
     /**
      * Python's {@code str.lower} of an ASCII text (A-Z to a-z, which is all it does there),
      * or null for a text with any other character: most fragment texts of most corpora, read
-     * by every phrase, take this loop instead of the code point one.
+     * by every phrase, take this path instead of the code point one. The JDK's
+     * {@code toLowerCase(Locale.ROOT)} maps ASCII exactly so and lowers a compact (Latin-1)
+     * string byte by byte, without widening it to UTF-16 and narrowing it back.
      */
     public static String asciiLower(String text) {
-        char[] out = null;
         for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c > 0x7F) {
+            if (text.charAt(i) > 0x7F) {
                 return null;
             }
-            if (c >= 'A' && c <= 'Z') {
-                if (out == null) {
-                    out = text.toCharArray();
-                }
-                out[i] = (char) (c + 32);
-            }
         }
-        return out == null ? text : new String(out);
+        return text.toLowerCase(java.util.Locale.ROOT);
     }
 
     /**
@@ -155,9 +149,14 @@ public final class Tokens {
         return ascii != null ? ascii : lowerCodePoints(text);
     }
 
-    /** {@link #lower} of a text with a character beyond ASCII: ASCII characters map in place,
-     *  the others by code point. */
+    /** {@link #lower} of a text with a character beyond ASCII. Without a capital sigma the
+     *  JDK's {@code toLowerCase(Locale.ROOT)} is Python's mapping (each code point's lowercase,
+     *  {@code İ} to {@code i̇}); the final sigma's context rule differs, so a text holding one
+     *  is mapped code point by code point. */
     private static String lowerCodePoints(String text) {
+        if (text.indexOf('\u03a3') < 0) {
+            return text.toLowerCase(java.util.Locale.ROOT);
+        }
         StringBuilder out = new StringBuilder(text.length() + 8);
         int i = 0;
         while (i < text.length()) {
