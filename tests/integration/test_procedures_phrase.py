@@ -135,6 +135,44 @@ def test_the_engine_on_the_plugin_answers_as_on_its_statements(
     assert compared > 50
 
 
+def test_the_plugin_reads_texts_and_languages_as_the_statements_do(
+        clean_db: Database, db_settings: Settings) -> None:
+    """The plugin reads each hit's properties from its node: texts cut to
+    ``max_result_text_chars`` code points (characters beyond the BMP straddling the cut) and a
+    document stored without a language answer as ``search_phrase``'s own reads."""
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    settings = db_settings.replace(max_result_text_chars=23)
+    statements, vectors = slice_graph(clean_db, settings)
+    phrase, vector = next(iter(vectors.items()))
+    words = phrase.split()
+    extra = [{"documentid": f"astral-{i}", "title": f"astral {i}",
+              "chapters": [" ".join(words[:3]) + " " + "\U0001F600" * (10 + i) + "x" * i
+                           + " " + " ".join(words)],
+              "paragraphs": [[]], "embeddings": {f"astral-{i}-c1": vector}}
+             for i in range(3)]
+    statements.ingest(extra, strict=True, progress=False, embed=False)
+    stored = clean_db.read_text("MATCH (d:Document) WHERE d.documentid STARTS WITH 'astral-' "
+                                "RETURN d.language AS language", {}, plain=True,
+                                what="astral languages")
+    assert [row["language"] for row in stored] == [None] * 3
+    plugin = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
+                           embedder=statements.embedder)
+    query = quote_double(phrase)
+    answers: dict[ThalabusGraph, QueryResult] = {}
+    settled(partial(answer, answers, statements, query, None),
+            partial(answer, answers, plugin, query, None))
+    ours, theirs = answers[statements], answers[plugin]
+    assert [(f.fragmentid, f.text) for f in ours.fragments] == \
+        [(f.fragmentid, f.text) for f in theirs.fragments]
+    astral = [f.text for f in theirs.fragments if f.documentid.startswith("astral-")]
+    assert len(astral) == 3
+    assert all(len(text) == 23 for text in astral)  # code points, not UTF-16 units
+    assert difference(engine_fragments(ours.fragments), engine_fragments(theirs.fragments)) \
+        is None
+
+
 def test_procedures_on_fails_on_a_server_without_the_plugin(
         clean_db: Database, db_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine's statements answer everywhere; ``on`` says when the plugin is missing,

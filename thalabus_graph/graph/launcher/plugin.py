@@ -56,15 +56,16 @@ def jar_resources() -> dict[str, bytes]:
     files (``calibration/<model>.json``, as shipped in ``thalabus_graph/resources/calibration``),
     the settings' defaults (``settings.json``: every ``Settings`` field with a plain value,
     secrets left out, environment overrides not read), the languages with a full-text analyzer
-    (``languages.json``) and the phrase's search statement as the engine runs it, its parts
-    included (``cypher/search_phrase.cypher``).
+    (``languages.json``) and the phrase's search statement in the form the plugin runs it
+    (``cypher/search_phrase_nodes.cypher``).
     """
     folder = _package_dir("resources", "calibration")
     out = {f"calibration/{path.name}": path.read_bytes()
            for path in sorted(folder.glob("*.json"))}
     out["settings.json"] = json.dumps(plain_values(Settings()), sort_keys=True).encode()
     out["languages.json"] = json.dumps(dict(sorted(LANGUAGES.items()))).encode()
-    out["cypher/search_phrase.cypher"] = cypher_library.load("search_phrase", {}).encode()
+    out["cypher/search_phrase_nodes.cypher"] = cypher_library.load(
+        "search_phrase_nodes", {}).encode()
     return out
 
 

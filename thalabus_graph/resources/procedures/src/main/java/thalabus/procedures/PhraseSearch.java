@@ -10,16 +10,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.neo4j.graphdb.Label;
+import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Result;
 import thalabus.procedures.fusion.Hits.Hit;
 import org.neo4j.graphdb.Transaction;
 
 /**
- * One phrase's unrestricted searches inside the server: the engine's own {@code search_phrase}
- * statement (the build copies it, rendered, into the jar), run in the caller's transaction,
- * its rows read into hits per search, the candidates beyond the pools, the node counts and
- * the documents' stored languages, as {@code thalabus_graph.search.phrase.PhraseSearches}
- * reads them.
+ * One phrase's unrestricted searches inside the server: the engine's {@code search_phrase_nodes}
+ * statement (the build copies it into the jar), {@code search_phrase}'s searches yielding hit
+ * nodes, run in the caller's transaction; its rows read into hits per search (each hit's
+ * properties read from its node), the candidates beyond the pools, the node counts and the
+ * documents' stored languages, as {@code thalabus_graph.search.phrase.PhraseSearches} reads
+ * {@code search_phrase}'s rows.
  */
 final class PhraseSearch {
     /** The vector sources: (source, index), in the engine's order ({@code VECTOR_SOURCES}). */
@@ -49,7 +52,8 @@ final class PhraseSearch {
     /**
      * Run the statement with the engine's parameters ({@code PhraseSearches.params}):
      * {@code vectorSearches} ({source, index, k, top_n, background}) and {@code textSearches}
-     * ({source, index, query, k}).
+     * ({source, index, query, k}); each hit's properties are read from its node
+     * ({@link Reader}).
      */
     static PhraseSearch run(Transaction tx, List<Double> vector, List<Map<String, Object>> vectorSearches,
                             List<Map<String, Object>> textSearches, boolean rescore, int maxText) {
@@ -58,50 +62,93 @@ final class PhraseSearch {
         params.put("vector_searches", vectorSearches);
         params.put("text_searches", textSearches);
         params.put("rescore", rescore);
-        params.put("ontologyid", null);
-        params.put("details", false);
-        params.put("max_text", maxText);
         PhraseSearch out = new PhraseSearch();
+        Reader reader = new Reader(tx, maxText);
         try (Result rows = tx.execute(statement(), params)) {
             while (rows.hasNext()) {
-                out.read(rows.next());
+                out.read(rows.next(), reader);
             }
         }
         return out;
     }
 
+    /**
+     * Reads hits as {@code search_phrase} returns them: a node's {@code fragmentid},
+     * {@code documentid} and {@code text} cut to {@code maxText} code points (Cypher's
+     * {@code left}), and its document's stored language, looked up once per document id
+     * (the unique {@code documentid} of a {@code Document}; none for a missing document).
+     */
+    static final class Reader {
+        private static final Label DOCUMENT = Label.label("Document");
+        private final Transaction tx;
+        private final int maxText;
+        private final Map<String, String> languages = new HashMap<>();
+
+        Reader(Transaction tx, int maxText) {
+            this.tx = tx;
+            this.maxText = maxText;
+        }
+
+        Hit hit(Node node, double score) {
+            Map<String, Object> read = node.getProperties("fragmentid", "documentid", "text");
+            Object text = read.get("text");
+            return new Hit((String) read.get("fragmentid"), (String) read.get("documentid"),
+                    text == null ? null : cut(text.toString(), maxText), score);
+        }
+
+        String language(String documentid) {
+            if (documentid == null) {
+                return null;
+            }
+            if (languages.containsKey(documentid)) {
+                return languages.get(documentid);
+            }
+            Node document = tx.findNode(DOCUMENT, "documentid", documentid);
+            String language = document == null ? null
+                    : stored(document.getProperty("language", null));
+            languages.put(documentid, language);
+            return language;
+        }
+    }
+
+    /** Cypher's {@code left(text, n)}: the first {@code n} code points. */
+    static String cut(String text, int n) {
+        if (text.length() <= n) {
+            return text;
+        }
+        int points = text.codePointCount(0, text.length());
+        return points <= n ? text : text.substring(0, text.offsetByCodePoints(0, n));
+    }
+
     @SuppressWarnings("unchecked")
-    private void read(Map<String, Object> row) {
+    private void read(Map<String, Object> row, Reader reader) {
         String kind = (String) row.get("kind");
         String source = (String) row.get("source");
-        List<Object> ids = (List<Object>) row.get("fragmentids");
-        List<Object> docs = (List<Object>) row.get("documentids");
-        List<Object> texts = (List<Object>) row.get("texts");
         List<Object> scores = (List<Object>) row.get("scores");
-        List<Object> langs = (List<Object>) row.get("languages");
         if ("size".equals(kind)) {
-            for (Object m : docs) {
+            for (Object m : (List<Object>) row.get("models")) {
                 storedModels.add(String.valueOf(m));
             }
-            for (int i = 0; i < ids.size(); i++) {
-                sizes.put((String) ids.get(i), ((Number) scores.get(i)).longValue());
+            List<Object> names = (List<Object>) row.get("names");
+            for (int i = 0; i < names.size(); i++) {
+                sizes.put((String) names.get(i), ((Number) scores.get(i)).longValue());
             }
-            sizes.remove("ontology");
             return;
         }
-        for (int i = 0; i < docs.size(); i++) {
-            languages.put((String) docs.get(i), stored(langs.get(i)));
-        }
-        List<Hit> hits = new ArrayList<>(ids.size());
-        for (int i = 0; i < ids.size(); i++) {
-            hits.add(new Hit((String) ids.get(i), (String) docs.get(i), (String) texts.get(i),
-                    ((Number) scores.get(i)).doubleValue()));
+        List<Object> nodes = (List<Object>) row.get("nodes");
+        List<Hit> hits = new ArrayList<>(nodes.size());
+        for (int i = 0; i < nodes.size(); i++) {
+            Hit hit = reader.hit((Node) nodes.get(i), ((Number) scores.get(i)).doubleValue());
+            hits.add(hit);
+            if (hit.documentid() != null) {
+                languages.put(hit.documentid(), reader.language(hit.documentid()));
+            }
         }
         switch (kind) {
             case "background" -> {
-                for (int i = 0; i < hits.size(); i++) {
-                    beyond.add(new Beyond(source, hits.get(i).score(), hits.get(i).text(),
-                            stored(langs.get(i))));
+                for (Hit hit : hits) {
+                    beyond.add(new Beyond(source, hit.score(), hit.text(),
+                            reader.language(hit.documentid())));
                 }
                 beyondHits.put(source, hits);
             }
@@ -118,9 +165,9 @@ final class PhraseSearch {
     private static String statement() {
         String known = statement;
         if (known == null) {
-            try (InputStream in = PhraseSearch.class.getResourceAsStream("/cypher/search_phrase.cypher")) {
+            try (InputStream in = PhraseSearch.class.getResourceAsStream("/cypher/search_phrase_nodes.cypher")) {
                 if (in == null) {
-                    throw new IllegalStateException("the plugin jar lacks cypher/search_phrase.cypher");
+                    throw new IllegalStateException("the plugin jar lacks cypher/search_phrase_nodes.cypher");
                 }
                 known = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             } catch (IOException e) {
