@@ -63,7 +63,7 @@ final class PhraseSearch {
         params.put("text_searches", textSearches);
         params.put("rescore", rescore);
         PhraseSearch out = new PhraseSearch();
-        Reader reader = new Reader(tx, maxText);
+        Reader reader = new Reader(tx, maxText, out.languages);
         try (Result rows = tx.execute(statement(), params)) {
             while (rows.hasNext()) {
                 out.read(rows.next(), reader);
@@ -76,17 +76,19 @@ final class PhraseSearch {
      * Reads hits as {@code search_phrase} returns them: a node's {@code fragmentid},
      * {@code documentid} and {@code text} cut to {@code maxText} code points (Cypher's
      * {@code left}), and its document's stored language, looked up once per document id
-     * (the unique {@code documentid} of a {@code Document}; none for a missing document).
+     * into {@code languages} (the unique {@code documentid} of a {@code Document}; none for a
+     * missing document).
      */
     static final class Reader {
         private static final Label DOCUMENT = Label.label("Document");
         private final Transaction tx;
         private final int maxText;
-        private final Map<String, String> languages = new HashMap<>();
+        private final Map<String, String> languages;
 
-        Reader(Transaction tx, int maxText) {
+        Reader(Transaction tx, int maxText, Map<String, String> languages) {
             this.tx = tx;
             this.maxText = maxText;
+            this.languages = languages;
         }
 
         Hit hit(Node node, double score) {
@@ -140,9 +142,7 @@ final class PhraseSearch {
         for (int i = 0; i < nodes.size(); i++) {
             Hit hit = reader.hit((Node) nodes.get(i), ((Number) scores.get(i)).doubleValue());
             hits.add(hit);
-            if (hit.documentid() != null) {
-                languages.put(hit.documentid(), reader.language(hit.documentid()));
-            }
+            reader.language(hit.documentid());
         }
         switch (kind) {
             case "background" -> {

@@ -41,12 +41,6 @@ public final class Fusion {
      * strings and on code points agree for the whole-character words a query holds.
      */
     public static Set<String> sharedWords(Collection<String> queryWords, String text) {
-        return sharedWords(queryWords.toArray(new String[0]), text);
-    }
-
-    /** {@link #sharedWords(Collection, String)} of query words already in an array: a phrase's
-     *  fit reads every text hit with the same words. */
-    public static Set<String> sharedWords(String[] queryWords, String text) {
         Set<String> out = new HashSet<>();
         if (text == null || text.isEmpty()) {
             return out;

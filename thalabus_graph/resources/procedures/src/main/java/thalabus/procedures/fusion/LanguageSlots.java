@@ -70,10 +70,9 @@ public final class LanguageSlots {
         double lo = low == null || sem.isEmpty() ? minimum(sem.values(), 0.0) : low;
         double hi = maximum(sem.values(), 0.0);
         Set<String> queryWords = Texts.plainWords(query);
-        String[] words = queryWords.toArray(new String[0]);
         Map<String, Set<String>> hitFound = new HashMap<>();
         for (Fragment f : text) {
-            hitFound.put(f.fragmentid(), Fusion.sharedWords(words, f.text()));
+            hitFound.put(f.fragmentid(), Fusion.sharedWords(queryWords, f.text()));
         }
         Map<String, Double> idf = rarity(queryWords, sem, hitFound);
         LanguageSlots model = new LanguageSlots(lo, hi, textWeight, fullCoverage,

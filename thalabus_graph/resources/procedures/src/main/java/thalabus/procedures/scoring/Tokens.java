@@ -89,13 +89,9 @@ public final class Tokens {
 
     private static Forms forms(String text) {
         return remembered(FORMS, text, t -> {
-            String ascii = asciiLower(t);
-            if (ascii != null) {
-                return new Forms(ascii, ascii);
-            }
-            String lowered = lowerCodePoints(t);
-            return new Forms(Normalizer.isNormalized(t, Normalizer.Form.NFC) ? lowered
-                    : lower(Normalizer.normalize(t, Normalizer.Form.NFC)), lowered);
+            String lowered = lower(t);
+            return new Forms(isAscii(t) || Normalizer.isNormalized(t, Normalizer.Form.NFC)
+                    ? lowered : lower(Normalizer.normalize(t, Normalizer.Form.NFC)), lowered);
         });
     }
 
@@ -123,37 +119,27 @@ public final class Tokens {
         return known;
     }
 
-    /**
-     * Python's {@code str.lower} of an ASCII text (A-Z to a-z, which is all it does there),
-     * or null for a text with any other character: most fragment texts of most corpora, read
-     * by every phrase, take this path instead of the code point one. The JDK's
-     * {@code toLowerCase(Locale.ROOT)} maps ASCII exactly so and lowers a compact (Latin-1)
-     * string byte by byte, without widening it to UTF-16 and narrowing it back.
-     */
-    public static String asciiLower(String text) {
+    /** Whether every character of the text is ASCII (NFC leaves such a text as it is). */
+    private static boolean isAscii(String text) {
         for (int i = 0; i < text.length(); i++) {
             if (text.charAt(i) > 0x7F) {
-                return null;
+                return false;
             }
         }
-        return text.toLowerCase(java.util.Locale.ROOT);
+        return true;
     }
 
     /**
      * Python's {@code str.lower}: each code point's full lowercase mapping; a capital sigma is
      * final ({@code ς}) when a cased character precedes it and none follows it, case-ignorable
      * characters skipped on both sides.
+     *
+     * <p>Without a capital sigma the JDK's {@code toLowerCase(Locale.ROOT)} is that mapping
+     * (each code point's lowercase, {@code İ} to {@code i̇}), and it lowers a compact
+     * (Latin-1) string byte by byte; its final-sigma rule differs from Python's, so a text
+     * holding a capital sigma is mapped code point by code point.
      */
     public static String lower(String text) {
-        String ascii = asciiLower(text);
-        return ascii != null ? ascii : lowerCodePoints(text);
-    }
-
-    /** {@link #lower} of a text with a character beyond ASCII. Without a capital sigma the
-     *  JDK's {@code toLowerCase(Locale.ROOT)} is Python's mapping (each code point's lowercase,
-     *  {@code İ} to {@code i̇}); the final sigma's context rule differs, so a text holding one
-     *  is mapped code point by code point. */
-    private static String lowerCodePoints(String text) {
         if (text.indexOf('\u03a3') < 0) {
             return text.toLowerCase(java.util.Locale.ROOT);
         }
