@@ -137,3 +137,52 @@ def test_a_phrase_without_a_text_search_detects_no_language(
     assert asked == []
     _graph(corpus).query('"kitchen floor"', return_documents=False)  # fused: detected
     assert asked
+
+
+def test_a_lone_phrase_on_the_plugin_is_one_statement_without_a_transaction_around_it(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """With the plugin, a lone phrase's call brings its documents' details: the query is one
+    statement, run as an auto-commit transaction of its own, with the results of the same
+    evaluation run a transaction per statement. Without the plugin the query holds its one
+    transaction open."""
+    graph = _graph(corpus)
+    graph.query('"kitchen floor"')  # the connection's plugin state is known from here on
+    call, _ = phrase_call(graph)
+    transactions = spy_transactions(graph, monkeypatch)
+    result = graph.query('"kitchen floor"')
+    if call == "search_phrase_procedure":
+        assert transactions == [call]
+    else:
+        assert transactions == ["query"]
+    separate, _ = graph.evaluate('"kitchen floor"')
+    _same(result.fragments, separate)
+    assert result.documents and all(d.properties for d in result.documents)
+
+
+def test_a_read_of_its_own_is_tried_again_after_a_retryable_failure(
+        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """An auto-commit read the driver calls retryable (a lost session) is tried again, as a
+    managed transaction would be; a failure that is not retryable raises at once."""
+    import neo4j
+
+    from thalabus_graph.errors import GraphError
+    from thalabus_graph.graph import database
+
+    real = database._AutoCommit.run
+    failures = [neo4j.exceptions.SessionExpired("the routing table changed")]
+    tries: list[int] = []
+
+    def flaky(self: Any, query: str, parameters: Any = None) -> Any:
+        tries.append(1)
+        if failures:
+            raise failures.pop()
+        return real(self, query, parameters)
+
+    monkeypatch.setattr(database._AutoCommit, "run", flaky)
+    rows = corpus.read_plain("document_details", documentids=["d1"])
+    assert len(tries) == 2 and rows
+    tries.clear()
+    failures.append(neo4j.exceptions.ClientError("not retryable"))
+    with pytest.raises(GraphError):
+        corpus.read_plain("document_details", documentids=["d1"])
+    assert len(tries) == 1

@@ -54,11 +54,12 @@ def spy_transactions(graph: ThalabusGraph, monkeypatch: pytest.MonkeyPatch) -> l
     """What every read transaction the engine opens from now on is for (its ``what``: a
     statement's name, or ``query`` for the one a query holds open)."""
     seen: list[str] = []
-    real = graph.db.read_tx
+    for method in ("read_tx", "read_alone"):  # managed, and a statement's auto-commit one
+        real = getattr(graph.db, method)
 
-    def spy(work: Any, *, what: str = "read") -> Any:
-        seen.append(what)
-        return real(work, what=what)
+        def spy(work: Any, *, what: str = "read", real: Any = real) -> Any:
+            seen.append(what)
+            return real(work, what=what)
 
-    monkeypatch.setattr(graph.db, "read_tx", spy)
+        monkeypatch.setattr(graph.db, method, spy)
     return seen

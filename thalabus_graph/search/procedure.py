@@ -62,6 +62,11 @@ class ProcedureState:
             raise ConfigurationError(f"procedures is on but {why} (docs/procedures.md)")
         return usable
 
+    def known_usable(self) -> bool:
+        """Whether an earlier query found the server's plugin usable (reads nothing)."""
+        return (self.settings.procedures != "off" and self.db.plugin is not None
+                and self.db.plugin[0])
+
     def _read(self) -> tuple[bool, str]:
         runner = Runner(self.db)
         if not runner.alone("procedures_present", {})[0]["found"]:
