@@ -3,19 +3,11 @@
 // engine's search_phrase and the Python steps after it; one row of parallel lists comes back
 // with the node counts, the stored vectors' models, the phrase's warning and whether its
 // language could change its gate (the engine then reads it and, for a language the graph lacks,
-// calls again with held false). With $details
-// (the caller returns documents) the row also lists [documentid, properties, ontologyid,
-// categories] of each distinct document, as search_phrase does.
-CALL thalabus.phraseResult($text, $vector, $options)
-YIELD fragmentids, documentids, sources, texts, scores, raw_scores, contributions, documents,
-      warning, sizes, models, rows, language_matters
+// calls again with held false). With $details (the caller returns documents) the row also lists
+// [documentid, properties, ontologyid, categories] of each distinct document, as
+// document_details reads them, read by the plugin in the same call.
+CALL thalabus.phraseResult($text, $vector, $options, $details)
+YIELD fragmentids, documentids, sources, texts, scores, raw_scores, contributions, warning,
+      sizes, models, rows, language_matters, details
 RETURN fragmentids, documentids, sources, texts, scores, raw_scores, contributions, warning,
-       sizes, models, rows, language_matters,
-       CASE WHEN $details
-            THEN [id IN documents | COLLECT {
-                    MATCH (d:Document {documentid: id})
-                    RETURN [d.documentid, properties(d),
-                            [(d)-[:IN_ONTOLOGY]->(ont:Ontology) | ont.ontologyid][0],
-                            [(d)-[:HAS_CATEGORY]->(c:Category) | {name: c.name, value: c.value}]]
-                  }[0]]
-            ELSE [] END AS details
+       sizes, models, rows, language_matters, details

@@ -186,3 +186,50 @@ def test_procedures_on_fails_on_a_server_without_the_plugin(
         graph.query('"anything"')
     assert ThalabusGraph(clean_db, settings=db_settings.replace(procedures="auto")).query(
         '"anything"').fragments == []
+
+
+def test_the_plugin_reads_documents_as_the_statements_do(
+        clean_db: Database, db_settings: Settings) -> None:
+    """The plugin reads the returned documents' details (every property, the ontology, the
+    categories) and each hit's document language from the nodes, reaching a document through
+    its fragment's ``IN_DOCUMENT`` relationship and by its id where that relationship is
+    missing: the documents and fragments answer as on the engine's statements."""
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    statements, vectors = slice_graph(clean_db, db_settings)
+    phrase, vector = next(iter(vectors.items()))
+    extra = [{"documentid": f"detailed-{i}", "title": f"detailed {i}", "ontology": "asylum",
+              "language": "en", "court": "BVGer", "year": 2020 + i, "final": i % 2 == 0,
+              "categories": {"COUNTRY": ["IQ", "SY"][: i + 1], "DECISION": "granted"},
+              "chapters": [phrase + f" (case {i})"], "paragraphs": [[]],
+              "embeddings": {f"detailed-{i}-c1": vector}}
+             for i in range(3)]
+    statements.ingest(extra, strict=True, progress=False, embed=False)
+    clean_db.write_tx(lambda tx: tx.run(  # one chapter no longer leads to its document
+        "MATCH (:Chapter {fragmentid: 'detailed-1-c1'})-[r:IN_DOCUMENT]->() DELETE r").consume(),
+        what="cut a chapter from its document")
+    plugin = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
+                           embedder=statements.embedder)
+    query = quote_double(phrase)
+    answers: dict[ThalabusGraph, QueryResult] = {}
+    settled(partial(answer, answers, statements, query, None),
+            partial(answer, answers, plugin, query, None))
+    ours, theirs = answers[statements], answers[plugin]
+    assert [unscored(d.to_dict()) for d in ours.documents] == \
+        [unscored(d.to_dict()) for d in theirs.documents]
+    assert [d.score for d in ours.documents] == \
+        pytest.approx([d.score for d in theirs.documents], abs=1e-6)
+    detailed = [d for d in theirs.documents if d.documentid.startswith("detailed-")]
+    assert len(detailed) == 3
+    assert all(d.ontology == "asylum" and d.properties["court"] == "BVGer"
+               and d.categories["DECISION"] == ["granted"] for d in detailed)
+    assert difference(engine_fragments(ours.fragments), engine_fragments(theirs.fragments)) \
+        is None
+
+
+def unscored(document: dict[str, Any]) -> dict[str, Any]:
+    """A document's JSON without its scores and its fragments' (compared within 1e-6)."""
+    return {**{k: v for k, v in document.items() if k != "score"},
+            "fragments": [{k: v for k, v in f.items() if k != "score"}
+                          for f in document["fragments"]]}

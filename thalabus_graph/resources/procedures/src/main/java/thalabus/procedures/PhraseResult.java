@@ -21,8 +21,9 @@ import thalabus.procedures.scoring.Fragment;
  * {@code thalabus.phraseResult(text, vector, options)}: {@code thalabus.phrase}'s answer as the
  * Python engine reads it, in one row of parallel lists (a few long lists decode far faster in
  * a driver than hundreds of rows), with what the engine learns from its own search statement:
- * the node counts, the embedding models of the stored vectors, the distinct documents (whose
- * details the engine's statement reads alongside), the phrase's warning, which an emptied
+ * the node counts, the embedding models of the stored vectors, the distinct documents (and,
+ * asked with {@code details}, what {@link DocumentDetails} reads of each, so the engine reads
+ * nothing after the call), the phrase's warning, which an emptied
  * phrase keeps too, and the hits of each search ({@code rows}: "semantic:chapters" ... as
  * profile shows them per step), and {@code language_matters}: whether the phrase's language
  * could change its gate, so that the engine reads the language only then (and asks again with
@@ -47,8 +48,9 @@ public final class PhraseResult {
         public final List<String> models;
         public final Map<String, Object> rows = new LinkedHashMap<>();
         public final boolean language_matters;
+        public final List<List<Object>> details;
 
-        Row(PhrasePipeline.Result result) {
+        Row(PhrasePipeline.Result result, Transaction tx, boolean withDetails) {
             LinkedHashSet<String> distinct = new LinkedHashSet<>();
             for (Fragment f : result.fragments()) {
                 fragmentids.add(f.fragmentid());
@@ -61,6 +63,7 @@ public final class PhraseResult {
                 distinct.add(f.documentid());
             }
             documents = new ArrayList<>(distinct);
+            details = withDetails ? DocumentDetails.of(tx, documents, result.found().documents) : List.of();
             language_matters = result.languageMatters();
             warning = warning(result.warning());
             sizes = new LinkedHashMap<>(result.found().sizes);
@@ -87,12 +90,14 @@ public final class PhraseResult {
     }
 
     @Procedure(name = "thalabus.phraseResult", mode = Mode.READ)
-    @Description("thalabus.phraseResult(text, vector, options): thalabus.phrase's fragments in "
-            + "one row of parallel lists, with the node counts, the stored vectors' models, the "
-            + "distinct documents and the phrase's warning (the engine's form).")
+    @Description("thalabus.phraseResult(text, vector, options, details): thalabus.phrase's "
+            + "fragments in one row of parallel lists, with the node counts, the stored vectors' "
+            + "models, the distinct documents, with details their [documentid, properties, "
+            + "ontologyid, categories], and the phrase's warning (the engine's form).")
     public Stream<Row> phraseResult(@Name("text") String text,
                                     @Name(value = "vector", defaultValue = "null") List<Double> vector,
-                                    @Name(value = "options", defaultValue = "{}") Map<String, Object> options) {
-        return Stream.of(new Row(PhrasePipeline.run(tx, text, vector, options)));
+                                    @Name(value = "options", defaultValue = "{}") Map<String, Object> options,
+                                    @Name(value = "details", defaultValue = "false") boolean details) {
+        return Stream.of(new Row(PhrasePipeline.run(tx, text, vector, options), tx, details));
     }
 }

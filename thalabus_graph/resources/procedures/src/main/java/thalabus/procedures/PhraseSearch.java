@@ -10,8 +10,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.neo4j.graphdb.Direction;
 import org.neo4j.graphdb.Label;
 import org.neo4j.graphdb.Node;
+import org.neo4j.graphdb.Relationship;
+import org.neo4j.graphdb.RelationshipType;
+import org.neo4j.graphdb.ResourceIterable;
 import org.neo4j.graphdb.Result;
 import thalabus.procedures.fusion.Hits.Hit;
 import org.neo4j.graphdb.Transaction;
@@ -46,6 +50,8 @@ final class PhraseSearch {
     final Map<String, List<Hit>> beyondHits = new LinkedHashMap<>();
     final List<Beyond> beyond = new ArrayList<>();
     final Map<String, String> languages = new HashMap<>();
+    /** The Document node of each document id a hit named (null: no Document holds it). */
+    final Map<String, Node> documents = new HashMap<>();
 
     private PhraseSearch() {}
 
@@ -63,7 +69,7 @@ final class PhraseSearch {
         params.put("text_searches", textSearches);
         params.put("rescore", rescore);
         PhraseSearch out = new PhraseSearch();
-        Reader reader = new Reader(tx, maxText, out.languages);
+        Reader reader = new Reader(tx, maxText, out.languages, out.documents);
         try (Result rows = tx.execute(statement(), params)) {
             while (rows.hasNext()) {
                 out.read(rows.next(), reader);
@@ -76,19 +82,24 @@ final class PhraseSearch {
      * Reads hits as {@code search_phrase} returns them: a node's {@code fragmentid},
      * {@code documentid} and {@code text} cut to {@code maxText} code points (Cypher's
      * {@code left}), and its document's stored language, looked up once per document id
-     * into {@code languages} (the unique {@code documentid} of a {@code Document}; none for a
-     * missing document).
+     * into {@code languages} (the unique {@code documentid} of a {@code Document}, reached
+     * through the hit's {@code IN_DOCUMENT} relationship when it leads there; none for a
+     * missing document), the Document nodes kept in {@code documents} for their details.
      */
     static final class Reader {
         private static final Label DOCUMENT = Label.label("Document");
+        private static final RelationshipType IN_DOCUMENT = RelationshipType.withName("IN_DOCUMENT");
         private final Transaction tx;
         private final int maxText;
         private final Map<String, String> languages;
+        private final Map<String, Node> documents;
 
-        Reader(Transaction tx, int maxText, Map<String, String> languages) {
+        Reader(Transaction tx, int maxText, Map<String, String> languages,
+               Map<String, Node> documents) {
             this.tx = tx;
             this.maxText = maxText;
             this.languages = languages;
+            this.documents = documents;
         }
 
         Hit hit(Node node, double score) {
@@ -99,17 +110,40 @@ final class PhraseSearch {
         }
 
         String language(String documentid) {
+            return language(documentid, null);
+        }
+
+        /** The stored language of the document {@code documentid}, reached from the hit node
+         *  {@code from} through its {@code IN_DOCUMENT} relationship when that document holds
+         *  the id (one step instead of an index seek), else found by its unique id. */
+        String language(String documentid, Node from) {
             if (documentid == null) {
                 return null;
             }
             if (languages.containsKey(documentid)) {
                 return languages.get(documentid);
             }
-            Node document = tx.findNode(DOCUMENT, "documentid", documentid);
+            Node document = from == null ? null : documentOf(from, documentid);
+            if (document == null) {
+                document = tx.findNode(DOCUMENT, "documentid", documentid);
+            }
             String language = document == null ? null
                     : stored(document.getProperty("language", null));
             languages.put(documentid, language);
+            documents.put(documentid, document);
             return language;
+        }
+
+        private static Node documentOf(Node from, String documentid) {
+            try (ResourceIterable<Relationship> out = from.getRelationships(Direction.OUTGOING, IN_DOCUMENT)) {
+                for (Relationship r : out) {
+                    Node end = r.getEndNode();
+                    if (end.hasLabel(DOCUMENT) && documentid.equals(end.getProperty("documentid", null))) {
+                        return end;
+                    }
+                }
+            }
+            return null;
         }
     }
 
@@ -140,9 +174,10 @@ final class PhraseSearch {
         List<Object> nodes = (List<Object>) row.get("nodes");
         List<Hit> hits = new ArrayList<>(nodes.size());
         for (int i = 0; i < nodes.size(); i++) {
-            Hit hit = reader.hit((Node) nodes.get(i), ((Number) scores.get(i)).doubleValue());
+            Node node = (Node) nodes.get(i);
+            Hit hit = reader.hit(node, ((Number) scores.get(i)).doubleValue());
             hits.add(hit);
-            reader.language(hit.documentid());
+            reader.language(hit.documentid(), node);
         }
         switch (kind) {
             case "background" -> {
