@@ -139,24 +139,31 @@ def test_a_phrase_without_a_text_search_detects_no_language(
     assert asked
 
 
+@pytest.mark.parametrize("limit", [None, 3])
 def test_a_lone_phrase_on_the_plugin_is_one_statement_without_a_transaction_around_it(
-        corpus: Database, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """With the plugin, a lone phrase's call brings its documents' details: the query is one
-    statement, run as an auto-commit transaction of its own, with the results of the same
-    evaluation run a transaction per statement. Without the plugin the query holds its one
-    transaction open."""
+        corpus: Database, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        limit: int | None) -> None:
+    """With the plugin, a lone phrase's call brings the details of the documents it returns
+    (the best ``limit`` of them with a limit): the query is one statement, run as an
+    auto-commit transaction of its own, with the results of the same evaluation run a
+    transaction per statement. Without the plugin the query holds its one transaction
+    open."""
     graph = _graph(corpus)
-    graph.query('"kitchen floor"')  # the connection's plugin state is known from here on
+    full = graph.query('"kitchen floor"')  # the connection's plugin state is known from here
     call, _ = phrase_call(graph)
     transactions = spy_transactions(graph, monkeypatch)
-    result = graph.query('"kitchen floor"')
+    statements = spy_read_transactions(graph, monkeypatch)
+    result = graph.query('"kitchen floor"', limit=limit)
     if call == "search_phrase_procedure":
-        assert transactions == [call]
+        assert transactions == [call] and statements == [call]
     else:
         assert transactions == ["query"]
-    separate, _ = graph.evaluate('"kitchen floor"')
-    _same(result.fragments, separate)
     assert result.documents and all(d.properties for d in result.documents)
+    assert [(d.documentid, d.properties) for d in result.documents] == \
+        [(d.documentid, d.properties) for d in full.documents][:limit]
+    if limit is None:
+        separate, _ = graph.evaluate('"kitchen floor"')
+        _same(result.fragments, separate)
 
 
 def test_a_read_of_its_own_is_tried_again_after_a_retryable_failure(

@@ -188,7 +188,8 @@ class EvaluationParts:
             return None
         found = ProcedurePhrases(self.runner, self.reads, self.settings, self.query_vectors,
                                  self.text_language, self.scale, self.embedder.model_id,
-                                 details=self.document_details)
+                                 details=(0 if not self._exact_details
+                                          else -1 if self._limit is None else self._limit))
         return found if found.usable() else None
 
     @cached_property

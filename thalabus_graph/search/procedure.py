@@ -107,11 +107,13 @@ _DEFAULTS = plain_values(Settings())
 
 
 class ProcedurePhrases:
-    """The plugin's phrase calls of one evaluation."""
+    """The plugin's phrase calls of one evaluation. ``details``: how many of a phrase's
+    documents, best first, the call reads the details of (the query's ``limit``; -1: every
+    one; 0: none, for a query that returns no documents)."""
 
     def __init__(self, runner: Runner, reads: ScopeReads, settings: Settings,
                  vector: Callable[[str], list[float]], languages: TextLanguages,
-                 scale: PhraseScale, model_id: str, *, details: bool) -> None:
+                 scale: PhraseScale, model_id: str, *, details: int) -> None:
         self.runner = runner
         self.reads = reads
         self.settings = settings

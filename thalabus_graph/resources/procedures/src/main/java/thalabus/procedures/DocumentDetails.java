@@ -1,6 +1,7 @@
 package thalabus.procedures;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,9 @@ import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.RelationshipType;
 import org.neo4j.graphdb.ResourceIterable;
 import org.neo4j.graphdb.Transaction;
+
+import thalabus.procedures.fusion.Texts;
+import thalabus.procedures.scoring.Fragment;
 
 /**
  * The details of the documents a phrase returns, as the engine's {@code document_details}
@@ -29,6 +33,25 @@ final class DocumentDetails {
     private static final RelationshipType HAS_CATEGORY = RelationshipType.withName("HAS_CATEGORY");
 
     private DocumentDetails() {}
+
+    /**
+     * The ids of the best {@code n} documents of {@code fragments} (every one for a negative
+     * {@code n}), as the engine's {@code aggregate_documents} ranks them: by their best
+     * fragment's score, ties by document id.
+     */
+    static List<String> best(List<Fragment> fragments, long n) {
+        Map<String, Double> best = new HashMap<>();
+        for (Fragment f : fragments) {
+            Double held = best.get(f.documentid());
+            if (held == null || f.score() > held) {
+                best.put(f.documentid(), f.score());
+            }
+        }
+        List<String> ranked = new ArrayList<>(best.keySet());
+        ranked.sort(Comparator.comparingDouble((String d) -> -best.get(d))
+                .thenComparing(Texts.CODE_POINT_ORDER));
+        return n < 0 || n >= ranked.size() ? ranked : ranked.subList(0, (int) n);
+    }
 
     /** The details of each of {@code documentids} that a Document holds, in their order;
      *  {@code found}: the Document nodes the phrase's search read already, by id. */

@@ -50,7 +50,7 @@ public final class PhraseResult {
         public final boolean language_matters;
         public final List<List<Object>> details;
 
-        Row(PhrasePipeline.Result result, Transaction tx, boolean withDetails) {
+        Row(PhrasePipeline.Result result, Transaction tx, long detailed) {
             LinkedHashSet<String> distinct = new LinkedHashSet<>();
             for (Fragment f : result.fragments()) {
                 fragmentids.add(f.fragmentid());
@@ -63,7 +63,8 @@ public final class PhraseResult {
                 distinct.add(f.documentid());
             }
             documents = new ArrayList<>(distinct);
-            details = withDetails ? DocumentDetails.of(tx, documents, result.found().documents) : List.of();
+            details = detailed == 0 ? List.of() : DocumentDetails.of(tx,
+                    DocumentDetails.best(result.fragments(), detailed), result.found().documents);
             language_matters = result.languageMatters();
             warning = warning(result.warning());
             sizes = new LinkedHashMap<>(result.found().sizes);
@@ -92,12 +93,13 @@ public final class PhraseResult {
     @Procedure(name = "thalabus.phraseResult", mode = Mode.READ)
     @Description("thalabus.phraseResult(text, vector, options, details): thalabus.phrase's "
             + "fragments in one row of parallel lists, with the node counts, the stored vectors' "
-            + "models, the distinct documents, with details their [documentid, properties, "
-            + "ontologyid, categories], and the phrase's warning (the engine's form).")
+            + "models, the distinct documents, the [documentid, properties, ontologyid, "
+            + "categories] of the best `details` of them (-1: every one; 0: none), and the "
+            + "phrase's warning (the engine's form).")
     public Stream<Row> phraseResult(@Name("text") String text,
                                     @Name(value = "vector", defaultValue = "null") List<Double> vector,
                                     @Name(value = "options", defaultValue = "{}") Map<String, Object> options,
-                                    @Name(value = "details", defaultValue = "false") boolean details) {
+                                    @Name(value = "details", defaultValue = "0") long details) {
         return Stream.of(new Row(PhrasePipeline.run(tx, text, vector, options), tx, details));
     }
 }
