@@ -395,6 +395,17 @@ def test_tokens_read_words_as_python(java: tuple[Path, str]) -> None:
     _check(java, lambda a: tokens.holds_word(a["text"], a["word"]), "holds_word", holds)
 
 
+def test_ascii_texts_fold_as_python(java: tuple[Path, str]) -> None:
+    """An ASCII text is lowered eight characters at a time: every ASCII character at every
+    offset of the eight-character words and in the tail after them folds as Python's."""
+    ascii_chars = "".join(chr(c) for c in range(128))
+    rng = random.Random(8)
+    texts = [ascii_chars[k:] + ascii_chars[:k] for k in range(16)]
+    texts += ["".join(rng.choice(ascii_chars) for _ in range(n)) for n in range(40)]
+    texts += ["@[`{AZaz" * 9, "Heavy-Metal CELL Line (HeLa) 2024: \"X\"\n\tZ"]
+    _check(java, lambda a: tokens.fold(a["text"]), "fold", [{"text": t} for t in texts])
+
+
 RECATEGORISED = frozenset({"\u1734", "\U0001171e"})
 """Characters whose Unicode category changed between the JDK's tables and Python 3.11's (14.0),
 each a combining mark that became a spacing one, so no longer case-ignorable and a capital
