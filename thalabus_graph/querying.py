@@ -89,7 +89,7 @@ def _one_read(searched: Callable[[Queries, QueryRequest, GraphContext | None], _
     @functools.wraps(searched)
     def in_one_read(queries: Queries, request: QueryRequest,
                     context: GraphContext | None) -> _Run:
-        if request.automatically_rerank or queries.one_statement(request, context):
+        if request.automatically_rerank or _one_statement(queries, request, context):
             return searched(queries, request, context)
         try:
             return queries.db.one_read(lambda: searched(queries, request, context),
@@ -100,6 +100,24 @@ def _one_read(searched: Callable[[Queries, QueryRequest, GraphContext | None], _
             return searched(queries, request, context)
 
     return in_one_read
+
+
+def _one_statement(queries: Queries, request: QueryRequest,
+                   context: GraphContext | None) -> bool:
+    """Whether the request reads with one statement: a lone semantic phrase, unscoped and
+    unfiltered, on a connection whose server runs this engine's plugin (known from an
+    earlier query), with no graph context and no dataset to write. Its call and the
+    documents' details it returns are the whole read, so no transaction is opened around
+    it (``Database._read`` runs it as an auto-commit one). A phrase the plugin turns out
+    not to serve runs its statements a transaction each, as a query does after a
+    recovered failure."""
+    procedures = queries.shared.procedures
+    if (context is not None or request.create_dataset or request.ontology_id is not None
+            or request.subset_of_datasetids is not None or queries.required is not None
+            or request.required_filter is not None
+            or procedures is None or not procedures.known_usable()):
+        return False
+    return isinstance(parse(request.text, limits=_limits(queries.settings)), Semantic)
 
 
 class Queries:
@@ -215,22 +233,6 @@ class Queries:
                            self.db.bookmarks(), evaluator.rerank_flags)
 
     # --- what the application's graph adds to a query ------------------------------------
-    def one_statement(self, request: QueryRequest, context: GraphContext | None) -> bool:
-        """Whether the request reads with one statement: a lone semantic phrase, unscoped and
-        unfiltered, on a connection whose server runs this engine's plugin (known from an
-        earlier query), with no graph context and no dataset to write. Its call and the
-        documents' details it returns are the whole read, so no transaction is opened around
-        it (``Database._read`` runs it as an auto-commit one). A phrase the plugin turns out
-        not to serve runs its statements a transaction each, as a query does after a
-        recovered failure."""
-        procedures = self.shared.procedures
-        if (context is not None or request.create_dataset or request.ontology_id is not None
-                or request.subset_of_datasetids is not None or self.required is not None
-                or request.required_filter is not None
-                or procedures is None or not procedures.known_usable()):
-            return False
-        return isinstance(parse(request.text, limits=_limits(self.settings)), Semantic)
-
     def held(self, request: QueryRequest, node: Node) -> Node:
         """``node`` held to the connection's required filter and the request's
         (``query.required.restricted``): the query on the left of an AND no text widens."""

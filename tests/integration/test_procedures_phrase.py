@@ -81,6 +81,18 @@ def slice_graph(db: Database, settings: Settings) -> tuple[ThalabusGraph, dict[s
     return graph, {q: [float(x) for x in v] for q, v in corpus.query_vectors.items()}
 
 
+def on_both_paths(db: Database, statements: ThalabusGraph, phrase: str
+                  ) -> tuple[QueryResult, QueryResult]:
+    """The phrase's query on the engine's statements and on the plugin, settled alike."""
+    plugin = ThalabusGraph(db, settings=statements.settings.replace(procedures="on"),
+                           embedder=statements.embedder)
+    query = quote_double(phrase)
+    answers: dict[ThalabusGraph, QueryResult] = {}
+    settled(partial(answer, answers, statements, query, None),
+            partial(answer, answers, plugin, query, None))
+    return answers[statements], answers[plugin]
+
+
 def test_the_plugin_phrase_is_the_engines_phrase(clean_db: Database,
                                                   db_settings: Settings) -> None:
     reason = _not_the_launchers()
@@ -157,13 +169,7 @@ def test_the_plugin_reads_texts_and_languages_as_the_statements_do(
                                 "RETURN d.language AS language", {}, plain=True,
                                 what="astral languages")
     assert [row["language"] for row in stored] == [None] * 3
-    plugin = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
-                           embedder=statements.embedder)
-    query = quote_double(phrase)
-    answers: dict[ThalabusGraph, QueryResult] = {}
-    settled(partial(answer, answers, statements, query, None),
-            partial(answer, answers, plugin, query, None))
-    ours, theirs = answers[statements], answers[plugin]
+    ours, theirs = on_both_paths(clean_db, statements, phrase)
     assert [(f.fragmentid, f.text) for f in ours.fragments] == \
         [(f.fragmentid, f.text) for f in theirs.fragments]
     astral = [f.text for f in theirs.fragments if f.documentid.startswith("astral-")]
@@ -209,13 +215,7 @@ def test_the_plugin_reads_documents_as_the_statements_do(
     clean_db.write_tx(lambda tx: tx.run(  # one chapter no longer leads to its document
         "MATCH (:Chapter {fragmentid: 'detailed-1-c1'})-[r:IN_DOCUMENT]->() DELETE r").consume(),
         what="cut a chapter from its document")
-    plugin = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
-                           embedder=statements.embedder)
-    query = quote_double(phrase)
-    answers: dict[ThalabusGraph, QueryResult] = {}
-    settled(partial(answer, answers, statements, query, None),
-            partial(answer, answers, plugin, query, None))
-    ours, theirs = answers[statements], answers[plugin]
+    ours, theirs = on_both_paths(clean_db, statements, phrase)
     assert [unscored(d.to_dict()) for d in ours.documents] == \
         [unscored(d.to_dict()) for d in theirs.documents]
     assert [d.score for d in ours.documents] == \

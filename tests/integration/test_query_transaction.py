@@ -173,9 +173,9 @@ def test_a_read_of_its_own_is_tried_again_after_a_retryable_failure(
     import neo4j
 
     from thalabus_graph.errors import GraphError
-    from thalabus_graph.graph import database
+    from thalabus_graph.graph import auto_commit
 
-    real = database._AutoCommit.run
+    real = auto_commit.AutoCommit.run
     failures = [neo4j.exceptions.SessionExpired("the routing table changed")]
     tries: list[int] = []
 
@@ -185,7 +185,7 @@ def test_a_read_of_its_own_is_tried_again_after_a_retryable_failure(
             raise failures.pop()
         return real(self, query, parameters)
 
-    monkeypatch.setattr(database._AutoCommit, "run", flaky)
+    monkeypatch.setattr(auto_commit.AutoCommit, "run", flaky)
     rows = corpus.read_plain("document_details", documentids=["d1"])
     assert len(tries) == 2 and rows
     tries.clear()

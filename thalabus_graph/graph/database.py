@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import (
@@ -44,6 +44,7 @@ from thalabus_graph.errors import (
     QueryTimeout,
 )
 from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph.auto_commit import AUTO_COMMIT_ATTEMPTS, AutoCommit, Runs
 from thalabus_graph.graph.connection import check_uri, redact_uri
 
 T = TypeVar("T")
@@ -120,32 +121,6 @@ def prepared(text: str) -> str:
 def arguments(params: Mapping[str, Any] | None) -> dict[str, Any]:
     """The parameters sent with a ``prepared`` text: ``sent(params)`` as the one map."""
     return {ARGUMENTS: _BriefMap(sent(params))}
-
-
-AUTO_COMMIT_ATTEMPTS = 3
-"""Tries of a read run in an auto-commit transaction when the driver calls its failure
-retryable (a managed transaction is retried by the driver itself)."""
-
-
-class Runs(Protocol):
-    """What a one-statement ``work`` runs its statement on: the open transaction of
-    ``one_read`` or an auto-commit read (``_AutoCommit``)."""
-
-    def run(self, query: str, parameters: dict[str, Any] | None = None, /) -> neo4j.Result:
-        """Run one statement; its result."""
-        ...
-
-
-class _AutoCommit:
-    """A session seen as a transaction by a one-statement ``work``: its statement is an
-    auto-commit transaction bounded by the budget left (``timeout``, None: the server's)."""
-
-    def __init__(self, session: Session, timeout: float | None) -> None:
-        self.session = session
-        self.timeout = timeout
-
-    def run(self, query: str, parameters: dict[str, Any] | None = None, /) -> neo4j.Result:
-        return self.session.run(neo4j.Query(query, timeout=self.timeout), parameters)
 
 
 _DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("thalabus_deadline",
@@ -393,7 +368,7 @@ class Database:
                 left = _time_left(what)
                 try:
                     with self.session(default_access_mode=READ_ACCESS) as session:
-                        return work(_AutoCommit(session, left))
+                        return work(AutoCommit(session, left))
                 except (Neo4jError, neo4j.exceptions.DriverError) as exc:
                     if attempt >= AUTO_COMMIT_ATTEMPTS or not exc.is_retryable():
                         raise
