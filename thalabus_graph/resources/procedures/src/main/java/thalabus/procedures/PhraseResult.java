@@ -2,7 +2,6 @@ package thalabus.procedures;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -21,9 +20,9 @@ import thalabus.procedures.scoring.Fragment;
  * {@code thalabus.phraseResult(text, vector, options)}: {@code thalabus.phrase}'s answer as the
  * Python engine reads it, in one row of parallel lists (a few long lists decode far faster in
  * a driver than hundreds of rows), with what the engine learns from its own search statement:
- * the node counts, the embedding models of the stored vectors, the distinct documents (and,
- * asked with {@code details}, what {@link DocumentDetails} reads of each, so the engine reads
- * nothing after the call), the phrase's warning, which an emptied
+ * the node counts, the embedding models of the stored vectors, the details of the best
+ * {@code details} documents ({@link DocumentDetails}, so the engine reads nothing after the
+ * call), the phrase's warning, which an emptied
  * phrase keeps too, and the hits of each search ({@code rows}: "semantic:chapters" ... as
  * profile shows them per step), and {@code language_matters}: whether the phrase's language
  * could change its gate, so that the engine reads the language only then (and asks again with
@@ -42,7 +41,6 @@ public final class PhraseResult {
         public final List<Double> scores = new ArrayList<>();
         public final List<Double> raw_scores = new ArrayList<>();
         public final List<List<String>> contributions = new ArrayList<>();
-        public final List<String> documents;
         public final Map<String, Object> warning;
         public final Map<String, Object> sizes;
         public final List<String> models;
@@ -51,7 +49,6 @@ public final class PhraseResult {
         public final List<List<Object>> details;
 
         Row(PhrasePipeline.Result result, Transaction tx, long detailed) {
-            LinkedHashSet<String> distinct = new LinkedHashSet<>();
             for (Fragment f : result.fragments()) {
                 fragmentids.add(f.fragmentid());
                 documentids.add(f.documentid());
@@ -60,9 +57,7 @@ public final class PhraseResult {
                 scores.add(f.score());
                 raw_scores.add(result.raw().getOrDefault(f.fragmentid(), f.score()));
                 contributions.add(f.contributions());
-                distinct.add(f.documentid());
             }
-            documents = new ArrayList<>(distinct);
             details = detailed == 0 ? List.of() : DocumentDetails.of(tx,
                     DocumentDetails.best(result.fragments(), detailed), result.found().documents);
             language_matters = result.languageMatters();
@@ -93,9 +88,9 @@ public final class PhraseResult {
     @Procedure(name = "thalabus.phraseResult", mode = Mode.READ)
     @Description("thalabus.phraseResult(text, vector, options, details): thalabus.phrase's "
             + "fragments in one row of parallel lists, with the node counts, the stored vectors' "
-            + "models, the distinct documents, the [documentid, properties, ontologyid, "
-            + "categories] of the best `details` of them (-1: every one; 0: none), and the "
-            + "phrase's warning (the engine's form).")
+            + "models, the [documentid, properties, ontologyid, categories] of the best "
+            + "`details` of its documents (-1: every one; 0: none), and the phrase's warning "
+            + "(the engine's form).")
     public Stream<Row> phraseResult(@Name("text") String text,
                                     @Name(value = "vector", defaultValue = "null") List<Double> vector,
                                     @Name(value = "options", defaultValue = "{}") Map<String, Object> options,

@@ -109,10 +109,6 @@ final class PhraseSearch {
                     text == null ? null : cut(text.toString(), maxText), score);
         }
 
-        String language(String documentid) {
-            return language(documentid, null);
-        }
-
         /** The stored language of the document {@code documentid}, reached from the hit node
          *  {@code from} through its {@code IN_DOCUMENT} relationship when that document holds
          *  the id (one step instead of an index seek), else found by its unique id. */
@@ -123,7 +119,7 @@ final class PhraseSearch {
             if (languages.containsKey(documentid)) {
                 return languages.get(documentid);
             }
-            Node document = from == null ? null : documentOf(from, documentid);
+            Node document = documentOf(from, documentid);
             if (document == null) {
                 document = tx.findNode(DOCUMENT, "documentid", documentid);
             }
@@ -183,7 +179,7 @@ final class PhraseSearch {
             case "background" -> {
                 for (Hit hit : hits) {
                     beyond.add(new Beyond(source, hit.score(), hit.text(),
-                            reader.language(hit.documentid())));
+                            languages.get(hit.documentid())));
                 }
                 beyondHits.put(source, hits);
             }
