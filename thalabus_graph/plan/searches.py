@@ -43,6 +43,8 @@ PlannedStep = dict[str, Any]
 """One planned search in the JSON form of ``Step.to_dict`` (without rows and ms)."""
 
 RUNTIME_PATH = "decided at run time"
+PROCEDURE = "search_phrase_procedure"
+"""The statement that runs a phrase through the procedure plugin (``search.procedure``)."""
 _STATEMENTS = {"none": "", "exact": "search_vector_exact", "index": "search_vector",
                "in-index": "search_vector_in_index"}
 _TEXT_STATEMENTS = {"index": "search_fulltext", "candidates": "search_fulltext_candidates"}
@@ -274,7 +276,12 @@ def render(ex: Statistics, plan: PhrasePlan) -> list[PlannedStep]:
         else:
             steps = [{"kind": "fusion", "rule": search.rule,
                       "text_weight": ex.settings.fusion_text_weight}]
-        if i in shared:  # one search_phrase_filtered call runs them (search.batch)
+        if procedure and not plan.unrestricted:  # one plugin call runs them all
+            for step in steps:
+                if step["kind"] != "fusion":
+                    step.update(cypher=PROCEDURE, round_trip=f"{PROCEDURE}: one call for "
+                                "the phrase's searches")
+        elif i in shared:  # one search_phrase_filtered call runs them (search.batch)
             for step in steps:
                 step.update(cypher=BATCH, round_trip=f"{BATCH}: one call for the phrase's "
                             "searches")
@@ -309,7 +316,7 @@ def phrase_call_steps(ex: Statistics, phrase: str, query: str, *, procedure: boo
     counts are not known yet (they come back with this very call) a source's search is shown
     on the index path and marked as skipped at run time if the source holds no fragments."""
     known = ex.scope.counts
-    path, cypher = ("procedure", "search_phrase_procedure") if procedure else (
+    path, cypher = ("procedure", PROCEDURE) if procedure else (
         "index", "search_phrase")
     out: list[PlannedStep] = []
     for src in VECTOR_SOURCES:

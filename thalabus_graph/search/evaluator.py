@@ -142,7 +142,9 @@ def phrase_calls(root: PlanNode) -> list[tuple[str, str, bool]]:
         if plan.skipped is not None or not isinstance(plan.node, Semantic):
             continue
         for name in PHRASE_CALLS:
-            calls = [s for s in plan.planned if s.get("cypher") == name]
+            # a call shared with a filtered phrase's restricted searches is not started early
+            calls = [s for s in plan.planned
+                     if s.get("cypher") == name and "round_trip" not in s]
             if any(s["kind"] == "semantic" for s in calls):
                 out.append((name, plan.node.text, any(s["kind"] == "text" for s in calls)))
     return out

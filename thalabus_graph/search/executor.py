@@ -37,7 +37,7 @@ from thalabus_graph.scoring.scale import (
 )
 from thalabus_graph.search.fusing import Fragments
 from thalabus_graph.search.parts import EvaluationParts
-from thalabus_graph.search.procedure import eligible
+from thalabus_graph.search.procedure import eligible, filtered
 
 
 class SearchExecutor(EvaluationParts):
@@ -145,11 +145,15 @@ class SearchExecutor(EvaluationParts):
             call = plan.searches[0]
             assert self.procedure_phrases is not None and isinstance(call, PhraseCall)
             steps = phrase_call_steps(self, call.phrase, call.query, procedure=True)
+            booked = [self.runner.step(step.pop("kind"), {
+                k: v for k, v in step.items() if k not in ("cypher", "if_empty")})
+                for step in steps]
+            searches = [] if plan.unrestricted else filtered(plan) or []
             return self.procedure_phrases.fragments(
-                call.phrase, with_text=call.with_text,
-                steps=[self.runner.step(step.pop("kind"), {
-                    k: v for k, v in step.items() if k not in ("cypher", "if_empty")})
-                    for step in steps])
+                call.phrase, with_text=call.with_text, steps=booked,
+                restricted=[(s, self.runner.step("semantic" if isinstance(s, VectorSearch)
+                                                 else "text", dict(s.detail)))
+                            for s in searches])
         try:
             for positions in batched(plan):
                 self.batch.run(plan, positions)

@@ -56,8 +56,9 @@ def jar_resources() -> dict[str, bytes]:
     files (``calibration/<model>.json``, as shipped in ``thalabus_graph/resources/calibration``),
     the settings' defaults (``settings.json``: every ``Settings`` field with a plain value,
     secrets left out, environment overrides not read), the languages with a full-text analyzer
-    (``languages.json``) and the phrase's search statement in the form the plugin runs it
-    (``cypher/search_phrase_nodes.cypher``).
+    (``languages.json``) and the phrase's search statements in the form the plugin runs them
+    (``cypher/search_phrase_nodes.cypher``, and ``cypher/search_phrase_filtered.cypher``
+    unscoped, for a filtered phrase's restricted searches).
     """
     folder = _package_dir("resources", "calibration")
     out = {f"calibration/{path.name}": path.read_bytes()
@@ -66,6 +67,8 @@ def jar_resources() -> dict[str, bytes]:
     out["languages.json"] = json.dumps(dict(sorted(LANGUAGES.items()))).encode()
     out["cypher/search_phrase_nodes.cypher"] = cypher_library.load(
         "search_phrase_nodes", {}).encode()
+    out["cypher/search_phrase_filtered.cypher"] = cypher_library.load(
+        "search_phrase_filtered", {}).encode()
     return out
 
 

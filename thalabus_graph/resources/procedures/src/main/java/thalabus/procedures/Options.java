@@ -12,9 +12,10 @@ import thalabus.procedures.scoring.Calibration;
  * the wrong type is an error naming it, never ignored.
  */
 record Options(Long limit, String language, List<String[]> indexes, Boolean held,
-               Boolean withText, String calibrationName, Map<String, Object> settings) {
+               Boolean withText, String calibrationName, Map<String, Object> settings,
+               Filter filter, List<RestrictedSearch.Planned> searches) {
     private static final Set<String> KEYS = Set.of("limit", "language", "text_indexes", "held",
-            "with_text", "calibration", "settings");
+            "with_text", "calibration", "settings", "documentids", "filter", "searches");
 
     @SuppressWarnings("unchecked")
     static Options of(Map<String, Object> options) {
@@ -38,7 +39,50 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
                 indexes, (Boolean) typed(o, "held", Boolean.class),
                 (Boolean) typed(o, "with_text", Boolean.class),
                 (String) typed(o, "calibration", String.class),
-                (Map<String, Object>) typed(o, "settings", Map.class));
+                (Map<String, Object>) typed(o, "settings", Map.class),
+                Filter.of(o.get("documentids"), o.get("filter")),
+                searches((List<Object>) typed(o, "searches", List.class)));
+    }
+
+    /** The {@code searches} option: the engine's plan for a filtered phrase, one
+     *  {kind, source, index, k, top_n, walked} map per search (null: none given). */
+    private static List<RestrictedSearch.Planned> searches(List<Object> given) {
+        if (given == null) {
+            return null;
+        }
+        List<RestrictedSearch.Planned> out = new ArrayList<>();
+        for (Object item : given) {
+            if (!(item instanceof Map<?, ?> m)) {
+                throw new IllegalArgumentException(
+                        "thalabus.phrase: option 'searches' must list maps, not " + item);
+            }
+            Object index = m.get("index");
+            out.add(new RestrictedSearch.Planned(String.valueOf(m.get("kind")),
+                    String.valueOf(m.get("source")), index == null ? null : index.toString(),
+                    number(m, "k", 0), number(m, "top_n", 0), real(m, "walked")));
+        }
+        return out;
+    }
+
+    private static double real(Map<?, ?> m, String key) {
+        Object v = m.get(key);
+        if (v != null && !(v instanceof Number)) {
+            throw new IllegalArgumentException("thalabus.phrase: a search's '" + key
+                    + "' must be a number, not " + v);
+        }
+        return v == null ? 0.0 : ((Number) v).doubleValue();
+    }
+
+    private static long number(Map<?, ?> m, String key, long absent) {
+        Object v = m.get(key);
+        if (v == null) {
+            return absent;
+        }
+        if (!(v instanceof Number n)) {
+            throw new IllegalArgumentException("thalabus.phrase: a search's '" + key
+                    + "' must be a number, not " + v);
+        }
+        return n.longValue();
     }
 
     private static Object typed(Map<String, Object> o, String key, Class<?> type) {

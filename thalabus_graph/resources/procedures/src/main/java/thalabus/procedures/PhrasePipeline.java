@@ -38,7 +38,7 @@ final class PhrasePipeline {
      */
     record Result(List<thalabus.procedures.scoring.Fragment> fragments,
                   thalabus.procedures.scoring.DroppedWarning warning, Map<String, Double> raw,
-                  PhraseSearch found, boolean languageMatters) {}
+                  PhraseSearch found, boolean languageMatters, RestrictedSearch restricted) {}
 
     private PhrasePipeline() {}
 
@@ -80,8 +80,47 @@ final class PhrasePipeline {
         }
         PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
                 settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
+        RestrictedSearch restricted = null;
+        if (opts.filter() != null) {
+            if (!fuse) {
+                throw new IllegalArgumentException("thalabus.phrase: a filtered phrase is "
+                        + "fused with its full-text search (with_text must not be false)");
+            }
+            List<RestrictedSearch.Planned> planned = opts.searches() != null ? opts.searches()
+                    : exactPlan(settings, found.sizes, textSources);
+            restricted = RestrictedSearch.run(tx, query, opts.filter(), planned, lucene,
+                    found.sizes, settings);
+        } else if (opts.searches() != null) {
+            throw new IllegalArgumentException("thalabus.phrase: option 'searches' plans a "
+                    + "filtered phrase's searches: give 'filter' or 'documentids' too");
+        }
         return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
-                textSources, fuse);
+                textSources, fuse, restricted);
+    }
+
+    /**
+     * The searches of a filter given without the engine's plan (a call from Cypher): every
+     * vector source searched exactly over the filter's documents, every full-text index's
+     * best {@code index_max_k} hits looked up among their fragments; sources the graph lacks
+     * are not searched.
+     */
+    private static List<RestrictedSearch.Planned> exactPlan(EngineSettings settings,
+                                                            Map<String, Long> sizes,
+                                                            List<String[]> textSources) {
+        List<RestrictedSearch.Planned> out = new ArrayList<>();
+        for (String[] src : PhraseSearch.VECTOR_SOURCES) {
+            if (sizes.getOrDefault(src[0], 0L) > 0) {
+                long topN = settings.integer("top_n_" + src[0]);
+                out.add(new RestrictedSearch.Planned("exact", src[0], null, topN, topN, 0.0));
+            }
+        }
+        for (String[] src : textSources) {
+            if (sizes.getOrDefault(src[0], 0L) > 0) {
+                out.add(new RestrictedSearch.Planned("candidates", src[0], src[1],
+                        settings.integer("index_max_k"), 0, 0.0));
+            }
+        }
+        return out;
     }
 
     /**
@@ -91,10 +130,14 @@ final class PhrasePipeline {
      * @param fuse whether the phrase is fused with its text search (a phrase searched by
      *     meaning only goes from its semantic hits to the calibrated scale, as the engine's
      *     plan without a fusion step does)
+     * @param restricted a filtered phrase's restricted hits (null: unfiltered): fused by the
+     *     rule fitted on the unrestricted candidates, text scores divided by the unrestricted
+     *     best, calibrated on the unrestricted background, as the engine's primed filtered
+     *     phrase is ({@code SearchExecutor._run}), so a filter never changes a score
      */
     static Result evaluate(String phrase, PhraseSearch found, EngineSettings settings,
                            Calibration calibration, boolean foreign, List<String[]> textSources,
-                           boolean fuse) {
+                           boolean fuse, RestrictedSearch restricted) {
         Map<String, Object> values = new java.util.HashMap<>(settings.asMap());
         values.put("calibrated", calibration != null);
         FusionSettings fs = FusionSettings.fromMap(values);
@@ -118,6 +161,7 @@ final class PhrasePipeline {
         semantic = Fragment.sorted(semantic);
         List<Fragment> text = new ArrayList<>();
         List<Fragment> sampledText = new ArrayList<>();
+        Map<String, Double> best = new java.util.HashMap<>();
         for (String[] src : textSources) {
             List<Hit> hits = found.text.get(src[0]);
             if (hits == null || found.sizes.getOrDefault(src[0], 0L) == 0) {
@@ -126,9 +170,10 @@ final class PhrasePipeline {
             hits = new ArrayList<>(hits);
             hits.sort(Comparator.comparingDouble((Hit h) -> -h.score())
                     .thenComparing(Hit::fragmentid, Texts.CODE_POINT_ORDER));
-            double best = hits.isEmpty() ? 0.0 : hits.get(0).score();
-            text.addAll(Hits.textFragments(fs, src[0], hits, best, null));
-            sampledText.addAll(Hits.textFragments(fs, src[0], hits, best,
+            double top = hits.isEmpty() ? 0.0 : hits.get(0).score();
+            best.put(src[0], top);
+            text.addAll(Hits.textFragments(fs, src[0], hits, top, null));
+            sampledText.addAll(Hits.textFragments(fs, src[0], hits, top,
                     Math.max(fs.topNText(), background)));
         }
         PhraseFusion.Candidates sample = background > 0
@@ -158,15 +203,36 @@ final class PhrasePipeline {
                 scoringSemantic, found.sizes, beyond, toScoring(sample.text()), found.languages,
                 foreign);
         boolean matters = bg != null && !bg.foreign() && calibration.languageMatters(bg);
-        List<Fragment> fused = fuse ? fusion.fuse(phrase, semantic, text, false, null) : semantic;
+        List<Fragment> fused;
+        if (restricted != null) {
+            List<Fragment> kept = new ArrayList<>();
+            for (String[] src : PhraseSearch.VECTOR_SOURCES) {
+                List<Hit> hits = restricted.semantic.get(src[0]);
+                if (hits != null && found.sizes.getOrDefault(src[0], 0L) > 0) {
+                    kept.addAll(Hits.semanticFragments(fs, src[0], hits));
+                }
+            }
+            List<Fragment> keptText = new ArrayList<>();
+            for (String[] src : textSources) {
+                List<Hit> hits = restricted.text.get(src[0]);
+                if (hits != null && found.sizes.getOrDefault(src[0], 0L) > 0) {
+                    keptText.addAll(Hits.textFragments(fs, src[0], hits,
+                            best.getOrDefault(src[0], 0.0), null));
+                }
+            }
+            fused = fusion.fuse(phrase, Fragment.sorted(kept), keptText, true, null);
+        } else {
+            fused = fuse ? fusion.fuse(phrase, semantic, text, false, null) : semantic;
+        }
         Map<String, Double> raw = new java.util.HashMap<>();
         fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
         if (calibration == null) {
-            return new Result(toScoring(fused), null, raw, found, false);
+            return new Result(toScoring(fused), null, raw, found, false, restricted);
         }
         Scale.Applied applied = Scale.apply(calibration, scaleSettings(settings), phrase, bg,
                 toScoring(fused));
-        return new Result(applied.fragments(), applied.warning(), raw, found, matters);
+        return new Result(applied.fragments(), applied.warning(), raw, found, matters,
+                restricted);
     }
 
     private static ScaleSettings scaleSettings(EngineSettings settings) {

@@ -68,6 +68,10 @@ public final class PhraseResult {
                     (long) hits.size()));
             result.found().text.forEach((source, hits) -> rows.put("text:" + source,
                     (long) hits.size()));
+            if (result.restricted() != null) {
+                result.restricted().searched.forEach((key, value) -> rows.put("filtered:" + key,
+                        value));
+            }
         }
 
         private static Map<String, Object> warning(DroppedWarning w) {
