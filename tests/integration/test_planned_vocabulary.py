@@ -13,6 +13,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.support.embedders import FixedEmbedder
+from tests.support.paths import filtered_call
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.errors import DatasetInputError, UnknownCategoryError
@@ -21,7 +22,12 @@ from thalabus_graph.graph.database import Database
 pytestmark = pytest.mark.integration
 
 DIMS = 384
-CARRIED = "search_phrase_filtered (with category_vocabulary)"
+
+
+def carried(graph: ThalabusGraph) -> str:
+    """The filtered phrase's statement carrying the vocabulary read (``filtered_call``)."""
+    return f"{filtered_call(graph)} (with category_vocabulary)"
+
 TEXTS = {"pv-1": "the kitchen floor was wet", "pv-2": "a quiet winter garden",
          "pv-3": "kitchen knives and forks", "pv-4": "a kitchen garden in winter"}
 
@@ -70,16 +76,16 @@ def test_a_filtered_phrase_asked_again_is_one_round_trip(
     monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     first = graph.query('"kitchen" AND TAG=odd')
-    assert reads == ["category_vocabulary", "search_phrase_filtered"]
+    assert reads == ["category_vocabulary", filtered_call(graph)]
     reads.clear()
     again = graph.query('"kitchen" AND TAG=odd')
-    assert reads == [CARRIED]
+    assert reads == [carried(graph)]
     assert _answer(again) == _answer(first)
     assert {f.documentid for f in again.fragments} == {"pv-1", "pv-3", "pv-4"}
     # a different filter is a different read: it is made first
     reads.clear()
     graph.query('"kitchen" AND NOT TAG=odd')
-    assert reads == ["category_vocabulary", "search_phrase_filtered"]
+    assert reads == ["category_vocabulary", filtered_call(graph)]
 
 
 def test_a_changed_graph_is_planned_again_from_the_fresh_counts(
@@ -92,12 +98,12 @@ def test_a_changed_graph_is_planned_again_from_the_fresh_counts(
     reads = spy_read_transactions(graph, monkeypatch)
     after = graph.query('"kitchen" AND TAG=odd')
     # the carried read found other counts, so the search did not run; planned again
-    assert reads == [CARRIED, "search_phrase_filtered"]
+    assert reads == [carried(graph), filtered_call(graph)]
     assert "pv-5" in {f.documentid for f in after.fragments}
     assert _answer(after) == _answer(_fresh(graph).query('"kitchen" AND TAG=odd'))
     reads.clear()
     assert _answer(graph.query('"kitchen" AND TAG=odd')) == _answer(after)
-    assert reads == [CARRIED]
+    assert reads == [carried(graph)]
 
 
 def test_warnings_come_from_the_read_made_with_the_search(
@@ -123,7 +129,7 @@ def test_a_query_with_no_statement_to_carry_it_reads_it_alone(
     first = graph.query("TAG=odd")  # a pure filter streams its documents: read first
     reads.clear()
     again = graph.query("TAG=odd")
-    assert reads[0] == "category_vocabulary" and CARRIED not in reads
+    assert reads[0] == "category_vocabulary" and carried(graph) not in reads
     assert _answer(again) == _answer(first)
     _fresh(graph).ingest([_document("pv-7", "kitchen sink", "odd",
                                     np.random.default_rng(53))], embed=False, progress=False)
@@ -143,7 +149,7 @@ def test_a_scoped_phrase_asked_again_is_one_round_trip(
     assert reads == ["category_vocabulary", "search_phrase_filtered"]
     reads.clear()
     again = graph.query('"kitchen"', subset_of_datasetids=[dataset])
-    assert reads == [CARRIED]
+    assert reads == ["search_phrase_filtered (with category_vocabulary)"]
     assert _answer(again) == _answer(first)
     assert {f.documentid for f in again.fragments} <= {"pv-1", "pv-3", "pv-4"}
 
@@ -163,5 +169,5 @@ def test_a_profiled_query_reads_its_vocabulary_first(
     monkeypatch.setattr(graph.queries.shared.text_languages, "recheck_seconds", float("inf"))
     reads = spy_read_transactions(graph, monkeypatch)
     profiled = graph.query('"kitchen" AND TAG=odd', profile=True)
-    assert reads == ["category_vocabulary", "search_phrase_filtered"]
+    assert reads == ["category_vocabulary", filtered_call(graph)]
     assert profiled.fragments == graph.query('"kitchen" AND TAG=odd').fragments

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_limit import _graph, corpus  # noqa: F401  (the fixture)
-from tests.support.paths import phrase_call
+from tests.support.paths import filtered_call, phrase_call
 from tests.support.spies import spy_read_transactions, spy_transactions
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
@@ -40,7 +40,7 @@ def test_a_filtered_phrase_is_one_transaction(corpus: Database,  # noqa: F811
     assert transactions == ["query"]
     # the vocabulary check (with the counts) and the searches, all inside it
     assert statements[0] == "category_vocabulary" and len(statements) >= 2
-    assert any(s.startswith("search_vector") or s == "search_phrase_filtered"
+    assert any(s.startswith("search_vector") or s == filtered_call(graph)
                for s in statements)
     # the same evaluation, one transaction per statement
     transactions.clear()

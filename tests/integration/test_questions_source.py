@@ -17,7 +17,7 @@ import pytest
 
 from tests.integration.sample import shared_embedder
 from tests.integration.test_migrations import migrate_before, runner
-from tests.support.paths import phrase_call
+from tests.support.paths import filtered_call, phrase_call
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations import (
@@ -153,7 +153,7 @@ def test_explain_and_profile_show_the_questions_step(graph: ThalabusGraph) -> No
     assert [(s["path"], s["cypher"]) for s in planned] == [
         (s["path"], s["cypher"]) for s in ran]
     # with the phrase's other searches in one call
-    assert (ran[-1]["path"], ran[-1]["cypher"]) == ("exact", "search_phrase_filtered")
+    assert (ran[-1]["path"], ran[-1]["cypher"]) == ("exact", filtered_call(graph))
     assert ran[-1]["rows"] == 2  # the housing document's two questions
 
     narrow = engine(graph.db, top_n_questions=1)

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.support.embedders import FixedEmbedder
-from tests.support.paths import phrase_call
+from tests.support.paths import filtered_call, phrase_call
 from tests.support.spies import spy_read_transactions
 from thalabus_graph import Settings, ThalabusGraph
 from thalabus_graph.graph.database import Database
@@ -138,8 +138,8 @@ def test_filtered_fused_phrase_reads_its_normalisation_in_one_call(
     # the category and its count; then one call: the phrase's unrestricted searches
     # (semantic range, best text scores, node counts), exact cosine over the two documents'
     # chapters and the chapters full-text search restricted to them (paragraphs, summaries,
-    # keywords: empty, not searched)
-    assert reads == ["category_vocabulary", "search_phrase_filtered"]
+    # keywords: empty, not searched), through the procedure plugin where the server has it
+    assert reads == ["category_vocabulary", filtered_call(graph)]
     reference, _ = graph.evaluate('"kitchen" AND TAG=odd', reference=True)
     assert [f.fragmentid for f in fragments] == [f.fragmentid for f in reference]
     for a, b in zip(fragments, reference, strict=True):
@@ -152,7 +152,7 @@ def test_a_filtered_phrase_runs_its_searches_in_one_call_as_one_by_one(
         corpus: Any, monkeypatch: pytest.MonkeyPatch, query: str) -> None:
     db, _ = corpus
     graph, reads = _graph(db, _unit(np.random.default_rng(11)), monkeypatch,
-                          hybrid_all_queries=True)
+                          hybrid_all_queries=True, procedures="off")  # the engine's batch
     batched = graph.query(query, profile=True)
     assert reads == ["category_vocabulary", "search_phrase_filtered"]
     steps = [s for s in _tree_steps(batched.plan) if s["kind"] in ("semantic", "text")

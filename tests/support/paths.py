@@ -1,7 +1,8 @@
 """The search paths a test expects: a restricted vector search forced onto the index path (the
 test graphs are small enough for exact search everywhere, so a test of what a large graph does
 overrides the path choice), and the statement an unscoped phrase runs (``phrase_call``: the
-procedure plugin's on a server with this engine's plugin, the engine's own otherwise)."""
+procedure plugin's on a server with this engine's plugin, the engine's own otherwise), and a
+fused filtered one (``filtered_call``)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,11 @@ def phrase_call(graph: ThalabusGraph) -> tuple[str, str]:
     if state.available():
         return "search_phrase_procedure", "procedure"
     return "search_phrase", "index"
+
+
+def filtered_call(graph: ThalabusGraph) -> str:
+    """The statement a fused phrase filtered by categories runs on ``graph`` in an unscoped
+    query: ``search_phrase_procedure`` where the procedure plugin runs it, the engine's
+    ``search_phrase_filtered`` batch otherwise."""
+    return phrase_call(graph)[0] if phrase_call(graph)[1] == "procedure" else (
+        "search_phrase_filtered")
