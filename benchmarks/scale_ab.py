@@ -2,7 +2,7 @@
 
 Run ``python -m benchmarks.scale_ab --uri URI --server-data DIR --old CHECKOUT
 [--queries Q] [--warmup W] [--chapters N] [--shapes S,...] [--required-filter F]
-[--index-scale] [--json OUT]`` on a graph ``scale --keep`` left.
+[--index-scale] [--defaults] [--limit N] [--json OUT]`` on a graph ``scale --keep`` left.
 
 Two long-lived workers (``benchmarks.scale_ab_worker``) hold one engine each: side
 ``new`` runs with this checkout's interpreter in this checkout, side ``old`` with
@@ -225,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-scale", action="store_true",
                         help="CALIBRATION_FILE=none (the application-graph benchmark's "
                         "settings) instead of the calibrated default")
+    parser.add_argument("--defaults", action="store_true",
+                        help="the engine's default settings (fusion and calibrated scores, as "
+                             "scale --defaults) instead of the index-only phrase")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="the engine's query(limit=...), as scale --limit")
     parser.add_argument("--json", type=Path, default=DEFAULT_OUT)
     args = corpus_arguments(parser, argv)
     if not args.uri:
@@ -244,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         idle = wait_idle(lambda: proc_cpu_seconds(pid), timeout=900)
         print(f"server {'idle' if idle.idle else 'NOT idle'} after {idle.seconds:.0f} s",
               file=sys.stderr, flush=True)
-    flags = ("--index-scale",) if args.index_scale else ()
+    flags = (*(("--index-scale",) if args.index_scale else ()),
+             *(("--defaults",) if args.defaults else ()),
+             *((f"--limit={args.limit}",) if args.limit else ()))
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="thalabus-ab-") as tmp:
         texts = sorted(lookup)
@@ -268,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.json, {"benchmark": "scale_ab", "uri": args.uri, "old": str(args.old),
                            "warmup_rounds": args.warmup, "queries_per_shape": args.queries,
                            "chapters": args.chapters, "required_filter": args.required_filter,
-                           "index_scale": args.index_scale, "machine_load_1min": load,
+                           "index_scale": args.index_scale, "defaults": args.defaults,
+                           "limit": args.limit, "machine_load_1min": load,
                            "shapes": rows, "ms": ms})
     return 0
 

@@ -60,8 +60,10 @@ def main(argv: list[str]) -> int:
     uri, lookup_path, ontology, *flags = argv
     data = np.load(lookup_path, allow_pickle=False)
     lookup = Lookup([str(t) for t in data["texts"]], data["vectors"])
-    settings = Settings(embedding_dimensions=DIMENSIONS, hybrid_all_queries=False,
-                        short_query_max_words=0)
+    settings = (Settings(embedding_dimensions=DIMENSIONS) if "--defaults" in flags
+                else Settings(embedding_dimensions=DIMENSIONS, hybrid_all_queries=False,
+                              short_query_max_words=0))
+    limit = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--limit=")), None)
     if "--index-scale" in flags:
         settings = settings.replace(calibration_file="none")
     with ThalabusGraph.connect(uri, settings=settings, embedder=lookup) as graph:
@@ -76,7 +78,7 @@ def main(argv: list[str]) -> int:
             engine = graph if required is None else held.setdefault(required, ThalabusGraph(
                 graph.db, settings=settings, embedder=lookup, required_filter=required))
             start = time.perf_counter()
-            result = engine.query(text, ontology_id=ontology)
+            result = engine.query(text, ontology_id=ontology, limit=limit)
             ms = (time.perf_counter() - start) * 1000
             print(json.dumps({"ms": ms, **answer(result)}), flush=True)
     return 0

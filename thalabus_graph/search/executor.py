@@ -110,8 +110,14 @@ class SearchExecutor(EvaluationParts):
     def on_procedure(self, plan: PhrasePlan) -> bool:
         """Whether the server's procedure plugin runs this phrase plan: one the plugin can
         run (``procedure.eligible``) in an unscoped query, on a server with this engine's
-        plugin (its version read at the first such plan of the connection)."""
-        return (eligible(plan, self.scope.patterned or self.ids is not None)
+        plugin (its version read at the first such plan of the connection). An ontology or
+        parent datasets known to hold every document restrict nothing (the statements then
+        check no pattern either); while their size is unknown, the engine's own call reads
+        it."""
+        scope = self.scope
+        scoped = scope.patterned and (scope.documents is None or scope.counts is None
+                                      or scope.scoped())
+        return (eligible(plan, scoped or self.ids is not None)
                 and self.procedure_phrases is not None)
 
     def remembered_phrases(self) -> tuple[set[str], set[str], set[str]]:
