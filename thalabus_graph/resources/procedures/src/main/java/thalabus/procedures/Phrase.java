@@ -57,10 +57,6 @@ public final class Phrase {
         }
     }
 
-    private static final Map<String, String> LABELS = Map.of(
-            "chapters", "Chapter", "paragraphs", "Paragraph", "summaries", "Summary",
-            "questions", "Question", "keywords", "Keyword");
-
     @Procedure(name = "thalabus.phrase", mode = Mode.READ)
     @Description("thalabus.phrase(text, vector, options): one phrase's semantic and full-text "
             + "searches over every source, fused and calibrated as the thalabus-graph engine "
@@ -88,7 +84,7 @@ public final class Phrase {
     private Map<String, Node> nodes(List<thalabus.procedures.scoring.Fragment> fragments) {
         Map<String, List<String>> byLabel = new HashMap<>();
         for (thalabus.procedures.scoring.Fragment f : fragments) {
-            byLabel.computeIfAbsent(LABELS.getOrDefault(f.source(), "Fragment"),
+            byLabel.computeIfAbsent(Statements.LABELS.getOrDefault(f.source(), "Fragment"),
                     l -> new ArrayList<>()).add(f.fragmentid());
         }
         Map<String, Node> out = new HashMap<>();

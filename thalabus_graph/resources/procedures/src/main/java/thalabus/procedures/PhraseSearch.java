@@ -1,9 +1,5 @@
 package thalabus.procedures;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -38,7 +34,6 @@ final class PhraseSearch {
     static final String[][] TEXT_SOURCES = {
         {"chapters", "chapters_fulltext"}, {"keywords", "keywords_fulltext"},
     };
-    private static volatile String statement;
 
     /** A candidate beyond a source's pool: its score, text and document language. */
     record Beyond(String source, double score, String text, String language) {}
@@ -70,7 +65,7 @@ final class PhraseSearch {
         params.put("rescore", rescore);
         PhraseSearch out = new PhraseSearch();
         Reader reader = new Reader(tx, maxText, out.languages, out.documents);
-        try (Result rows = tx.execute(statement(), params)) {
+        try (Result rows = tx.execute(Statements.text("search_phrase_nodes"), params)) {
             while (rows.hasNext()) {
                 out.read(rows.next(), reader);
             }
@@ -191,21 +186,5 @@ final class PhraseSearch {
     /** A stored language as the fusion sees it: null when missing or empty. */
     static String stored(Object value) {
         return value == null || value.toString().isEmpty() ? null : value.toString();
-    }
-
-    private static String statement() {
-        String known = statement;
-        if (known == null) {
-            try (InputStream in = PhraseSearch.class.getResourceAsStream("/cypher/search_phrase_nodes.cypher")) {
-                if (in == null) {
-                    throw new IllegalStateException("the plugin jar lacks cypher/search_phrase_nodes.cypher");
-                }
-                known = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            statement = known;
-        }
-        return known;
     }
 }

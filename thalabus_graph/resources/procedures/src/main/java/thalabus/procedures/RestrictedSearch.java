@@ -1,9 +1,5 @@
 package thalabus.procedures;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -33,10 +29,6 @@ final class RestrictedSearch {
      *  hit) or candidates; {@code walked} what exact search would walk (for the over-fetch). */
     record Planned(String kind, String source, String index, long k, long topN, double walked) {}
 
-    private static volatile String statement;
-    private static final Map<String, String> LABELS = Map.of(
-            "chapters", "Chapter", "paragraphs", "Paragraph", "summaries", "Summary",
-            "questions", "Question", "keywords", "Keyword");
     private static final Map<String, String> VECTOR_INDEX = new HashMap<>();
 
     static {
@@ -86,7 +78,7 @@ final class RestrictedSearch {
                 case "text" -> texts.add(textSearch(s, query));
                 case "candidates" -> {
                     Map<String, Object> t = textSearch(s, query);
-                    t.put("label", LABELS.get(s.source()));
+                    t.put("label", Statements.LABELS.get(s.source()));
                     candidates.add(t);
                 }
                 default -> throw new IllegalArgumentException(
@@ -151,7 +143,7 @@ final class RestrictedSearch {
     private static Map<String, Object> exactSearch(String source, long topN) {
         Map<String, Object> out = new HashMap<>();
         out.put("source", source);
-        out.put("label", LABELS.get(source));
+        out.put("label", Statements.LABELS.get(source));
         out.put("k", topN);
         return out;
     }
@@ -188,7 +180,7 @@ final class RestrictedSearch {
         params.put("filtered_texts", texts);
         params.put("candidate_texts", candidates);
         Map<String, List<Hit>> out = new HashMap<>();
-        try (Result rows = tx.execute(statement(), params)) {
+        try (Result rows = tx.execute(Statements.text("search_phrase_filtered"), params)) {
             while (rows.hasNext()) {
                 Map<String, Object> row = rows.next();
                 String kind = (String) row.get("kind");
@@ -210,23 +202,5 @@ final class RestrictedSearch {
             }
         }
         return out;
-    }
-
-    private static String statement() {
-        String known = statement;
-        if (known == null) {
-            try (InputStream in = RestrictedSearch.class.getResourceAsStream(
-                    "/cypher/search_phrase_filtered.cypher")) {
-                if (in == null) {
-                    throw new IllegalStateException(
-                            "the plugin jar lacks cypher/search_phrase_filtered.cypher");
-                }
-                known = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            statement = known;
-        }
-        return known;
     }
 }
