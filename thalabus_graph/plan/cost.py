@@ -302,6 +302,14 @@ def choose_vector_path(scope: Scope, settings: Settings, src: VectorSource, top_
                       f"{s.vector_min_k}){_why_not_in_index(scope)}")
 
 
+def walked(detail: Mapping[str, Any]) -> float:
+    """What exact search would walk for a chosen filtered search (its step ``detail``): the
+    larger of the estimated fragments and the documents, as ``choose_vector_path`` weighs
+    it; ``next_overfetch`` compares an over-fetch with it."""
+    return max(float(detail.get("estimated_fragments", 0)),
+               float(detail.get("filtered_documents", 0)))
+
+
 def next_overfetch(settings: Settings, k: int, hits: int, top_n: int,
                    walked: float) -> int | None:
     """The ``k`` a filtered index search asks next when ``k`` candidates left ``hits`` <

@@ -24,6 +24,7 @@ from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.launcher.plugin import expected_version
+from thalabus_graph.plan import cost
 from thalabus_graph.plan.steps import (
     FilterPattern,
     Fusion,
@@ -152,8 +153,7 @@ def filter_options(searches: Sequence[VectorSearch | TextSearch]) -> dict[str, A
         elif search.path in ("exact", "index"):
             planned.append({"kind": search.path, "source": search.source.source,
                             "k": search.k, "top_n": search.top_n,
-                            "walked": max(float(search.detail.get("estimated_fragments", 0)),
-                                          float(search.detail.get("filtered_documents", 0)))})
+                            "walked": cost.walked(search.detail)})
     return {"documentids": (None if first is None or first.restriction is None
                             else sorted(first.restriction)),
             "filter": ([[{"name": lit.name, "values": list(lit.values),

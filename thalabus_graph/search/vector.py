@@ -102,8 +102,7 @@ class VectorSearches:
         no more than the hit rate seen needs (``plan.cost.next_overfetch``). ``first``: the
         rows of the first call, when a batched call made it."""
         total = self.reads.ready().node_counts().get(src.source, 0)
-        walked = max(float(step.detail.get("estimated_fragments", 0)),
-                     float(step.detail.get("filtered_documents", 0)))
+        walked = cost.walked(step.detail)
         while True:
             if first is not None:
                 rows, first = first, None
