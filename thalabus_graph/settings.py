@@ -154,6 +154,12 @@ class Settings:
     checked once per connection) and through the engine's own statements otherwise; on
     requires the plugin (a query fails without it); off never uses it, and the servers the
     launcher starts then run without it."""
+    procedure_parallel_reads: bool = True
+    """The plugin runs a phrase's independent reads at once: its full-text searches in a second
+    transaction (the caller's user, the same database) while the caller's runs the vector
+    searches, and a filtered phrase's restricted searches beside its unrestricted ones. Only
+    when the caller's transaction holds no changes and one of the plugin's threads (one per
+    core) is free; off runs them one after the other."""
 
     # --- filtered vector search -------------------------------------------------------
     exact_search_max_candidates: int = 1000

@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 
 import org.neo4j.graphdb.Node;
 import org.neo4j.graphdb.Result;
+import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -31,6 +32,8 @@ import org.neo4j.procedure.Procedure;
 public final class Phrase {
     @Context
     public Transaction tx;
+    @Context
+    public GraphDatabaseService db;
 
     /** One fused, calibrated fragment of the phrase. */
     public static final class Row {
@@ -65,7 +68,7 @@ public final class Phrase {
     public Stream<Row> phrase(@Name("text") String text,
                               @Name(value = "vector", defaultValue = "null") List<Double> vector,
                               @Name(value = "options", defaultValue = "{}") Map<String, Object> options) {
-        PhrasePipeline.Result result = PhrasePipeline.run(tx, text, vector, options);
+        PhrasePipeline.Result result = PhrasePipeline.run(tx, db, text, vector, options);
         return rows(result);
     }
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
 
 import thalabus.procedures.fusion.Fragment;
@@ -46,16 +47,19 @@ final class PhrasePipeline {
      * The phrase searched in {@code tx} with the engine's parameters
      * ({@code PhraseSearches.params}) and evaluated ({@link #evaluate}).
      *
+     * @param db the caller's database, where a second transaction runs reads beside
+     *     {@code tx}'s when {@code procedure_parallel_reads} allows ({@link Beside})
      * @param vector the query vector (null: embedded by the server's endpoint)
      * @param options {@code thalabus.phrase}'s options ({@link Options})
      */
-    static Result run(Transaction tx, String text, List<Double> vector, Map<String, Object> options) {
+    static Result run(Transaction tx, GraphDatabaseService db, String text, List<Double> vector, Map<String, Object> options) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("thalabus.phrase: the phrase text is empty");
         }
         Options opts = Options.of(options);
         EngineSettings settings = EngineSettings.of(opts.settings()).sized(opts.limit());
         List<Double> query = vector != null ? vector : QueryEmbedding.embed(text, settings);
+        Beside beside = settings.flag("procedure_parallel_reads") ? Beside.of(tx, db) : null;
         Calibration calibration = opts.calibration(settings);
         boolean sampled = calibration != null || settings.text("fusion").equals("language-slots");
         int background = sampled ? Scale.BACKGROUND_TOP_N : 0;
@@ -78,7 +82,7 @@ final class PhrasePipeline {
             textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
                     "k", Math.max(settings.integer("top_n_text"), background)));
         }
-        PhraseSearch found = PhraseSearch.run(tx, query, vectorSearches, textSearches,
+        PhraseSearch found = PhraseSearch.run(tx, beside, query, vectorSearches, textSearches,
                 settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
         RestrictedSearch restricted = null;
         if (opts.filter() != null) {
@@ -95,7 +99,7 @@ final class PhrasePipeline {
                     + "filtered phrase's searches: give 'filter' or 'documentids' too");
         }
         return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
-                textSources, fuse, restricted);
+                textSources, fuse, restricted, beside);
     }
 
     /**
@@ -134,10 +138,12 @@ final class PhrasePipeline {
      *     rule fitted on the unrestricted candidates, text scores divided by the unrestricted
      *     best, calibrated on the unrestricted background, as the engine's primed filtered
      *     phrase is ({@code SearchExecutor._run}), so a filter never changes a score
+     * @param beside where the calibrated background is computed while the fusion runs (null:
+     *     one after the other)
      */
     static Result evaluate(String phrase, PhraseSearch found, EngineSettings settings,
                            Calibration calibration, boolean foreign, List<String[]> textSources,
-                           boolean fuse, RestrictedSearch restricted) {
+                           boolean fuse, RestrictedSearch restricted, Beside beside) {
         Map<String, Object> values = new java.util.HashMap<>(settings.asMap());
         values.put("calibrated", calibration != null);
         FusionSettings fs = FusionSettings.fromMap(values);
@@ -199,10 +205,12 @@ final class PhrasePipeline {
             }
         }
         fusion.rememberRange(phrase, sample.semantic());
-        Background bg = calibration == null ? null : Scale.remember(calibration, phrase,
-                scoringSemantic, found.sizes, beyond, toScoring(sample.text()), found.languages,
-                foreign);
-        boolean matters = bg != null && !bg.foreign() && calibration.languageMatters(bg);
+        List<thalabus.procedures.scoring.Fragment> sampleText = toScoring(sample.text());
+        java.util.function.Supplier<Background> remember = () -> calibration == null ? null
+                : Scale.remember(calibration, phrase, scoringSemantic, found.sizes, beyond,
+                        sampleText, found.languages, foreign);
+        Beside.Task<Background> remembering = beside == null || calibration == null ? null
+                : beside.compute(remember);
         List<Fragment> fused;
         if (restricted != null) {
             List<Fragment> kept = new ArrayList<>();
@@ -224,6 +232,8 @@ final class PhrasePipeline {
         } else {
             fused = fuse ? fusion.fuse(phrase, semantic, text, false, null) : semantic;
         }
+        Background bg = remembering == null ? remember.get() : remembering.join();
+        boolean matters = bg != null && !bg.foreign() && calibration.languageMatters(bg);
         Map<String, Double> raw = new java.util.HashMap<>();
         fused.forEach(f -> raw.put(f.fragmentid(), f.score()));
         if (calibration == null) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.procedure.Context;
 import org.neo4j.procedure.Description;
@@ -31,6 +32,8 @@ import thalabus.procedures.scoring.Fragment;
 public final class PhraseResult {
     @Context
     public Transaction tx;
+    @Context
+    public GraphDatabaseService db;
 
     /** The one row. */
     public static final class Row {
@@ -99,6 +102,6 @@ public final class PhraseResult {
                                     @Name(value = "vector", defaultValue = "null") List<Double> vector,
                                     @Name(value = "options", defaultValue = "{}") Map<String, Object> options,
                                     @Name(value = "details", defaultValue = "0") long details) {
-        return Stream.of(new Row(PhrasePipeline.run(tx, text, vector, options), tx, details));
+        return Stream.of(new Row(PhrasePipeline.run(tx, db, text, vector, options), tx, details));
     }
 }

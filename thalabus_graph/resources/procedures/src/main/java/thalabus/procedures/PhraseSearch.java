@@ -47,6 +47,8 @@ final class PhraseSearch {
     final Map<String, String> languages = new HashMap<>();
     /** The Document node of each document id a hit named (null: no Document holds it). */
     final Map<String, Node> documents = new HashMap<>();
+    /** {@link #documents} as element ids, once the transaction that read them has ended. */
+    private final Map<String, String> documentElements = new HashMap<>();
 
     private PhraseSearch() {}
 
@@ -54,10 +56,34 @@ final class PhraseSearch {
      * Run the statement with the engine's parameters ({@code PhraseSearches.params}):
      * {@code vectorSearches} ({source, index, k, top_n, background}) and {@code textSearches}
      * ({source, index, query, k}); each hit's properties are read from its node
-     * ({@link Reader}).
+     * ({@link Reader}). With {@code beside} (null: none) the full-text searches run in a
+     * transaction of their own while this one runs the vector searches ({@link Beside}).
      */
-    static PhraseSearch run(Transaction tx, List<Double> vector, List<Map<String, Object>> vectorSearches,
+    static PhraseSearch run(Transaction tx, Beside beside, List<Double> vector,
+                            List<Map<String, Object>> vectorSearches,
                             List<Map<String, Object>> textSearches, boolean rescore, int maxText) {
+        Beside.Task<PhraseSearch> text = beside == null || vectorSearches.isEmpty()
+                || textSearches.isEmpty() ? null
+                : beside.start(other -> detached(search(other, vector, List.of(), textSearches,
+                        rescore, maxText)));
+        if (text == null) {
+            return search(tx, vector, vectorSearches, textSearches, rescore, maxText);
+        }
+        PhraseSearch out;
+        try {
+            out = search(tx, vector, vectorSearches, List.of(), rescore, maxText);
+        } catch (RuntimeException e) {
+            text.cancel();
+            throw e;
+        }
+        out.adopt(text.join(), tx);
+        return out;
+    }
+
+    private static PhraseSearch search(Transaction tx, List<Double> vector,
+                                       List<Map<String, Object>> vectorSearches,
+                                       List<Map<String, Object>> textSearches, boolean rescore,
+                                       int maxText) {
         Map<String, Object> params = new HashMap<>();
         params.put("vector", vector);
         params.put("vector_searches", vectorSearches);
@@ -71,6 +97,27 @@ final class PhraseSearch {
             }
         }
         return out;
+    }
+
+    /** The search with its Document nodes named by element id (a node belongs to the
+     *  transaction that read it; {@link #adopt} finds them again in the caller's). */
+    private static PhraseSearch detached(PhraseSearch search) {
+        search.documents.forEach((documentid, node) ->
+                search.documentElements.put(documentid, node == null ? null : node.getElementId()));
+        search.documents.clear();
+        return search;
+    }
+
+    /** Takes the full-text hits, languages and documents another transaction read (its
+     *  node counts are this search's too, counted by the same statement). */
+    private void adopt(PhraseSearch other, Transaction tx) {
+        text.putAll(other.text);
+        other.languages.forEach(languages::putIfAbsent);
+        other.documentElements.forEach((documentid, element) -> {
+            if (!documents.containsKey(documentid)) {
+                documents.put(documentid, element == null ? null : tx.getNodeByElementId(element));
+            }
+        });
     }
 
     /**
