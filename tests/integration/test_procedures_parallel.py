@@ -1,5 +1,6 @@
 """The plugin's parallel reads (``procedure_parallel_reads``): a phrase's full-text searches in a
-second transaction beside the vector searches, its calibrated background beside its fusion.
+second transaction beside the vector searches, a filtered phrase's restricted searches beside
+its unrestricted ones, its calibrated background beside its fusion.
 
 They answer exactly as the same phrase read one step after the other; and a caller whose
 transaction holds changes of its own is never read from another transaction, which would not
@@ -13,6 +14,7 @@ from functools import partial
 import pytest
 
 from benchmarks.procedures_conformance import difference, settled
+from tests.integration.test_procedures_filtered import FILTERS, bucketed
 from tests.integration.test_procedures_phrase import answer, slice_graph
 from tests.integration.test_procedures_plugin import _not_the_launchers
 from thalabus_graph import Settings, ThalabusGraph
@@ -45,6 +47,30 @@ def test_parallel_reads_answer_as_reads_one_after_the_other(
                 [d.to_dict() for d in answers[serial].documents]
             compared += len(first)
     assert compared > 100
+
+
+def test_filtered_phrases_read_in_parallel_answer_alike(
+        clean_db: Database, db_settings: Settings) -> None:
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    statements, vectors = bucketed(clean_db, db_settings)
+    parallel = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
+                             embedder=statements.embedder)
+    serial = ThalabusGraph(clean_db, settings=parallel.settings.replace(
+        procedure_parallel_reads=False), embedder=statements.embedder)
+    compared = 0
+    for number, phrase in enumerate(list(vectors)[::9]):
+        query = f"{quote_double(phrase)} AND {FILTERS[number % len(FILTERS)]}"
+        for limit in (None, 3):
+            results: dict[ThalabusGraph, QueryResult] = {}
+            first, second = settled(partial(answer, results, parallel, query, limit),
+                                    partial(answer, results, serial, query, limit))
+            assert difference(first, second) is None, query
+            assert [d.to_dict() for d in results[parallel].documents] == \
+                [d.to_dict() for d in results[serial].documents]
+            compared += len(first)
+    assert compared > 20
 
 
 @pytest.mark.parametrize("parallel", [True, False])

@@ -82,24 +82,46 @@ final class PhrasePipeline {
             textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
                     "k", Math.max(settings.integer("top_n_text"), background)));
         }
-        PhraseSearch found = PhraseSearch.run(tx, beside, query, vectorSearches, textSearches,
-                settings.flag("vector_quantization"), settings.integer("max_result_text_chars"));
-        RestrictedSearch restricted = null;
-        if (opts.filter() != null) {
-            if (!fuse) {
-                throw new IllegalArgumentException("thalabus.phrase: a filtered phrase is "
-                        + "fused with its full-text search (with_text must not be false)");
-            }
-            List<RestrictedSearch.Planned> planned = opts.searches() != null ? opts.searches()
-                    : exactPlan(settings, found.sizes, textSources);
-            restricted = RestrictedSearch.run(tx, query, opts.filter(), planned, lucene,
-                    found.sizes, settings);
-        } else if (opts.searches() != null) {
+        if (opts.filter() != null && !fuse) {
+            throw new IllegalArgumentException("thalabus.phrase: a filtered phrase is "
+                    + "fused with its full-text search (with_text must not be false)");
+        }
+        if (opts.filter() == null && opts.searches() != null) {
             throw new IllegalArgumentException("thalabus.phrase: option 'searches' plans a "
                     + "filtered phrase's searches: give 'filter' or 'documentids' too");
         }
+        Beside.Task<RestrictedSearch> restricting = null;
+        if (opts.filter() != null && beside != null) {
+            Map<String, Long> sizes = PhraseSearch.sizes(tx);
+            restricting = beside.start(other -> restricted(other, query, opts, settings, sizes,
+                    textSources, lucene));
+        }
+        PhraseSearch found;
+        try {
+            found = PhraseSearch.run(tx, beside, query, vectorSearches, textSearches,
+                    settings.flag("vector_quantization"),
+                    settings.integer("max_result_text_chars"));
+        } catch (RuntimeException e) {
+            if (restricting != null) {
+                restricting.cancel();
+            }
+            throw e;
+        }
+        RestrictedSearch restricted = opts.filter() == null ? null : restricting != null
+                ? restricting.join()
+                : restricted(tx, query, opts, settings, found.sizes, textSources, lucene);
         return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
                 textSources, fuse, restricted, beside);
+    }
+
+    /** A filtered phrase's restricted searches in {@code tx}: the engine's plan, else
+     *  {@link #exactPlan}. */
+    private static RestrictedSearch restricted(Transaction tx, List<Double> query, Options opts,
+                                               EngineSettings settings, Map<String, Long> sizes,
+                                               List<String[]> textSources, String lucene) {
+        List<RestrictedSearch.Planned> planned = opts.searches() != null ? opts.searches()
+                : exactPlan(settings, sizes, textSources);
+        return RestrictedSearch.run(tx, query, opts.filter(), planned, lucene, sizes, settings);
     }
 
     /**

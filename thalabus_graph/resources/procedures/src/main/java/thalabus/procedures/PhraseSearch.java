@@ -80,6 +80,12 @@ final class PhraseSearch {
         return out;
     }
 
+    /** The graph's node counts per kind ("documents", "chapters", ...), as {@link #run}
+     *  reads them, for searches that start before it. */
+    static Map<String, Long> sizes(Transaction tx) {
+        return search(tx, null, List.of(), List.of(), false, 0).sizes;
+    }
+
     private static PhraseSearch search(Transaction tx, List<Double> vector,
                                        List<Map<String, Object>> vectorSearches,
                                        List<Map<String, Object>> textSearches, boolean rescore,
