@@ -52,10 +52,12 @@ final class RestrictedSearch {
      * The planned searches run with {@code filter}'s restriction: the first call runs all of
      * them, a short over-fetch its own calls after.
      *
+     * @param beside where the full-text searches run while {@code tx} runs the vector
+     *     searches (null: one after the other; {@link Beside})
      * @param query the phrase's Lucene query (its full-text searches ask it)
      * @param sizes the graph's fragments per source (an index holding fewer returns them all)
      */
-    static RestrictedSearch run(Transaction tx, List<Double> vector, Filter filter,
+    static RestrictedSearch run(Transaction tx, Beside beside, List<Double> vector, Filter filter,
                                 List<Planned> searches, String query, Map<String, Long> sizes,
                                 EngineSettings settings) {
         RestrictedSearch out = new RestrictedSearch();
@@ -85,7 +87,22 @@ final class RestrictedSearch {
                         "thalabus.phrase: unknown search kind '" + s.kind() + "'");
             }
         }
-        Map<String, List<Hit>> rows = out.call(tx, base, exact, index, texts, candidates);
+        Beside.Task<Map<String, List<Hit>>> textRows = beside == null
+                || (exact.isEmpty() && index.isEmpty()) || (texts.isEmpty() && candidates.isEmpty())
+                ? null : beside.start(other -> out.call(other, base, List.of(), List.of(), texts,
+                        candidates));
+        Map<String, List<Hit>> rows;
+        if (textRows == null) {
+            rows = out.call(tx, base, exact, index, texts, candidates);
+        } else {
+            try {
+                rows = new HashMap<>(out.call(tx, base, exact, index, List.of(), List.of()));
+            } catch (RuntimeException e) {
+                textRows.cancel();
+                throw e;
+            }
+            rows.putAll(textRows.join());
+        }
         for (Planned s : searches) {
             String key = (s.kind().equals("exact") || s.kind().equals("index") ? "semantic:"
                     : "text:") + s.source();
