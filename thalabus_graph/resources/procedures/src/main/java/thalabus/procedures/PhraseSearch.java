@@ -14,6 +14,7 @@ import org.neo4j.graphdb.RelationshipType;
 import org.neo4j.graphdb.ResourceIterable;
 import org.neo4j.graphdb.Result;
 import thalabus.procedures.fusion.Hits.Hit;
+import thalabus.procedures.fusion.Texts;
 import org.neo4j.graphdb.Transaction;
 
 /**
@@ -65,7 +66,7 @@ final class PhraseSearch {
         Beside.Task<PhraseSearch> text = beside == null || vectorSearches.isEmpty()
                 || textSearches.isEmpty() ? null
                 : beside.start(other -> detached(search(other, vector, List.of(), textSearches,
-                        rescore, maxText)));
+                        rescore, maxText)).lowered());
         if (text == null) {
             return search(tx, vector, vectorSearches, textSearches, rescore, maxText);
         }
@@ -112,6 +113,19 @@ final class PhraseSearch {
                 search.documentElements.put(documentid, node == null ? null : node.getElementId()));
         search.documents.clear();
         return search;
+    }
+
+    /** Each full-text hit's text lowered on this thread, which the fusion reads next on the
+     *  caller's ({@link Texts#lower} keeps it). */
+    private PhraseSearch lowered() {
+        for (List<Hit> hits : text.values()) {
+            for (Hit hit : hits) {
+                if (hit.text() != null) {
+                    Texts.lower(hit.text());
+                }
+            }
+        }
+        return this;
     }
 
     /** Takes the full-text hits, languages and documents another transaction read (its
