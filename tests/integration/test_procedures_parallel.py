@@ -25,28 +25,39 @@ from thalabus_graph.results.query_result import QueryResult
 pytestmark = pytest.mark.integration
 
 
+def both_ways(statements: ThalabusGraph) -> tuple[ThalabusGraph, ThalabusGraph]:
+    """The graph on the plugin with parallel reads and without them."""
+    parallel = ThalabusGraph(statements.db, settings=statements.settings.replace(
+        procedures="on"), embedder=statements.embedder)
+    serial = ThalabusGraph(statements.db, settings=parallel.settings.replace(
+        procedure_parallel_reads=False), embedder=statements.embedder)
+    return parallel, serial
+
+
+def compared_alike(statements: ThalabusGraph, queries: list[str]) -> int:
+    """Each query (with and without a limit) answered alike both ways: the same fragments,
+    scores and documents; how many fragments were compared."""
+    parallel, serial = both_ways(statements)
+    compared = 0
+    for query in queries:
+        for limit in (None, 4):
+            answers: dict[ThalabusGraph, QueryResult] = {}
+            first, second = settled(partial(answer, answers, parallel, query, limit),
+                                    partial(answer, answers, serial, query, limit))
+            assert difference(first, second) is None, query
+            assert [d.to_dict() for d in answers[parallel].documents] == \
+                [d.to_dict() for d in answers[serial].documents]
+            compared += len(first)
+    return compared
+
+
 def test_parallel_reads_answer_as_reads_one_after_the_other(
         clean_db: Database, db_settings: Settings) -> None:
     reason = _not_the_launchers()
     if reason is not None:
         pytest.skip(reason)
     statements, vectors = slice_graph(clean_db, db_settings)
-    parallel = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
-                             embedder=statements.embedder)
-    serial = ThalabusGraph(clean_db, settings=parallel.settings.replace(
-        procedure_parallel_reads=False), embedder=statements.embedder)
-    compared = 0
-    for limit in (None, 4):
-        for phrase in list(vectors)[::3]:
-            answers: dict[ThalabusGraph, QueryResult] = {}
-            first, second = settled(
-                partial(answer, answers, parallel, quote_double(phrase), limit),
-                partial(answer, answers, serial, quote_double(phrase), limit))
-            assert difference(first, second) is None, phrase
-            assert [d.to_dict() for d in answers[parallel].documents] == \
-                [d.to_dict() for d in answers[serial].documents]
-            compared += len(first)
-    assert compared > 100
+    assert compared_alike(statements, [quote_double(p) for p in list(vectors)[::3]]) > 100
 
 
 def test_filtered_phrases_read_in_parallel_answer_alike(
@@ -55,22 +66,9 @@ def test_filtered_phrases_read_in_parallel_answer_alike(
     if reason is not None:
         pytest.skip(reason)
     statements, vectors = bucketed(clean_db, db_settings)
-    parallel = ThalabusGraph(clean_db, settings=statements.settings.replace(procedures="on"),
-                             embedder=statements.embedder)
-    serial = ThalabusGraph(clean_db, settings=parallel.settings.replace(
-        procedure_parallel_reads=False), embedder=statements.embedder)
-    compared = 0
-    for number, phrase in enumerate(list(vectors)[::9]):
-        query = f"{quote_double(phrase)} AND {FILTERS[number % len(FILTERS)]}"
-        for limit in (None, 3):
-            results: dict[ThalabusGraph, QueryResult] = {}
-            first, second = settled(partial(answer, results, parallel, query, limit),
-                                    partial(answer, results, serial, query, limit))
-            assert difference(first, second) is None, query
-            assert [d.to_dict() for d in results[parallel].documents] == \
-                [d.to_dict() for d in results[serial].documents]
-            compared += len(first)
-    assert compared > 20
+    queries = [f"{quote_double(phrase)} AND {FILTERS[number % len(FILTERS)]}"
+               for number, phrase in enumerate(list(vectors)[::9])]
+    assert compared_alike(statements, queries) > 20
 
 
 @pytest.mark.parametrize("parallel", [True, False])
