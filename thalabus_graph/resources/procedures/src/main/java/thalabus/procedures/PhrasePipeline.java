@@ -93,8 +93,8 @@ final class PhrasePipeline {
         Beside.Task<RestrictedSearch> restricting = null;
         if (opts.filter() != null && beside != null) {
             Map<String, Long> sizes = PhraseSearch.sizes(tx);
-            restricting = beside.start(other -> restricted(other, beside, query, opts, settings,
-                    sizes, textSources, lucene));
+            restricting = beside.start(other -> restrictedSearch(other, beside, query, opts,
+                    settings, sizes, textSources, lucene));
         }
         PhraseSearch found;
         try {
@@ -109,17 +109,19 @@ final class PhrasePipeline {
         }
         RestrictedSearch restricted = opts.filter() == null ? null : restricting != null
                 ? restricting.join()
-                : restricted(tx, beside, query, opts, settings, found.sizes, textSources, lucene);
+                : restrictedSearch(tx, beside, query, opts, settings, found.sizes, textSources,
+                        lucene);
         return evaluate(text, found, settings, calibration, Boolean.FALSE.equals(opts.held()),
                 textSources, fuse, restricted, beside);
     }
 
     /** A filtered phrase's restricted searches in {@code tx} (their full-text searches
      *  {@code beside} it): the engine's plan, else {@link #exactPlan}. */
-    private static RestrictedSearch restricted(Transaction tx, Beside beside, List<Double> query,
-                                               Options opts, EngineSettings settings,
-                                               Map<String, Long> sizes,
-                                               List<String[]> textSources, String lucene) {
+    private static RestrictedSearch restrictedSearch(Transaction tx, Beside beside,
+                                                     List<Double> query, Options opts,
+                                                     EngineSettings settings,
+                                                     Map<String, Long> sizes,
+                                                     List<String[]> textSources, String lucene) {
         List<RestrictedSearch.Planned> planned = opts.searches() != null ? opts.searches()
                 : exactPlan(settings, sizes, textSources);
         return RestrictedSearch.run(tx, beside, query, opts.filter(), planned, lucene, sizes,
