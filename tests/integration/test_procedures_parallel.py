@@ -25,6 +25,14 @@ from thalabus_graph.results.query_result import QueryResult
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture(autouse=True)
+def _the_launchers_server() -> None:
+    """Every test here needs the plugin, which a server the launcher starts carries."""
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+
+
 def both_ways(statements: ThalabusGraph) -> tuple[ThalabusGraph, ThalabusGraph]:
     """The graph on the plugin with parallel reads and without them."""
     parallel = ThalabusGraph(statements.db, settings=statements.settings.replace(
@@ -53,18 +61,12 @@ def compared_alike(statements: ThalabusGraph, queries: list[str]) -> int:
 
 def test_parallel_reads_answer_as_reads_one_after_the_other(
         clean_db: Database, db_settings: Settings) -> None:
-    reason = _not_the_launchers()
-    if reason is not None:
-        pytest.skip(reason)
     statements, vectors = slice_graph(clean_db, db_settings)
     assert compared_alike(statements, [quote_double(p) for p in list(vectors)[::3]]) > 100
 
 
 def test_filtered_phrases_read_in_parallel_answer_alike(
         clean_db: Database, db_settings: Settings) -> None:
-    reason = _not_the_launchers()
-    if reason is not None:
-        pytest.skip(reason)
     statements, vectors = bucketed(clean_db, db_settings)
     queries = [f"{quote_double(phrase)} AND {FILTERS[number % len(FILTERS)]}"
                for number, phrase in enumerate(list(vectors)[::9])]
@@ -76,9 +78,6 @@ def test_a_transaction_with_changes_finds_its_own_text_hits(
         clean_db: Database, db_settings: Settings, parallel: bool) -> None:
     """A chapter created in the caller's transaction and not committed is a full-text hit of
     a phrase asked in that transaction, parallel reads allowed or not."""
-    reason = _not_the_launchers()
-    if reason is not None:
-        pytest.skip(reason)
     statements, vectors = slice_graph(clean_db, db_settings)
     phrase, vector = next(iter(vectors.items()))
     options = {"calibration": "none", "settings": {"procedure_parallel_reads": parallel}}

@@ -9,6 +9,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
@@ -98,9 +99,48 @@ final class Beside {
         }
     }
 
+    /**
+     * {@code mine} run on the caller's thread while {@code other} (null: none) runs on one of
+     * the plugin's; {@code other} is ended when {@code mine} fails, since the caller will not
+     * join it then.
+     */
+    static <U> U alongside(Task<?> other, Supplier<U> mine) {
+        if (other == null) {
+            return mine.get();
+        }
+        try {
+            return mine.get();
+        } catch (RuntimeException e) {
+            other.cancel();
+            throw e;
+        }
+    }
+
     /** {@code work} (reading nothing from the graph) started, or null when no thread is free
      *  (the caller then runs it itself). */
-    <T> Task<T> compute(java.util.function.Supplier<T> work) {
+    <T> Task<T> compute(Supplier<T> work) {
+        return submit(new AtomicReference<>(), work);
+    }
+
+    /** {@code read} started in a transaction of its own, or null when no thread is free (the
+     *  caller then runs it itself). */
+    <T> Task<T> start(Function<Transaction, T> read) {
+        AtomicReference<InternalTransaction> running = new AtomicReference<>();
+        return submit(running, () -> {
+            try (InternalTransaction tx = db.beginTransaction(KernelTransaction.Type.EXPLICIT,
+                    caller.securityContext(), caller.clientInfo())) {
+                running.set(tx);
+                return read.apply(tx);
+            } finally {
+                running.set(null);
+            }
+        });
+    }
+
+    /** {@code work} on a free thread of the pool (null: none free); {@code running} names the
+     *  transaction it reads in while it has one. */
+    private static <T> Task<T> submit(AtomicReference<InternalTransaction> running,
+                                      Supplier<T> work) {
         CompletableFuture<T> out = new CompletableFuture<>();
         try {
             POOL.execute(() -> {
@@ -108,29 +148,6 @@ final class Beside {
                     out.complete(work.get());
                 } catch (Throwable e) {
                     out.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException busy) {
-            return null;
-        }
-        return new Task<>(out, new AtomicReference<>());
-    }
-
-    /** {@code read} started in a transaction of its own, or null when no thread is free (the
-     *  caller then runs it itself). */
-    <T> Task<T> start(Function<Transaction, T> read) {
-        AtomicReference<InternalTransaction> running = new AtomicReference<>();
-        CompletableFuture<T> out = new CompletableFuture<>();
-        try {
-            POOL.execute(() -> {
-                try (InternalTransaction tx = db.beginTransaction(KernelTransaction.Type.EXPLICIT,
-                        caller.securityContext(), caller.clientInfo())) {
-                    running.set(tx);
-                    out.complete(read.apply(tx));
-                } catch (Throwable e) {
-                    out.completeExceptionally(e);
-                } finally {
-                    running.set(null);
                 }
             });
         } catch (RejectedExecutionException busy) {

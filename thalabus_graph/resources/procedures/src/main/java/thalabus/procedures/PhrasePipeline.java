@@ -96,17 +96,9 @@ final class PhrasePipeline {
             restricting = beside.start(other -> restrictedSearch(other, beside, query, opts,
                     settings, sizes, textSources, lucene));
         }
-        PhraseSearch found;
-        try {
-            found = PhraseSearch.run(tx, beside, query, vectorSearches, textSearches,
-                    settings.flag("vector_quantization"),
-                    settings.integer("max_result_text_chars"));
-        } catch (RuntimeException e) {
-            if (restricting != null) {
-                restricting.cancel();
-            }
-            throw e;
-        }
+        PhraseSearch found = Beside.alongside(restricting, () -> PhraseSearch.run(tx, beside,
+                query, vectorSearches, textSearches, settings.flag("vector_quantization"),
+                settings.integer("max_result_text_chars")));
         RestrictedSearch restricted = opts.filter() == null ? null : restricting != null
                 ? restricting.join()
                 : restrictedSearch(tx, beside, query, opts, settings, found.sizes, textSources,

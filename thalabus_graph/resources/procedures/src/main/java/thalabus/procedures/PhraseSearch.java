@@ -70,13 +70,8 @@ final class PhraseSearch {
         if (text == null) {
             return search(tx, vector, vectorSearches, textSearches, rescore, maxText);
         }
-        PhraseSearch out;
-        try {
-            out = search(tx, vector, vectorSearches, List.of(), rescore, maxText);
-        } catch (RuntimeException e) {
-            text.cancel();
-            throw e;
-        }
+        PhraseSearch out = Beside.alongside(text, () -> search(tx, vector, vectorSearches,
+                List.of(), rescore, maxText));
         out.adopt(text.join(), tx);
         return out;
     }

@@ -95,12 +95,8 @@ final class RestrictedSearch {
         if (textRows == null) {
             rows = out.call(tx, base, exact, index, texts, candidates);
         } else {
-            try {
-                rows = new HashMap<>(out.call(tx, base, exact, index, List.of(), List.of()));
-            } catch (RuntimeException e) {
-                textRows.cancel();
-                throw e;
-            }
+            rows = new HashMap<>(Beside.alongside(textRows, () -> out.call(tx, base, exact,
+                    index, List.of(), List.of())));
             rows.putAll(textRows.join());
         }
         for (Planned s : searches) {
