@@ -98,7 +98,7 @@ final class PhrasePipeline {
         }
         PhraseSearch found = Beside.alongside(restricting, () -> PhraseSearch.run(tx, beside,
                 query, vectorSearches, textSearches, settings.flag("vector_quantization"),
-                settings.integer("max_result_text_chars")));
+                settings.integer("max_result_text_chars"), Texts.plainWords(text)));
         RestrictedSearch restricted = opts.filter() == null ? null : restricting != null
                 ? restricting.join()
                 : restrictedSearch(tx, beside, query, opts, settings, found.sizes, textSources,
@@ -210,6 +210,7 @@ final class PhrasePipeline {
         PhraseFusion fusion = new PhraseFusion(fs);
         fusion.semanticScale = calibration != null;
         fusion.languages.putAll(found.languages);
+        fusion.sharedWords.putAll(found.sharedWords);
         fusion.unrestricted.put(phrase, sample);
         List<thalabus.procedures.scoring.Fragment> scoringSemantic = toScoring(semantic);
         if (calibration != null) {

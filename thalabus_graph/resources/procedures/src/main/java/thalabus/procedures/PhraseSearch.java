@@ -2,9 +2,11 @@ package thalabus.procedures;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.neo4j.graphdb.Direction;
 import org.neo4j.graphdb.Label;
@@ -13,8 +15,8 @@ import org.neo4j.graphdb.Relationship;
 import org.neo4j.graphdb.RelationshipType;
 import org.neo4j.graphdb.ResourceIterable;
 import org.neo4j.graphdb.Result;
+import thalabus.procedures.fusion.Fusion;
 import thalabus.procedures.fusion.Hits.Hit;
-import thalabus.procedures.fusion.Texts;
 import org.neo4j.graphdb.Transaction;
 
 /**
@@ -46,6 +48,10 @@ final class PhraseSearch {
     final Map<String, List<Hit>> beyondHits = new LinkedHashMap<>();
     final List<Beyond> beyond = new ArrayList<>();
     final Map<String, String> languages = new HashMap<>();
+    /** Each full-text hit's text (this very string) to the phrase's words found in it
+     *  ({@link Fusion#sharedWords}), when the full-text searches ran beside the vector ones:
+     *  the fusion reads them instead of searching the text again on the caller's thread. */
+    final Map<String, Set<String>> sharedWords = new IdentityHashMap<>();
     /** The Document node of each document id a hit named (null: no Document holds it). */
     final Map<String, Node> documents = new HashMap<>();
     /** {@link #documents} as element ids, once the transaction that read them has ended. */
@@ -58,15 +64,17 @@ final class PhraseSearch {
      * {@code vectorSearches} ({source, index, k, top_n, background}) and {@code textSearches}
      * ({source, index, query, k}); each hit's properties are read from its node
      * ({@link Reader}). With {@code beside} (null: none) the full-text searches run in a
-     * transaction of their own while this one runs the vector searches ({@link Beside}).
+     * transaction of their own while this one runs the vector searches ({@link Beside}), and
+     * find {@code phraseWords} in their hits' texts there ({@link #sharedWords}).
      */
     static PhraseSearch run(Transaction tx, Beside beside, List<Double> vector,
                             List<Map<String, Object>> vectorSearches,
-                            List<Map<String, Object>> textSearches, boolean rescore, int maxText) {
+                            List<Map<String, Object>> textSearches, boolean rescore, int maxText,
+                            Set<String> phraseWords) {
         Beside.Task<PhraseSearch> text = beside == null || vectorSearches.isEmpty()
                 || textSearches.isEmpty() ? null
                 : beside.start(other -> detached(search(other, vector, List.of(), textSearches,
-                        rescore, maxText)).lowered());
+                        rescore, maxText)).found(phraseWords));
         if (text == null) {
             return search(tx, vector, vectorSearches, textSearches, rescore, maxText);
         }
@@ -110,13 +118,13 @@ final class PhraseSearch {
         return search;
     }
 
-    /** Each full-text hit's text lowered on this thread, which the fusion reads next on the
-     *  caller's ({@link Texts#lower} keeps it). */
-    private PhraseSearch lowered() {
+    /** The phrase's words found in each full-text hit's text, on this thread
+     *  ({@link #sharedWords}). */
+    private PhraseSearch found(Set<String> phraseWords) {
         for (List<Hit> hits : text.values()) {
             for (Hit hit : hits) {
                 if (hit.text() != null) {
-                    Texts.lower(hit.text());
+                    sharedWords.put(hit.text(), Fusion.sharedWords(phraseWords, hit.text()));
                 }
             }
         }
@@ -127,6 +135,7 @@ final class PhraseSearch {
      *  node counts are this search's too, counted by the same statement). */
     private void adopt(PhraseSearch other, Transaction tx) {
         text.putAll(other.text);
+        sharedWords.putAll(other.sharedWords);
         other.languages.forEach(languages::putIfAbsent);
         other.documentElements.forEach((documentid, element) -> {
             if (!documents.containsKey(documentid)) {

@@ -104,7 +104,8 @@ public final class Check {
                 fragments(fit.get("semantic")), fragments(fit.get("text")),
                 languages(a.get("languages")), a.get("text_weight").asDouble(),
                 a.get("full_coverage").asDouble(),
-                a.hasNonNull("low") ? a.get("low").asDouble() : null);
+                a.hasNonNull("low") ? a.get("low").asDouble() : null,
+                new java.util.IdentityHashMap<>());
         ObjectNode out = JSON.createObjectNode();
         out.set("fused", fragments(rule.fuse(fragments(a.get("semantic")),
                 fragments(a.get("text")))));

@@ -62,17 +62,22 @@ public final class LanguageSlots {
      *     its own, "no language")
      * @param low the bottom of the semantic range when a fixed sample of the phrase's
      *     candidates gave one (null: the lowest candidate)
+     * @param found a text hit's text (that very string) to the query words found in it, where
+     *     they were found already ({@link Fusion#sharedWords}); other texts are searched here
      */
     public static LanguageSlots fit(String query, List<Fragment> semantic, List<Fragment> text,
                                     Map<String, String> languages, double textWeight,
-                                    double fullCoverage, Double low) {
+                                    double fullCoverage, Double low,
+                                    Map<String, Set<String>> found) {
         Map<String, Double> sem = Fusion.best(semantic);
         double lo = low == null || sem.isEmpty() ? minimum(sem.values(), 0.0) : low;
         double hi = maximum(sem.values(), 0.0);
         Set<String> queryWords = Texts.plainWords(query);
         Map<String, Set<String>> hitFound = new HashMap<>();
         for (Fragment f : text) {
-            hitFound.put(f.fragmentid(), Fusion.sharedWords(queryWords, f.text()));
+            Set<String> shared = f.text() == null ? null : found.get(f.text());
+            hitFound.put(f.fragmentid(), shared != null ? shared
+                    : Fusion.sharedWords(queryWords, f.text()));
         }
         Map<String, Double> idf = rarity(queryWords, sem, hitFound);
         LanguageSlots model = new LanguageSlots(lo, hi, textWeight, fullCoverage,

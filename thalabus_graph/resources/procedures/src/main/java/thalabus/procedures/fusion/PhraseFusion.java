@@ -31,6 +31,9 @@ public final class PhraseFusion {
     public final Map<String, LanguageSlots> fitted = new HashMap<>();
     /** Document id to its stored language (null: none or unknown). */
     public final Map<String, String> languages = new HashMap<>();
+    /** A text hit's text (that very string) to the phrase's words found in it, where the
+     *  search found them already ({@link Fusion#sharedWords}); other texts are searched here. */
+    public final Map<String, Set<String>> sharedWords = new java.util.IdentityHashMap<>();
     /** Phrase to the bottom of its semantic range read from its fixed sample ({@code lows}). */
     public final Map<String, Double> lows = new HashMap<>();
     /** Whether fused scores must lie on the semantic (index) scale ({@code semantic_scale}). */
@@ -110,7 +113,8 @@ public final class PhraseFusion {
             known.put(d, languages.get(d));
         }
         rule = LanguageSlots.fit(phrase, sample.semantic(), sample.text(), known,
-                settings.fusionTextWeight(), settings.fusionFullCoverage(), lows.get(phrase));
+                settings.fusionTextWeight(), settings.fusionFullCoverage(), lows.get(phrase),
+                sharedWords);
         fitted.put(phrase, rule);
         return rule;
     }

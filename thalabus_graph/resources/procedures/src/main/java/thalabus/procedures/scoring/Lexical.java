@@ -116,7 +116,7 @@ public final class Lexical {
     /** The wanted words found in {@code folded} as substrings, cut short once the words left
      * cannot beat {@code best}. */
     private static List<String> present(String folded, List<String> wanted, int best) {
-        List<String> present = new ArrayList<>();
+        List<String> present = new ArrayList<>(wanted.size());
         int missingAllowed = wanted.size() - best - 1;
         for (String w : wanted) {
             if (folded.contains(w)) {

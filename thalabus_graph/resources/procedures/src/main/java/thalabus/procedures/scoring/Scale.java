@@ -136,7 +136,7 @@ public final class Scale {
             cosines[i] = 2.0 * drawn.get(i).score() - 1.0;
         }
         Background bg = calibration.background(cosines, size, share);
-        List<String> hits = new ArrayList<>();
+        List<String> hits = new ArrayList<>(text.size());
         text.forEach(f -> hits.add(f.text()));
         boolean lexical = Lexical.covers(phrase, texts) || Lexical.covers(phrase, hits)
                 || (Tokens.lexicalWords(phrase, 1).size() == 1 && !text.isEmpty());
@@ -148,7 +148,7 @@ public final class Scale {
     }
 
     private static List<String> texts(Collection<Candidate> drawn) {
-        List<String> out = new ArrayList<>();
+        List<String> out = new ArrayList<>(drawn.size());
         drawn.forEach(c -> out.add(c.text()));
         return out;
     }

@@ -132,10 +132,18 @@ public final class Tokens {
     }
 
     /** Most texts a cache of {@link #remembered} keeps before it starts again (a few
-     *  megabytes of candidate texts). */
+     *  megabytes of candidate texts), give or take the {@link #SIZE_CHECK_EVERY} texts added
+     *  between two looks at its size. */
     public static final int REMEMBERED = 2048;
+    /** A cache's size is looked at once per this many texts added: a concurrent map's size
+     *  sums counters the other search threads are writing, which cost more than a text's
+     *  lowering when read on every miss. */
+    static final int SIZE_CHECK_EVERY = 64;
     private static final java.util.Map<String, Forms> FORMS =
             new java.util.concurrent.ConcurrentHashMap<>();
+    /** Texts added to the caches since the last size check; racy on purpose (a lost increment
+     *  only delays a check). */
+    private static int added;
 
     /**
      * {@code form(text)}, kept in {@code cache}: a phrase's candidates are read by several
@@ -147,7 +155,7 @@ public final class Tokens {
         T known = cache.get(text);
         if (known == null) {
             known = form.apply(text);
-            if (cache.size() >= REMEMBERED) {
+            if (++added % SIZE_CHECK_EVERY == 0 && cache.size() >= REMEMBERED) {
                 cache.clear();
             }
             cache.put(text, known);
@@ -170,33 +178,35 @@ public final class Tokens {
      * final ({@code ς}) when a cased character precedes it and none follows it, case-ignorable
      * characters skipped on both sides.
      *
-     * <p>Without a capital sigma the JDK's {@code toLowerCase(Locale.ROOT)} is that mapping
-     * (each code point's lowercase, {@code İ} to {@code i̇}), and it lowers a compact
-     * (Latin-1) string byte by byte; its final-sigma rule differs from Python's, so a text
-     * holding a capital sigma is mapped code point by code point.
+     * <p>Each code point's {@link Character#toLowerCase(int)} is that mapping except for
+     * {@code İ} (to {@code i̇}) and the capital sigma, which the JDK's
+     * {@code toLowerCase(Locale.ROOT)} also treats apart, with another final-sigma rule. ASCII
+     * letters are lowered in place: a candidate's text is mostly ASCII, and the JDK's UTF-16
+     * lowering looks every character up in the Unicode tables.
      */
     public static String lower(String text) {
-        if (text.indexOf('\u03a3') < 0) {
-            return text.toLowerCase(java.util.Locale.ROOT);
-        }
-        StringBuilder out = new StringBuilder(text.length() + 8);
+        int n = text.length();
+        StringBuilder out = new StringBuilder(n + 8);
         int i = 0;
-        while (i < text.length()) {
+        while (i < n) {
             char ch = text.charAt(i);
             if (ch < 0x80) {
                 out.append(ch >= 'A' && ch <= 'Z' ? (char) (ch + 32) : ch);
                 i++;
-                continue;
-            }
-            int c = text.codePointAt(i);
-            if (c == 0x130) {
+            } else if (ch == '\u0130') {
                 out.append("i\u0307");
-            } else if (c == 0x3a3) {
+                i++;
+            } else if (ch == '\u03a3') {
                 out.append(finalSigma(text, i) ? '\u03c2' : '\u03c3');
+                i++;
+            } else if (!Character.isSurrogate(ch)) {
+                out.append(Character.toLowerCase(ch));
+                i++;
             } else {
+                int c = text.codePointAt(i);
                 out.appendCodePoint(Character.toLowerCase(c));
+                i += Character.charCount(c);
             }
-            i += Character.charCount(c);
         }
         return out.toString();
     }
