@@ -19,6 +19,7 @@ import pytest
 from neo4j import Driver, GraphDatabase
 
 from tests.conftest import _docker_answers
+from tests.cypher_shell import cypher_literal, cypher_shell
 from thalabus_graph.cli import main
 from thalabus_graph.graph.launcher import LocalNeo4j, default_version, plugin
 
@@ -125,8 +126,26 @@ def test_a_server_knowing_an_embedding_endpoint_embeds_a_text_only_phrase(
                     "CALL thalabus.phrase($text, null, $options) YIELD fragmentid, score "
                     "RETURN fragmentid, score", text=phrase, options=options,
                     database_="neo4j")
+                vector = [float(x) for x in graph.embedder.embed_queries([phrase])[0]]
+                shell = {how: _shell_rows(uri, phrase, options, given)
+                         for how, given in (("text only", None), ("vector", vector))}
         finally:
             server.stop()
     theirs = [(r["fragmentid"], r["score"]) for r in records]
-    assert [f for f, _ in theirs] == [f for f, _ in ours] and len(ours) > 10
-    assert max(abs(a - b) for (_, a), (_, b) in zip(ours, theirs, strict=True)) <= 1e-6
+    for answer in (theirs, *shell.values()):
+        assert [f for f, _ in answer] == [f for f, _ in ours] and len(ours) > 10
+        assert max(abs(a - b) for (_, a), (_, b) in zip(ours, answer, strict=True)) <= 1e-6
+
+
+def _shell_rows(uri: str, phrase: str, options: dict[str, object],
+                vector: list[float] | None) -> list[tuple[str, float]]:
+    """(fragment id, score) of ``CALL thalabus.phrase`` typed into Neo4j's cypher-shell, the
+    phrase written in the statement, the vector (or null: the server embeds the text) and
+    the options as the shell's parameters."""
+    statement = (f"CALL thalabus.phrase({cypher_literal(phrase)}, "
+                 f"{'null' if vector is None else '$vector'}, $options) "
+                 "YIELD fragmentid, score RETURN fragmentid + ' ' + toString(score) AS row")
+    params = {"options": options, **({} if vector is None else {"vector": vector})}
+    rows = [line.strip('"').split(" ") for line in
+            cypher_shell(uri, statement, params=cypher_literal(params))]
+    return [(fragment, float(score)) for fragment, score in rows]
