@@ -12,7 +12,12 @@ from tests.integration.sample import load_sample
 from tests.support.permissions import READABLE_BY, grant
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.cli import main
-from thalabus_graph.errors import CategoryDefinitionError, ConfigurationError, ContextError
+from thalabus_graph.errors import (
+    CategoryDefinitionError,
+    ConfigurationError,
+    ContextError,
+    GraphError,
+)
 from thalabus_graph.graph.database import Database
 
 pytestmark = pytest.mark.integration
@@ -145,6 +150,8 @@ def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database
         "(document)<-[:CAN_READ]-(u:User {name: $value}) SET u.hacked = true": "",
         "(document) } MATCH (x) DETACH DELETE x //": "",
         "(document)<-[:CAN_READ]-(:User {name: $other})": "$other",
+        "(document)<-[:CAN_READ]-(:User {name: $value}) WHERE document.x = $`other`": "$other",
+        "(document) WHERE document.documentid IN $`ids` AND $value IS NOT NULL": "$ids",
         "(document)<-[:CAN_READ]-(:User {name: 'alice'})": "$value",
         "(d)<-[:CAN_READ]-(:User {name: $value})": "document",
         "(document)<-[:CAN_READ]-(:User {name: $value}) CALL db.labels() YIELD label": "CALL",
@@ -163,6 +170,53 @@ def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database
     assert cypher_documents(db, "MATCH (u:User) WHERE u.hacked RETURN u.name AS id") == set()
     assert "BAD" not in {d.name for d in graph.defined_categories()}
     assert {"READABLE_BY", "ORIGIN"} <= {d.name for d in graph.defined_categories()}
+
+
+def test_a_quoted_value_parameter_is_the_value(graph: ThalabusGraph) -> None:
+    graph.define_category("QUOTED", "(document)<-[:CAN_READ]-(:User {name: $`value`})")
+    try:
+        assert documents(graph.query("QUOTED=bob", return_documents=False)) == readable("bob")
+    finally:
+        graph.drop_category("QUOTED")
+
+
+def test_a_failed_query_does_not_outlive_the_definition_that_failed_it(
+        graph: ThalabusGraph) -> None:
+    """The query's vocabulary row, kept for its next run, held the failing definition: the
+    failure must not stay once the definition is replaced or dropped."""
+    graph.define_category("FAILING", "(document)<-[:CAN_READ]-(:User) "
+                                     "WHERE 1 / (size($value) - 3) >= 0")
+    try:
+        with pytest.raises(GraphError, match="by zero"):
+            graph.query("FAILING=bob")
+        graph.define_category("FAILING", READABLE_BY)
+        assert documents(graph.query("FAILING=bob", return_documents=False)) == readable("bob")
+        graph.drop_category("FAILING")
+        result = graph.query("FAILING=bob", return_documents=False)
+        assert documents(result) == set()
+        assert [w.kind for w in result.warnings] == ["unknown_category_name"]
+    finally:
+        graph.drop_category("FAILING")
+
+
+def test_a_defined_name_is_not_stored_and_an_unlinked_stored_name_may_be_defined(
+        graph: ThalabusGraph, db: Database) -> None:
+    report = graph.ingest([{"documentid": "x-defined", "ontology": "asylum", "title": "t",
+                            "categories": {"READABLE_BY": ["mallory"]},
+                            "chapters": ["A chapter."]}], progress=False)
+    assert report.documents == 0 and "define_category" in report.errors[0].message
+    assert cypher_documents(db, "MATCH (d:Document {documentid: 'x-defined'}) "
+                                "RETURN d.documentid AS id") == set()
+    # a Category node its documents no longer link to, as a re-ingest without it leaves
+    db.write_tx(lambda tx: tx.run("CREATE (:Category {ontologyid: 'asylum', name: 'UNLINKED', "
+                                  "value: 'v'})").consume())
+    try:
+        graph.define_category("UNLINKED", READABLE_BY)
+        assert documents(graph.query("UNLINKED=bob", return_documents=False)) == readable("bob")
+    finally:
+        graph.drop_category("UNLINKED")
+        db.write_tx(lambda tx: tx.run("MATCH (c:Category {name: 'UNLINKED'}) "
+                                      "DELETE c").consume())
 
 
 def test_a_definition_is_seen_by_another_connection_and_can_be_dropped(

@@ -31,7 +31,7 @@ VALUE_VARIABLE = "thalabus_value"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 """A defined name, as the query language writes a category name."""
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PARAMETER = re.compile(r"\$\s*(`[^`]*`|[A-Za-z_][A-Za-z0-9_]*|\d+)")
+_PARAMETER = re.compile(r"\$\s*([A-Za-z_][A-Za-z0-9_]*|\d+)")
 _CLOSING = {")": "(", "]": "[", "}": "{"}
 MAX_PATTERN_CHARS = 4000
 """The longest pattern accepted: a filter over a few hops, not a program."""
@@ -87,12 +87,36 @@ def _code_spans(text: str) -> Iterable[tuple[int, int, str]]:
         yield start, len(text), "code"
 
 
-def _with_value_variable(pattern: str) -> str:
-    out: list[str] = []
-    for start, end, kind in _code_spans(pattern):
+def _parameters(pattern: str) -> list[tuple[int, int, str]]:
+    """Each parameter of ``pattern`` as (start, end, name), outside string literals:
+    ``$name``, ``$0`` and ``$`a quoted name``` (Cypher reads ``$`value``` as ``$value``).
+
+    Raises:
+        CategoryDefinitionError: a quote is not closed.
+    """
+    spans = list(_code_spans(pattern))
+    out: list[tuple[int, int, str]] = []
+    for i, (start, end, kind) in enumerate(spans):
+        if kind != "code":
+            continue
         piece = pattern[start:end]
-        out.append(re.sub(r"\$\s*value\b", VALUE_VARIABLE, piece) if kind == "code" else piece)
-    return "".join(out)
+        out += [(start + m.start(), start + m.end(), m.group(1))
+                for m in _PARAMETER.finditer(piece)]
+        quoted = re.search(r"\$\s*\Z", piece)
+        if quoted and i + 1 < len(spans) and spans[i + 1][2] == "name":
+            name_start, name_end, _ = spans[i + 1]
+            out.append((start + quoted.start(), name_end,
+                        pattern[name_start + 1:name_end - 1]))
+    return sorted(out)
+
+
+def _with_value_variable(pattern: str) -> str:
+    out, at = [], 0
+    for start, end, name in _parameters(pattern):
+        if name == "value":
+            out += [pattern[at:start], VALUE_VARIABLE]
+            at = end
+    return "".join([*out, pattern[at:]])
 
 
 def check_name(name: str) -> str:
@@ -136,7 +160,7 @@ def check_pattern(pattern: str) -> str:
             raise CategoryDefinitionError(
                 f"the pattern may not use {word}: a category is a MATCH pattern (with an "
                 "optional WHERE) over `document`, never a procedure call or a statement")
-    names = {m.group(1).strip("`") for m in _PARAMETER.finditer(code)}
+    names = {name for _, _, name in _parameters(pattern)}
     if names - {"value"}:
         raise CategoryDefinitionError(
             f"the pattern's one parameter is $value; it uses "

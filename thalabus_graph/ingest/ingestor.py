@@ -38,7 +38,7 @@ from typing import Any
 
 from thalabus_graph.embeddings import Embedder
 from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
-from thalabus_graph.graph import cypher_library
+from thalabus_graph.graph import category_definitions, cypher_library
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
 from thalabus_graph.ingest.fragment_vectors import FragmentVectors
@@ -75,6 +75,7 @@ class Ingestor:
         self.embedder = embedder
         self._vectors = FragmentVectors(db, settings, embedder, NoProgress())
         self.index_warning = ""
+        self._defined: frozenset[str] = frozenset()
 
     def ingest(self, source: str | os.PathLike[str] | Iterable[SourceDocument | dict[str, Any]],
                *, strict: bool = False, progress: bool | None = None) -> IngestReport:
@@ -91,6 +92,7 @@ class Ingestor:
             MigrationError: the database was never migrated (nothing is written).
         """
         require_migrated(self.db, "ingest")
+        self._defined = frozenset(category_definitions.definitions(self.db))
         report = IngestReport()
         start = time.perf_counter()
         show = progress is not False
@@ -151,12 +153,18 @@ class Ingestor:
     def _check(self, doc: SourceDocument) -> SourceDocument | LineError:
         """The document, or a line error when an extra property takes a name of
         ``ENGINE_PROPERTIES`` (a ``SourceDocument`` built in Python skips the parser's check),
-        a fragment's text is longer than ``max_passage_chars`` or a supplied vector fails
-        ``vector_problem`` (dimension, finite float32 values, norm bounds)."""
+        a category takes a graph-defined name (queries would read the definition, never the
+        stored values), a fragment's text is longer than ``max_passage_chars`` or a supplied
+        vector fails ``vector_problem`` (dimension, finite float32 values, norm bounds)."""
         reserved = sorted(ENGINE_PROPERTIES.intersection(doc.properties))
         if reserved:
             return LineError(doc.line_number or 0, f"property name {reserved[0]!r} is reserved: "
                              "the engine stores its own on documents and fragments")
+        defined = sorted(self._defined.intersection(doc.categories))
+        if defined:
+            return LineError(doc.line_number or 0, f"category name {defined[0]!r} is defined "
+                             "by a graph pattern (define_category): queries read the "
+                             "definition, so a document cannot store it")
         dims = self.settings.embedding_dimensions
         longest = max((len(f.text) for f in doc.fragments()), default=0)
         if longest > self.settings.max_passage_chars:

@@ -98,6 +98,12 @@ class SearchExecutor(EvaluationParts):
         """Take what the query's vocabulary read returned (``ScopeReads.preload``)."""
         self.reads.preload(sizes, counts)
 
+    def forget_vocabulary(self) -> None:
+        """After a failed evaluation: its next query reads the vocabulary afresh
+        (``VocabularyAttempt.forget``)."""
+        if self.vocabulary is not None:
+            self.vocabulary.forget()
+
     def vocabulary_warnings(self) -> list[QueryWarning]:
         """The warnings of the query's vocabulary, once the evaluation ran
         (``VocabularyAttempt.warnings``; none without an attempt).

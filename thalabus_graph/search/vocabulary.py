@@ -144,6 +144,11 @@ class SeenVocabularies:
             while len(self._rows) > self.size:
                 self._rows.popitem(last=False)
 
+    def forget(self, key: str) -> None:
+        """Forget the row kept for ``key`` (its next query reads afresh)."""
+        with self._lock:
+            self._rows.pop(key, None)
+
     def clear(self) -> None:
         """Forget every row."""
         with self._lock:
@@ -197,6 +202,14 @@ class VocabularyAttempt:
         if self.check is not None and self.row is not None:
             return self.vocabularies.read(self.check, self.row)
         return self.vocabularies.first(self.check, fresh=self.fresh)
+
+    def forget(self) -> None:
+        """Forget the row kept for this query's read, after its evaluation failed: a plan
+        made with a row seen before runs lookups before the statement that would find the
+        row stale (a graph-defined category's documents by the pattern planned with), so a
+        failure one of them raised (a definition since replaced) must not outlive it."""
+        if self.check is not None:
+            self.vocabularies.seen.forget(self.check.key)
 
     def warnings(self) -> list[QueryWarning]:
         """The warnings of the evaluated attempt (``Vocabularies.settle``).
