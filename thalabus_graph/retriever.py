@@ -109,8 +109,9 @@ def distinct_texts(fragments: Iterable[Fragment]) -> list[Fragment]:
     """One fragment per document and text (whitespace runs compared as one space), best first.
 
     Of two with the same text the coarser grain (`GRAIN`) stays, with the better of the two
-    scores and both contributions: a chapter of one paragraph is found as the chapter and as
-    the paragraph, and a reader gains nothing from reading it twice. Stubs (no text) are kept.
+    scores, both contributions and its own graph context rows: a chapter of one paragraph is
+    found as the chapter and as the paragraph, and a reader gains nothing from reading it
+    twice. Stubs (no text) are kept.
 
     Example:
         >>> a = Fragment("d-c1", "d", "One  paragraph.", 0.6, "chapters")
@@ -129,7 +130,8 @@ def distinct_texts(fragments: Iterable[Fragment]) -> list[Fragment]:
         coarse = min(other, fragment, key=_grain)
         kept[key] = Fragment(coarse.fragmentid, coarse.documentid, coarse.text,
                              max(other.score, fragment.score), coarse.source,
-                             merge_contributions(other.contributions, fragment.contributions))
+                             merge_contributions(other.contributions, fragment.contributions),
+                             context=coarse.context)
     return sort_fragments(kept.values())
 
 

@@ -103,7 +103,8 @@ def test_metadata_names_every_field_and_only_present_ones() -> None:
 
 
 def test_repeated_texts_of_a_document_keep_the_coarser_grain_and_the_better_score() -> None:
-    chapter = Fragment("d-c1", "d", "One\n paragraph.", 0.6, "chapters", ("semantic:chapters",))
+    chapter = Fragment("d-c1", "d", "One\n paragraph.", 0.6, "chapters", ("semantic:chapters",),
+                       context=[{"reader": "bob"}])
     paragraph = Fragment("d-p1", "d", "One paragraph.", 0.8, "paragraphs",
                          ("semantic:paragraphs",))
     other_doc = Fragment("e-p1", "e", "One paragraph.", 0.7, "paragraphs")
@@ -114,3 +115,4 @@ def test_repeated_texts_of_a_document_keep_the_coarser_grain_and_the_better_scor
         ("f", 1.0), ("g", 1.0), ("d-k1", 0.9), ("d-c1", 0.8), ("e-p1", 0.7)]
     assert kept[3].contributions == ("semantic:chapters", "semantic:paragraphs")
     assert kept[3].text == "One\n paragraph."
+    assert kept[3].context == [{"reader": "bob"}]

@@ -135,7 +135,7 @@ def test_a_required_filter_is_never_widened(db: Database, graph: ThalabusGraph,
 def test_no_query_text_escapes_the_required_filter(db: Database, graph: ThalabusGraph) -> None:
     held = ThalabusGraph(db, embedder=graph.embedder, required_filter="READABLE_BY=alice")
     for text in ('"asylum" OR NOT READABLE_BY=alice', "NOT READABLE_BY=alice",
-                 "READABLE_BY=bob OR NOT READABLE_BY=bob", "COUNTRY_OF_ORIGIN=AF"):
+                 "READABLE_BY=bob OR NOT READABLE_BY=bob", "COUNTRY_OF_ORIGIN=AF", ""):
         result = held.query(text, return_documents=False, create_dataset=True)
         assert documents(result) <= readable("alice"), text
         members = held.datasets.members(result.dataset_ids[0])
@@ -143,6 +143,7 @@ def test_no_query_text_escapes_the_required_filter(db: Database, graph: Thalabus
     assert documents(held.query("NOT READABLE_BY=alice", return_documents=False)) == set()
     explained = held.explain('"asylum"')
     assert "READABLE_BY" in str(explained)
+    assert held.explain("")["query"] == "READABLE_BY=alice"
 
 
 def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database) -> None:
@@ -328,8 +329,15 @@ def test_a_writing_or_broken_context_is_refused_before_anything_runs(
 
 def test_the_adapters_carry_the_context_in_their_metadata(graph: ThalabusGraph) -> None:
     from thalabus_graph.integrations.langchain import ThalabusLangChainRetriever
+    from thalabus_graph.integrations.llamaindex import ThalabusLlamaIndexRetriever
 
     docs = ThalabusLangChainRetriever(graph=graph, k=5, context=READERS).invoke(
         "an asylum seeker who converted to christianity")
     assert docs and all(d.metadata["context"] == readers_of(d.metadata["document_id"])
                         for d in docs)
+    # a chapter of one paragraph is found twice and kept once, with its own rows
+    nodes = ThalabusLlamaIndexRetriever(graph, k=10, context=READERS).retrieve(
+        "cleaning the house")
+    kept = [n.node.metadata for n in nodes]
+    assert any(len(m["contributions"]) > 1 for m in kept)
+    assert all(m["context"] == readers_of(m["document_id"]) for m in kept)

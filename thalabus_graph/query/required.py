@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from thalabus_graph.errors import ConfigurationError
-from thalabus_graph.query.ast import And, Category, Node, Not, Or, walk
+from thalabus_graph.query.ast import And, Category, Node, Not, Or, TrueNode, walk
 from thalabus_graph.query.limits import QueryLimits
 from thalabus_graph.query.parser import parse
 
@@ -39,8 +39,10 @@ def required_filter(text: str, limits: QueryLimits | None = None) -> Node:
 
 def restricted(node: Node, filters: Iterable[Node | None]) -> Node:
     """``node`` held to every filter of ``filters`` (None: no filter): ``node AND f1 AND
-    ...``, the query on the left."""
+    ...``, the query on the left. An empty query (TRUE) held to filters is the filters
+    alone (``TRUE AND x`` is ``x``): TRUE is a whole query only, so no AND may hold it, and
+    the held query is written out (explain, a dataset's query) as its filters."""
     for required in filters:
         if required is not None:
-            node = And(node, required)
+            node = required if isinstance(node, TrueNode) else And(node, required)
     return node
