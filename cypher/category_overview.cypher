@@ -5,14 +5,19 @@
 // belongs to one ontology ('' for documents without one), so a value's count there is its
 // node's degree. A value's count is read from the count store (one HAS_CATEGORY per document,
 // MERGEd at ingest); a name's distinct documents are walked for the returned names only.
-// Bounded: at most $max_names names (and ontologies), $max_values values per name and
+// $documentids (or null) counts those documents only (an agent's view under a required
+// filter): every count then walks from the listed documents, and nothing outside them is
+// named. Bounded: at most $max_names names (and ontologies), $max_values values per name and
 // $max_keywords keyword texts; names_total, values_total and ontologies_total say how many
 // there are. ontology_spellings: the stored ontology ids equal to $ontologyid without letter
 // case (empty: no such ontology).
 CALL () {
   MATCH (k:Category)
   WHERE $ontologyid IS NULL OR k.ontologyid = $ontologyid
-  WITH k.name AS name, k.value AS value, sum(COUNT { (k)<-[:HAS_CATEGORY]-() }) AS documents
+  WITH k.name AS name, k.value AS value,
+       sum(CASE WHEN $documentids IS NULL THEN COUNT { (k)<-[:HAS_CATEGORY]-() }
+                ELSE COUNT { (k)<-[:HAS_CATEGORY]-(d:Document)
+                             WHERE d.documentid IN $documentids } END) AS documents
   WHERE documents > 0
   ORDER BY documents DESC, value
   WITH name, collect({value: value, documents: documents}) AS values, sum(documents) AS links
@@ -24,7 +29,8 @@ CALL (kept) {
   UNWIND kept AS entry
   CALL (entry) {
     MATCH (d:Document)-[:HAS_CATEGORY]->(k:Category {name: entry.name})
-    WHERE $ontologyid IS NULL OR k.ontologyid = $ontologyid
+    WHERE ($ontologyid IS NULL OR k.ontologyid = $ontologyid)
+      AND ($documentids IS NULL OR d.documentid IN $documentids)
     RETURN count(DISTINCT d) AS documents
   }
   RETURN collect({name: entry.name, documents: documents, values_total: size(entry.values),
@@ -32,7 +38,11 @@ CALL (kept) {
 }
 CALL () {
   MATCH (o:Ontology)
-  WITH o.ontologyid AS ontologyid, COUNT { (o)<-[:IN_ONTOLOGY]-() } AS documents
+  WITH o.ontologyid AS ontologyid,
+       CASE WHEN $documentids IS NULL THEN COUNT { (o)<-[:IN_ONTOLOGY]-() }
+            ELSE COUNT { (o)<-[:IN_ONTOLOGY]-(d:Document)
+                         WHERE d.documentid IN $documentids } END AS documents
+  WHERE $documentids IS NULL OR documents > 0
   ORDER BY documents DESC, ontologyid
   WITH collect({ontologyid: ontologyid, documents: documents}) AS every
   RETURN size(every) AS ontologies_total, every[..$max_names] AS ontologies
@@ -45,9 +55,11 @@ CALL () {
 CALL () {
   MATCH (k:Keyword)
   WHERE size(k.text) <= 40
+    AND ($documentids IS NULL OR k.documentid IN $documentids)
   WITH k.text AS text
   LIMIT $max_keywords
   RETURN collect(text) AS keywords
 }
 RETURN names_total, names, ontologies_total, ontologies, ontology_spellings, keywords,
-       COUNT { (:Document) } AS documents
+       CASE WHEN $documentids IS NULL THEN COUNT { (:Document) }
+            ELSE size($documentids) END AS documents

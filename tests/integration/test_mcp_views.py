@@ -62,6 +62,23 @@ async def agent_sees(client: Client, graph: ThalabusGraph, reader: str) -> None:
     lines = await call(client, "goal_context", goal_id=goal)
     assert not lines.is_error, lines.content
     assert {m["documentid"] for m in lines.structured_content["fragments"]} <= allowed
+    await categories_seen(client, graph, allowed)
+
+
+async def categories_seen(client: Client, graph: ThalabusGraph, allowed: set[str]) -> None:
+    """The categories an agent reads are those of its documents, counted among them, and the
+    tool descriptions quote no value of the graph (one description serves every view)."""
+    listed = (await call(client, "categories", max_names=50, max_values=50)).structured_content
+    assert listed["documents"] == len(allowed)
+    got = {(c["name"], v["value"]): v["documents"]
+           for c in listed["categories"] for v in c["values"]}
+    want = {(r["name"], r["value"]): r["n"] for r in graph.db.read_tx(lambda tx: list(tx.run(
+        "MATCH (d:Document)-[:HAS_CATEGORY]->(k:Category) WHERE d.documentid IN $ids "
+        "RETURN k.name AS name, k.value AS value, count(DISTINCT d) AS n",
+        ids=sorted(allowed))))}
+    assert got == want
+    tools = {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
+    assert "COUNTRY_OF_ORIGIN" not in tools["query"] and "CATEGORY=" in tools["query"]
 
 
 def test_stdio_holds_every_tool_call_to_the_servers_required_filter(

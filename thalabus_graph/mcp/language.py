@@ -132,11 +132,13 @@ SAMPLE_KEYWORDS = 20
 
 
 def overview(graph: ThalabusGraph, ontology_id: str | None, max_names: int, max_values: int,
-             keywords: int = 0) -> dict[str, Any]:
-    """The graph's vocabulary row (``category_overview``), bounded as asked."""
+             keywords: int = 0, *, documentids: Sequence[str] | None = None) -> dict[str, Any]:
+    """The graph's vocabulary row (``category_overview``), bounded as asked; ``documentids``:
+    of those documents only (None: every document)."""
     rows = graph.db.read_plain("category_overview", ontologyid=ontology_id,
                                max_names=max_names, max_values=max_values,
-                               max_keywords=keywords)
+                               max_keywords=keywords,
+                               documentids=None if documentids is None else list(documentids))
     return rows[0]
 
 

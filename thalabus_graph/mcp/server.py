@@ -131,7 +131,11 @@ class ThalabusServer(MCPServer[Any]):
         self.add_tool(fn, name=name, **kwargs)
 
     async def described(self) -> dict[str, str]:
-        """The vocabulary-made descriptions, read from the graph once."""
+        """The vocabulary-made descriptions, read from the graph once; a server that holds
+        its agents to a filter (its own, or one per token) describes with placeholders, since
+        one description serves every view and the graph's values may lie outside one."""
+        if self.tools.graph.required_filter is not None or self.token_filters:
+            return descriptions(NEUTRAL)
         async with self._lock:
             if self._descriptions is None:
                 try:

@@ -198,9 +198,12 @@ class Tools:
             max_values: Annotated[int, Field(ge=1, le=MAX_VALUES, description="most values "
                                              "listed per name, most documents first")] = 10,
     ) -> CategoriesOutput:
-        """The graph's category names, values and ontologies with document counts."""
+        """The graph's category names, values and ontologies with document counts, of the
+        documents in the caller's view when a required filter holds it."""
         def work() -> CategoriesOutput:
-            row = overview(self.graph, ontology_id, max_names, max_values)
+            visible = self.views.visible(self.views.required())
+            row = overview(self.graph, ontology_id, max_names, max_values,
+                           documentids=None if visible is None else sorted(visible))
             if ontology_id is not None and ontology_id not in row["ontology_spellings"]:
                 known = ", ".join(o["ontologyid"] for o in row["ontologies"])
                 hint = (f"; did you mean {row['ontology_spellings'][0]!r}?"
