@@ -183,9 +183,6 @@ class Queries:
             except StaleVocabulary as changed:
                 stale, prepared = changed.row, evaluator.prepared
                 continue
-            except GraphError:
-                evaluator.executor.forget_vocabulary()
-                raise
             limit = None if evaluator.prepared is None else evaluator.prepared.limit
             log_sources(fragments)
             run = _Run(node, limit, evaluator, fragments, None, start, warnings)

@@ -199,8 +199,9 @@ class Evaluator:
     def results(self, node: Node | Rewritten) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs.
         With branch reranking, what it did is then final (``rerank_flags``,
-        ``rerank_warning``)."""
-        fragments = list(self.stream(node))
+        ``rerank_warning``). A failed run forgets its vocabulary row (``forget_vocabulary``)."""
+        with self.executor.forgetting():
+            fragments = list(self.stream(node))
         if self.outcomes is not None:
             self.rerank_flags = self.outcomes.flags()
             self.rerank_warning = self.outcomes.warning()

@@ -13,9 +13,11 @@ documents.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from thalabus_graph.errors import GraphError
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.plan.batches import batched
 from thalabus_graph.plan.cost import Scope
@@ -97,6 +99,16 @@ class SearchExecutor(EvaluationParts):
                 counts: Mapping[CategoryPattern, int] | None = None) -> None:
         """Take what the query's vocabulary read returned (``ScopeReads.preload``)."""
         self.reads.preload(sizes, counts)
+
+    @contextmanager
+    def forgetting(self) -> Iterator[None]:
+        """The evaluation inside, whose failure (a statement's ``GraphError``) forgets the
+        vocabulary row it was planned with (``forget_vocabulary``) before it propagates."""
+        try:
+            yield
+        except GraphError:
+            self.forget_vocabulary()
+            raise
 
     def forget_vocabulary(self) -> None:
         """After a failed evaluation: its next query reads the vocabulary afresh
