@@ -173,6 +173,14 @@ def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database
     assert {"READABLE_BY", "ORIGIN"} <= {d.name for d in graph.defined_categories()}
 
 
+def test_a_defined_value_that_selects_nothing_is_said(graph: ThalabusGraph) -> None:
+    result = graph.query('"asylum" OR READABLE_BY=alcie', return_documents=False)
+    assert result.fragments
+    assert [(w.kind, w.subject) for w in result.warnings] == [
+        ("unknown_category_value", "READABLE_BY=alcie")]
+    assert graph.query("READABLE_BY=alice").warnings == []
+
+
 def test_a_quoted_value_parameter_is_the_value(graph: ThalabusGraph) -> None:
     graph.define_category("QUOTED", "(document)<-[:CAN_READ]-(:User {name: $`value`})")
     try:

@@ -118,12 +118,14 @@ class SearchExecutor(EvaluationParts):
 
     def vocabulary_warnings(self) -> list[QueryWarning]:
         """The warnings of the query's vocabulary, once the evaluation ran
-        (``VocabularyAttempt.warnings``; none without an attempt).
+        (``VocabularyAttempt.warnings``; none without an attempt), then those of its
+        graph-defined values that selected nothing (``Lookups.defined_warnings``).
 
         Raises:
             StaleVocabulary: the counts read with the query differ from those planned with.
         """
-        return [] if self.vocabulary is None else self.vocabulary.warnings()
+        found = [] if self.vocabulary is None else self.vocabulary.warnings()
+        return [*found, *self.lookups.defined_warnings()]
 
     def on_procedure(self, plan: PhrasePlan) -> bool:
         """Whether the server's procedure plugin runs this phrase plan: one the plugin can

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from thalabus_graph.graph.category_definitions import CategoryDefinition
+from thalabus_graph.plan.categories import UNKNOWN_VALUE
 from thalabus_graph.plan.steps import Restriction, Step
+from thalabus_graph.query_warning import QueryWarning
 from thalabus_graph.search.hits import id_set
 from thalabus_graph.search.runner import Runner
 from thalabus_graph.search.scope import ScopeReads
@@ -22,6 +24,9 @@ class Lookups:
         self.reads = reads
         self.definitions = dict(definitions or {})
         """The graph-defined categories the query uses, by name."""
+        self.unselected: dict[tuple[str, str], None] = {}
+        """The graph-defined (name, value) pairs whose pattern selected no document of the
+        scope, in the order read (``defined_warnings``)."""
         self._universe: Restriction | None = None
 
     def category_documents(self, name: str, values: Sequence[str]) -> Restriction:
@@ -65,7 +70,18 @@ class Lookups:
                                              "defined_category_documents", **params)
             for row in rows:
                 out[(name, row["value"])] = frozenset(row["documentids"])
+            self.unselected.update((pair, None) for pair in ((name, v) for v in values)
+                                   if pair not in out)
         return out
+
+    def defined_warnings(self) -> list[QueryWarning]:
+        """A warning for each graph-defined value whose pattern selected no document of the
+        scope, as a stored value no document has gets one (``unknown_category_value``):
+        a misspelt principal's filter says so instead of answering nothing in silence."""
+        return [QueryWarning(UNKNOWN_VALUE, f"{name}={value}", None,
+                             f"no document of the query's scope has {name}={value}: the "
+                             f"pattern defining {name} selects none for {value!r}")
+                for name, value in self.unselected]
 
     def document_categories(self, documentids: Iterable[str]
                             ) -> dict[tuple[str, str], set[str]]:
