@@ -121,8 +121,10 @@ def warm_up(graph: ThalabusGraph, *, progress: bool = False) -> WarmUp:
         other = " ".join(words[PHRASE_WORDS:2 * PHRASE_WORDS]) or phrase + " again"
         common = _category(row["common"])
         rare = _category(row["rare"])
+        # the stored vector stands in for the graph's own embedder (its model id, which a
+        # query compares with the graph's; no model is loaded for it)
         probe = ThalabusGraph(graph.db, settings=graph.settings,
-                              embedder=StoredVector(row["vector"], graph.settings.embedder_model))
+                              embedder=StoredVector(row["vector"], graph.embedder.model_id))
         # each form twice: asked again, a filtered query's search carries its vocabulary read,
         # another statement to plan (search.vocabulary)
         runs = [(serialize(node), ontology, limit)

@@ -24,7 +24,7 @@ from benchmarks.quality import PrecomputedEmbedder, documents
 from tests.integration.test_procedures_plugin import _not_the_launchers
 from tests.integration.test_quality_smoke import xquad_slice
 from thalabus_graph import Settings, ThalabusGraph
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.errors import ConfigurationError, GraphError
 from thalabus_graph.fragments import Fragment
 from thalabus_graph.graph.database import Database
 from thalabus_graph.query.serialize import quote_double
@@ -233,3 +233,25 @@ def unscored(document: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in document.items() if k != "score"},
             "fragments": [{k: v for k, v in f.items() if k != "score"}
                           for f in document["fragments"]]}
+
+
+@pytest.mark.parametrize("options, named", [
+    ({"calibration": "multilingual-e5-smal"}, "calibration"),
+    ({"text_indexes": [["chapter", "chapters_fulltext"]]}, "text_indexes"),
+    ({"text_indexes": "chapters_fulltext"}, "text_indexes"),
+    ({"text_indexes": [["chapters", "no_such_index"]]}, "no_such_index"),
+    ({"limt": 10}, "limt"),
+    ({"limit": "ten"}, "limit"),
+])
+def test_a_bad_option_is_an_error_naming_it(clean_db: Database, db_settings: Settings,
+                                            options: dict[str, Any], named: str) -> None:
+    """From Cypher nothing decides an option for the caller: a misspelt calibration or an
+    index the graph lacks would otherwise change the answer in silence."""
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    vector = [1.0] + [0.0] * (db_settings.embedding_dimensions - 1)
+    with pytest.raises(GraphError, match=named):
+        clean_db.read_text("CALL thalabus.phrase('kitchen floor', $vector, $options) "
+                           "YIELD fragmentid RETURN fragmentid",
+                           {"vector": vector, "options": options}, what="thalabus.phrase")

@@ -230,6 +230,11 @@ def drop(db: Database, name: str) -> bool:
     return bool(rows and rows[0]["dropped"])
 
 
+def defined_names(db: Database) -> frozenset[str]:
+    """The names of the stored definitions (their patterns not read)."""
+    return frozenset(str(row["name"]) for row in db.read("category_definition_names"))
+
+
 def definitions(db: Database, names: Sequence[str] | None = None
                 ) -> dict[str, CategoryDefinition]:
     """The stored definitions (of ``names`` only, when given), by name; in the open read

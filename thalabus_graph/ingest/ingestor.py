@@ -92,7 +92,7 @@ class Ingestor:
             MigrationError: the database was never migrated (nothing is written).
         """
         require_migrated(self.db, "ingest")
-        self._defined = frozenset(category_definitions.definitions(self.db))
+        self._defined = category_definitions.defined_names(self.db)
         report = IngestReport()
         start = time.perf_counter()
         show = progress is not False

@@ -26,15 +26,7 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
                         + "' (known: " + String.join(", ", new java.util.TreeSet<>(KEYS)) + ")");
             }
         }
-        List<String[]> indexes = null;
-        Object given = o.get("text_indexes");
-        if (given != null) {
-            indexes = new ArrayList<>();
-            for (Object pair : (List<Object>) given) {
-                List<Object> p = (List<Object>) pair;
-                indexes.add(new String[] {(String) p.get(0), (String) p.get(1)});
-            }
-        }
+        List<String[]> indexes = textIndexes(o.get("text_indexes"));
         return new Options((Long) typed(o, "limit", Long.class), (String) typed(o, "language", String.class),
                 indexes, (Boolean) typed(o, "held", Boolean.class),
                 (Boolean) typed(o, "with_text", Boolean.class),
@@ -95,6 +87,29 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
     }
 
     /** The full-text (source, index) pairs: given, else the language's, else the neutral ones. */
+    /** The {@code text_indexes} option: [source, index] pairs of the language-neutral
+     *  sources' full-text indexes (null: not given). */
+    private static List<String[]> textIndexes(Object given) {
+        if (given == null) {
+            return null;
+        }
+        Set<String> sources = new java.util.TreeSet<>();
+        for (String[] src : PhraseSearch.TEXT_SOURCES) {
+            sources.add(src[0]);
+        }
+        List<String[]> out = new ArrayList<>();
+        for (Object pair : given instanceof List<?> list ? list : List.of(given)) {
+            if (!(pair instanceof List<?> p) || p.size() != 2 || !(p.get(0) instanceof String source)
+                    || !(p.get(1) instanceof String index) || !sources.contains(source)) {
+                throw new IllegalArgumentException("thalabus.phrase: option 'text_indexes' is a "
+                        + "list of [source, index] pairs, the source one of " + sources
+                        + ", e.g. [['chapters', 'chapters_fulltext_english']]; got " + pair);
+            }
+            out.add(new String[] {source, index});
+        }
+        return out;
+    }
+
     List<String[]> textIndexes() {
         if (indexes != null) {
             return indexes;
@@ -125,6 +140,12 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
         if (name.equals("none")) {
             return null;
         }
-        return Calibration.shipped(name);
+        Calibration shipped = Calibration.shipped(name);
+        if (shipped == null && calibrationName != null) {
+            throw new IllegalArgumentException("thalabus.phrase: option 'calibration': no "
+                    + "calibration is shipped for model '" + name + "'; name a shipped model "
+                    + "(leave it out for the embedder model's) or 'none' for the index scale");
+        }
+        return shipped;
     }
 }
