@@ -32,6 +32,9 @@ semantic side is not affected. Phrase queries (:func:`phrase_query`) are one cla
 need no cap.
 """
 
+MAX_TOKEN_LENGTH = 255
+"""The longest token Lucene's standard tokenizer makes; it cuts a longer run into pieces."""
+
 # Apostrophes of every kind become spaces: "Jane's" -> "Jane s".
 _APOSTROPHES = re.compile(r"['\u2018\u2019\u02bc\u0060\u00b4]")
 # Quotes and punctuation that always separate words for the analyzer are removed.
@@ -78,8 +81,12 @@ def words(term: str, *, keep_apostrophes: bool = False) -> list[str]:
 
 def token_cost(word: str) -> int:
     """An upper bound of the tokens the standard analyzer makes of one normalised word: one per
-    run of letters and digits, one per ideograph or kana (each becomes its own token)."""
-    return len(_WORD_RUN.findall(word)) + len(_IDEOGRAPHIC.findall(word))
+    ``MAX_TOKEN_LENGTH`` characters of each run of letters and digits (the tokenizer cuts a
+    longer token), one per any other character (an ideograph, a kana, an emoji or another
+    symbol can each be a token of its own)."""
+    runs = _WORD_RUN.findall(word)
+    in_runs = sum(len(run) for run in runs)
+    return sum(-(-len(run) // MAX_TOKEN_LENGTH) for run in runs) + len(word) - in_runs
 
 
 def _variants(term: str) -> list[list[str]]:

@@ -42,6 +42,10 @@ RerankClauses = Literal["joined", "geometric", "minimum"]
 """How a multi-clause query is reranked (see ``rerank.clauses``)."""
 RERANK_CLAUSES: tuple[RerankClauses, ...] = get_args(RerankClauses)
 """The values of ``Settings.rerank_clauses``."""
+CHOICES: dict[str, tuple[str, ...]] = {
+    "fusion": FUSION_RULES, "procedures": PROCEDURES, "reranker_protocol": RERANKER_PROTOCOLS,
+    "rerank_clauses": RERANK_CLAUSES}
+"""The settings that take one of a few words, and those words (checked on every Settings)."""
 
 
 @dataclass(frozen=True)
@@ -379,15 +383,10 @@ class Settings:
     def __post_init__(self) -> None:
         for name, (low, high) in RANGES.items():
             check_range(name, getattr(self, name), low, high)
-        if self.fusion not in FUSION_RULES:
-            raise ConfigurationError(f"fusion must be one of {', '.join(FUSION_RULES)}, "
-                                     f"not {self.fusion!r}")
-        if self.procedures not in PROCEDURES:
-            raise ConfigurationError(f"procedures must be one of {', '.join(PROCEDURES)}, "
-                                     f"not {self.procedures!r}")
-        if self.rerank_clauses not in RERANK_CLAUSES:
-            raise ConfigurationError(f"rerank_clauses must be one of "
-                                     f"{', '.join(RERANK_CLAUSES)}, not {self.rerank_clauses!r}")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigurationError(f"{name} must be one of {', '.join(allowed)}, "
+                                         f"not {getattr(self, name)!r}")
 
 
 

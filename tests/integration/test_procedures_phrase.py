@@ -242,6 +242,11 @@ def unscored(document: dict[str, Any]) -> dict[str, Any]:
     ({"text_indexes": [["chapters", "no_such_index"]]}, "no_such_index"),
     ({"limt": 10}, "limt"),
     ({"limit": "ten"}, "limit"),
+    ({"settings": {"min_score": "x"}}, "min_score"),
+    ({"settings": {"max_result_text_chars": -1}}, "max_result_text_chars"),
+    ({"settings": {"hybrid_all_queries": "true"}}, "hybrid_all_queries"),
+    ({"settings": {"fusion": "best"}}, "fusion"),
+    ({"settings": {"embedder_model": 5}}, "embedder_model"),
 ])
 def test_a_bad_option_is_an_error_naming_it(clean_db: Database, db_settings: Settings,
                                             options: dict[str, Any], named: str) -> None:
@@ -255,3 +260,15 @@ def test_a_bad_option_is_an_error_naming_it(clean_db: Database, db_settings: Set
         clean_db.read_text("CALL thalabus.phrase('kitchen floor', $vector, $options) "
                            "YIELD fragmentid RETURN fragmentid",
                            {"vector": vector, "options": options}, what="thalabus.phrase")
+
+
+def test_a_phrase_is_bounded_as_the_query_language_bounds_it(clean_db: Database,
+                                                               db_settings: Settings) -> None:
+    reason = _not_the_launchers()
+    if reason is not None:
+        pytest.skip(reason)
+    vector = [1.0] + [0.0] * (db_settings.embedding_dimensions - 1)
+    with pytest.raises(GraphError, match="max_phrase_chars"):
+        clean_db.read_text("CALL thalabus.phrase($text, $vector, {}) YIELD fragmentid "
+                           "RETURN fragmentid", {"text": "floor " * 6000, "vector": vector},
+                           what="thalabus.phrase")

@@ -13,6 +13,7 @@ from thalabus_graph.rerank import NoReranking, reranker_from_settings
 from thalabus_graph.rerank.score_api import PROTOCOLS, ScoreApiReranker
 from thalabus_graph.rerank.stage import DEGRADE_REASONS, DegradeReason
 from thalabus_graph.settings import (
+    CHOICES,
     FUSION_RULES,
     RERANKER_PROTOCOLS,
     Fusion,
@@ -42,11 +43,17 @@ def test_reranker_protocols_are_the_score_apis_plus_chat_and_none() -> None:
     assert isinstance(reranker_from_settings(none), NoReranking)
 
 
-def test_an_unknown_protocol_from_the_environment_is_still_refused() -> None:
-    settings = Settings.from_env({"THALABUS_RERANKER_URL": "http://127.0.0.1:9",
-                                  "THALABUS_RERANKER_PROTOCOL": "grpc"})
+def test_an_unknown_protocol_from_the_environment_is_refused_when_read() -> None:
     with pytest.raises(ConfigurationError, match="reranker_protocol must be one of"):
-        reranker_from_settings(settings)
+        Settings.from_env({"THALABUS_RERANKER_URL": "http://127.0.0.1:9",
+                           "THALABUS_RERANKER_PROTOCOL": "grpc"})
+
+
+@pytest.mark.parametrize("name", sorted(CHOICES))
+def test_every_word_setting_refuses_a_word_it_does_not_take(name: str) -> None:
+    assert CHOICES[name]
+    with pytest.raises(ConfigurationError, match=f"{name} must be one of"):
+        Settings(**{name: "no-such-word"})
 
 
 def test_degrade_reasons_are_the_literal() -> None:

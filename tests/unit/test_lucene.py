@@ -63,7 +63,19 @@ def test_bag_of_words_is_capped_by_estimated_tokens() -> None:
     kept = terms_query(many).split(" ")
     assert kept == [f"w{i}" for i in range(MAX_QUERY_TERMS)]
     assert terms_query("a b a c", max_terms=2) == "a b"
-    assert token_cost("info@example.org") == 3 and token_cost("東京") == 2
+    # an upper bound: every run of letters and digits, and every other character
+    assert token_cost("info@example.org") == 5 and token_cost("東京") == 2
+    assert token_cost("a" * 600) == 3  # the tokenizer cuts a run at 255 characters
+    assert token_cost("\U0001f300\U0001f301") == 2  # emoji are tokens of their own
     cjk = terms_query("東" * 3 + "京都" * 2000)
     assert cjk == "東 京 都"
     assert terms_query("x@y@z a", max_terms=2) == "a"
+
+
+def test_no_text_makes_more_clauses_than_lucene_takes() -> None:
+    """Emoji and runs longer than the tokenizer's token are tokens too: the estimate must
+    count them, or Lucene refuses the query (TooManyClauses at 1,024)."""
+    emoji = terms_query(" ".join(chr(0x1F300 + i) for i in range(1300)))
+    assert len(emoji.split(" ")) == MAX_QUERY_TERMS
+    assert terms_query("a" * 300_000) == ""
+    assert terms_query("a" * 300 + " b") == "a" * 300 + " b"

@@ -25,7 +25,8 @@ from thalabus_graph.graph.launcher.install import Installation, _run_tool
 from thalabus_graph.graph.launcher.java import JavaInstallation, find_java, java_major_range
 from thalabus_graph.graph.launcher.process import _file_lock
 from thalabus_graph.languages import LANGUAGES
-from thalabus_graph.settings import Settings, plain_values
+from thalabus_graph.settings import CHOICES, Settings, plain_values
+from thalabus_graph.settings_values import RANGES
 
 JAR_NAME = "thalabus-procedures.jar"
 PROPERTIES_NAME = "thalabus-procedures.properties"
@@ -55,15 +56,21 @@ def jar_resources() -> dict[str, bytes]:
     Each is the engine's own, so the Java rules read one source of truth: the calibration
     files (``calibration/<model>.json``, as shipped in ``thalabus_graph/resources/calibration``),
     the settings' defaults (``settings.json``: every ``Settings`` field with a plain value,
-    secrets left out, environment overrides not read), the languages with a full-text analyzer
-    (``languages.json``) and the phrase's search statements in the form the plugin runs them
-    (``cypher/search_phrase_nodes.cypher``, and ``cypher/search_phrase_filtered.cypher``
-    unscoped, for a filtered phrase's restricted searches).
+    secrets left out, environment overrides not read) and the rules an override must keep
+    (``settings_rules.json``: the numeric ranges and the words a setting takes), the
+    languages with a full-text analyzer (``languages.json``) and the phrase's search
+    statements in the form the plugin runs them (``cypher/search_phrase_nodes.cypher``, and
+    ``cypher/search_phrase_filtered.cypher`` unscoped, for a filtered phrase's restricted
+    searches).
     """
     folder = _package_dir("resources", "calibration")
     out = {f"calibration/{path.name}": path.read_bytes()
            for path in sorted(folder.glob("*.json"))}
     out["settings.json"] = json.dumps(plain_values(Settings()), sort_keys=True).encode()
+    out["settings_rules.json"] = json.dumps(
+        {"ranges": {name: list(bounds) for name, bounds in RANGES.items()},
+         "choices": {name: list(words) for name, words in CHOICES.items()}},
+        sort_keys=True).encode()
     out["languages.json"] = json.dumps(dict(sorted(LANGUAGES.items()))).encode()
     out["cypher/search_phrase_nodes.cypher"] = cypher_library.load(
         "search_phrase_nodes", {}).encode()

@@ -18,7 +18,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 public final class EngineSettings {
     private static final String FILE = "/settings.json";
+    private static final String RULES = "/settings_rules.json";
     private static volatile Map<String, Object> defaults;
+    private static volatile Map<String, Object> rules;
 
     private final Map<String, Object> values;
 
@@ -26,7 +28,9 @@ public final class EngineSettings {
         this.values = values;
     }
 
-    /** The shipped defaults with {@code overrides} (Python field names) applied. */
+    /** The shipped defaults with {@code overrides} (Python field names) applied, each
+     *  override of the default's kind (number, boolean, text), within the setting's range and
+     *  one of its words where the Python {@code Settings} has them ({@code /settings_rules.json}). */
     public static EngineSettings of(Map<String, Object> overrides) {
         Map<String, Object> merged = new HashMap<>(shipped());
         if (overrides != null) {
@@ -35,23 +39,63 @@ public final class EngineSettings {
                     throw new IllegalArgumentException("thalabus.phrase: unknown setting '"
                             + e.getKey() + "'");
                 }
+                checked(e.getKey(), merged.get(e.getKey()), e.getValue());
                 merged.put(e.getKey(), e.getValue());
             }
         }
         return new EngineSettings(merged);
     }
 
+    @SuppressWarnings("unchecked")
+    private static void checked(String name, Object standard, Object value) {
+        String kind = standard instanceof Number ? "a number" : standard instanceof Boolean
+                ? "true or false" : standard instanceof String ? "text" : null;
+        boolean fits = kind == null || (standard instanceof Number && value instanceof Number)
+                || (standard instanceof Boolean && value instanceof Boolean)
+                || (standard instanceof String && value instanceof String);
+        if (!fits) {
+            throw new IllegalArgumentException("thalabus.phrase: setting '" + name + "' is "
+                    + kind + ", not " + value);
+        }
+        Map<String, Object> rules = rules();
+        Object range = ((Map<String, Object>) rules.get("ranges")).get(name);
+        if (range instanceof List<?> r && value instanceof Number n
+                && (n.doubleValue() < ((Number) r.get(0)).doubleValue()
+                    || n.doubleValue() > ((Number) r.get(1)).doubleValue())) {
+            throw new IllegalArgumentException("thalabus.phrase: setting '" + name + "' must be "
+                    + "between " + r.get(0) + " and " + r.get(1) + ", not " + value);
+        }
+        Object words = ((Map<String, Object>) rules.get("choices")).get(name);
+        if (words instanceof List<?> w && !w.contains(value)) {
+            throw new IllegalArgumentException("thalabus.phrase: setting '" + name + "' must be "
+                    + "one of " + w + ", not " + value);
+        }
+    }
+
+    private static Map<String, Object> rules() {
+        Map<String, Object> known = rules;
+        if (known == null) {
+            known = readJson(RULES);
+            rules = known;
+        }
+        return known;
+    }
+
+    private static Map<String, Object> readJson(String file) {
+        try (InputStream in = EngineSettings.class.getResourceAsStream(file)) {
+            if (in == null) {
+                throw new IllegalStateException("the plugin jar lacks " + file);
+            }
+            return new ObjectMapper().readValue(in, new TypeReference<Map<String, Object>>() {});
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static Map<String, Object> shipped() {
         Map<String, Object> known = defaults;
         if (known == null) {
-            try (InputStream in = EngineSettings.class.getResourceAsStream(FILE)) {
-                if (in == null) {
-                    throw new IllegalStateException("the plugin jar lacks " + FILE);
-                }
-                known = new ObjectMapper().readValue(in, new TypeReference<Map<String, Object>>() {});
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            known = readJson(FILE);
             defaults = known;
         }
         return known;

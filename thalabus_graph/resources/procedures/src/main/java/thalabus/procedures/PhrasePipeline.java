@@ -58,6 +58,12 @@ final class PhrasePipeline {
         }
         Options opts = Options.of(options);
         EngineSettings settings = EngineSettings.of(opts.settings()).sized(opts.limit());
+        int chars = text.codePointCount(0, text.length());
+        if (chars > settings.integer("max_phrase_chars")) {
+            throw new IllegalArgumentException("thalabus.phrase: the phrase has " + chars
+                    + " characters; at most " + settings.integer("max_phrase_chars")
+                    + " (max_phrase_chars), as the engine's query language allows");
+        }
         List<Double> query = vector != null ? vector : QueryEmbedding.embed(text, settings);
         Beside beside = settings.flag("procedure_parallel_reads") ? Beside.of(tx, db) : null;
         Calibration calibration = opts.calibration(settings);

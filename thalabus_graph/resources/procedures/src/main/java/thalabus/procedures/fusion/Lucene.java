@@ -138,24 +138,25 @@ public final class Lucene {
         return out;
     }
 
-    /** The Java form of {@code token_cost}: one token per run of non-ideographic word
-     *  characters, one per ideograph or kana. */
+    /** The Java form of {@code token_cost}: one token per {@code MAX_TOKEN_LENGTH} code
+     *  points of each run of non-ideographic word characters, one per any other code point. */
     public static int tokenCost(String word) {
         int cost = 0;
-        boolean inRun = false;
+        int run = 0;
         for (int cp : word.codePoints().toArray()) {
-            boolean ideographic = isIdeographic(cp);
-            boolean runChar = Texts.isWordChar(cp) && !ideographic;
-            if (runChar && !inRun) {
-                cost++;
+            boolean runChar = Texts.isWordChar(cp) && !isIdeographic(cp);
+            if (runChar) {
+                run++;
+                continue;
             }
-            inRun = runChar;
-            if (ideographic) {
-                cost++;
-            }
+            cost += (run + MAX_TOKEN_LENGTH - 1) / MAX_TOKEN_LENGTH + 1;
+            run = 0;
         }
-        return cost;
+        return cost + (run + MAX_TOKEN_LENGTH - 1) / MAX_TOKEN_LENGTH;
     }
+
+    /** The Java form of {@code MAX_TOKEN_LENGTH}: the standard tokenizer cuts a longer token. */
+    public static final int MAX_TOKEN_LENGTH = 255;
 
     /** The Java form of {@code _variants}: the word lists a term is searched as, its NFC and
      *  NFKC forms, each with apostrophes split and, when it differs, kept. */

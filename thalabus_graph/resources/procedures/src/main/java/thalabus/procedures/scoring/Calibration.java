@@ -302,7 +302,15 @@ public final class Calibration {
      * when there is none.
      */
     public static Calibration shipped(String model) {
-        return SHIPPED.computeIfAbsent(model, m -> Optional.ofNullable(read(m))).orElse(null);
+        Optional<Calibration> known = SHIPPED.get(model);
+        if (known != null) {
+            return known.orElse(null);
+        }
+        Calibration found = read(model);
+        if (found != null) {  // only shipped names are kept: a caller's names would grow it
+            SHIPPED.putIfAbsent(model, Optional.of(found));
+        }
+        return found;
     }
 
     /** The shipped calibrations read so far, by model name (each file is read once). */
