@@ -205,6 +205,8 @@ GOOD = line({"documentid": "ok-1", "chapters": ["fine"]})
 
 @pytest.mark.parametrize(("bad_line", "message"), [
     ("{not json\n", "not valid JSON"),
+    ('{"documentid": "d"\n', "delimiter at the end of the line"),
+    ('{"documentid" "d"}\n', "delimiter at character 15"),
     ('["a list"]\n', "must be a JSON object, not a list"),
     ('"text"\n', "must be a JSON object, not a string"),
     (line({"title": "no id"}), "missing documentid"),

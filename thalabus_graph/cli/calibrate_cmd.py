@@ -80,6 +80,7 @@ def register(subparsers: Any) -> None:
                         help="embedding model name recorded in the file (default: "
                         "THALABUS_EMBEDDER_MODEL)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    common.add_logging_options(parser)
     parser.set_defaults(handler=handle)
 
 

@@ -57,6 +57,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--json", action="store_true", help="accepted for symmetry: the output is JSON already",
     )
+    common.add_logging_options(parser)
     parser.set_defaults(handler=handle)
 
 

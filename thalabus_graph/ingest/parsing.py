@@ -32,6 +32,10 @@ def parse_document(line: str | bytes, line_number: int | None = None) -> SourceD
     except RecursionError:
         raise IngestError("JSON nested too deeply to parse (deeper than Python's recursion "
                           f"limit of {sys.getrecursionlimit()})", line_number) from None
+    except json.JSONDecodeError as exc:  # its own "line 2" would count the line's end
+        where = ("at the end of the line" if exc.pos >= len(line.rstrip())
+                 else f"at character {exc.pos + 1}")
+        raise IngestError(f"not valid JSON: {exc.msg} {where}", line_number) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise IngestError(f"not valid JSON: {exc}", line_number) from None
     return document_from_dict(obj, line_number)

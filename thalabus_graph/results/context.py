@@ -413,7 +413,9 @@ class GraphContext:
                 message = server_message(cause, start, text)
                 seen = any(f"`{name}`" in message for name in SEEN)
                 hint = (" (`document` and `fragment` are the variables a context sees: give "
-                        "other values other names)" if seen else "")
+                        "other values other names)" if seen else
+                        " (name each column: RETURN u.name AS reader)"
+                        if "must be aliased" in message else "")
                 raise ContextError(f"the context does not compile: {message}{hint}") from cause
             raise
 
