@@ -17,6 +17,7 @@ from thalabus_graph.errors import (
     ConfigurationError,
     ContextError,
     GraphError,
+    UnknownCategoryError,
 )
 from thalabus_graph.graph.database import Database
 
@@ -179,6 +180,8 @@ def test_a_defined_value_that_selects_nothing_is_said(graph: ThalabusGraph) -> N
     assert [(w.kind, w.subject) for w in result.warnings] == [
         ("unknown_category_value", "READABLE_BY=alcie")]
     assert graph.query("READABLE_BY=alice").warnings == []
+    with pytest.raises(UnknownCategoryError, match="READABLE_BY=alcie"):
+        graph.query("READABLE_BY=alcie", strict_categories=True, create_dataset=True)
 
 
 def test_a_quoted_value_parameter_is_the_value(graph: ThalabusGraph) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from thalabus_graph.errors import GraphError
+from thalabus_graph.errors import GraphError, UnknownCategoryError
 from thalabus_graph.fragments import Fragment, sort_fragments
 from thalabus_graph.plan.batches import batched
 from thalabus_graph.plan.cost import Scope
@@ -123,9 +123,15 @@ class SearchExecutor(EvaluationParts):
 
         Raises:
             StaleVocabulary: the counts read with the query differ from those planned with.
+            UnknownCategoryError: the query's check is strict and a defined value selected
+                nothing (nothing is written: a dataset comes after).
         """
         found = [] if self.vocabulary is None else self.vocabulary.warnings()
-        return [*found, *self.lookups.defined_warnings()]
+        defined = self.lookups.defined_warnings()
+        check = None if self.vocabulary is None else self.vocabulary.check
+        if defined and check is not None and check.strict:
+            raise UnknownCategoryError(defined)
+        return [*found, *defined]
 
     def on_procedure(self, plan: PhrasePlan) -> bool:
         """Whether the server's procedure plugin runs this phrase plan: one the plugin can
