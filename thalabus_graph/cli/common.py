@@ -187,10 +187,10 @@ def _for_the_cli(exc: ThalabusError) -> str:
     return str(exc)
 
 
-def graph(args: argparse.Namespace) -> ThalabusGraph:
-    """The engine on the command's connection, with the environment's settings and the
-    command's ``--required-filter`` when it has one."""
+def graph(args: argparse.Namespace, settings: Settings | None = None) -> ThalabusGraph:
+    """The engine on the command's connection, with ``settings`` (None: the environment's,
+    read now) and the command's ``--required-filter`` when it has one."""
     target = connection(args)
     return ThalabusGraph.connect(target.uri, auth=target.auth, database=target.database,
-                                 settings=Settings.from_env(),
+                                 settings=settings or Settings.from_env(),
                                  required_filter=getattr(args, "required_filter", None))

@@ -278,8 +278,9 @@ def _short(text: str | None, width: int = 70) -> str:
 
 
 def _query(args: argparse.Namespace) -> int:
-    parse_within_limits(args.text, Settings.from_env())  # a malformed query needs no server
-    with common.graph(args) as g:
+    settings = Settings.from_env()  # read once: a misspelt variable is warned about once
+    parse_within_limits(args.text, settings)  # a malformed query needs no server
+    with common.graph(args, settings) as g:
         if args.rerank:
             _say_if_no_reranker(g, "--rerank changes nothing")
         if args.rag:
@@ -319,8 +320,9 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    parse_for_explain(args.text, Settings.from_env())  # a malformed query needs no server
-    with common.graph(args) as g:
+    settings = Settings.from_env()  # read once: a misspelt variable is warned about once
+    parse_for_explain(args.text, settings)  # a malformed query needs no server
+    with common.graph(args, settings) as g:
         plan = g.explain(args.text, ontology_id=args.ontology,
                          subset_of_datasetids=args.within,
                          strict_categories=args.strict_categories, language=args.language,
