@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from thalabus_graph.cli import common, output
 from thalabus_graph.errors import (
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every registered sub-command."""
     import importlib
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="thalabus-graph",
         description="Neo4j-native retrieval: boolean queries over semantic, text and "
         "category search, fragment-level datasets and reranking.",
@@ -66,6 +66,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage error is one line on stderr (the usage is what
+    ``--help`` prints) and, when the command line asks for ``--json``, also the JSON error
+    object on stdout, as every other error of the CLI is. Sub-command parsers are of this
+    class too (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        if _JSON_WANTED:
+            output.emit_json({"error": {"type": "UsageError", "message": message}})
+        raise SystemExit(common.EXIT_BAD_INPUT)
+
+
+_JSON_WANTED: list[bool] = []
+"""Non-empty while ``main`` parses arguments that hold ``--json`` (``main`` may be given
+them directly, not through ``sys.argv``)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -76,13 +94,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             output.emit_json({"error": {"type": "ConfigurationError", "message": undecodable}})
         return common.EXIT_BAD_INPUT
     parser = build_parser()
-    args, extra = parser.parse_known_args(arguments)
-    split = _split_query(args, extra)
-    if split is not None:
-        print(f"error: {split}", file=sys.stderr)
-        return common.EXIT_BAD_INPUT
-    if extra:
-        args = parser.parse_args(arguments)  # argparse's own error for what it cannot place
+    _JSON_WANTED[:] = [True] if "--json" in arguments else []
+    try:
+        args, extra = parser.parse_known_args(arguments)
+        split = _split_query(args, extra)
+        if split is not None:
+            print(f"error: {split}", file=sys.stderr)
+            if _JSON_WANTED:
+                output.emit_json({"error": {"type": "UsageError", "message": split}})
+            return common.EXIT_BAD_INPUT
+        if extra:
+            args = parser.parse_args(arguments)  # argparse's error for what it cannot place
+    finally:
+        _JSON_WANTED.clear()
     common.configure_logging(args)
     if getattr(args, "json", False):
         args.handler = _errors_as_json(args.handler)
