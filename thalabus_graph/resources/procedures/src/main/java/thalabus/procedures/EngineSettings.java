@@ -19,8 +19,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 public final class EngineSettings {
     private static final String FILE = "/settings.json";
     private static final String RULES = "/settings_rules.json";
-    private static volatile Map<String, Object> defaults;
-    private static volatile Map<String, Object> rules;
 
     private final Map<String, Object> values;
 
@@ -72,13 +70,14 @@ public final class EngineSettings {
         }
     }
 
+    /** The jar's settings files, read once, when a phrase first needs them. */
+    private static final class Shipped {
+        static final Map<String, Object> DEFAULTS = readJson(FILE);
+        static final Map<String, Object> RULES = readJson(EngineSettings.RULES);
+    }
+
     private static Map<String, Object> rules() {
-        Map<String, Object> known = rules;
-        if (known == null) {
-            known = readJson(RULES);
-            rules = known;
-        }
-        return known;
+        return Shipped.RULES;
     }
 
     private static Map<String, Object> readJson(String file) {
@@ -93,12 +92,7 @@ public final class EngineSettings {
     }
 
     private static Map<String, Object> shipped() {
-        Map<String, Object> known = defaults;
-        if (known == null) {
-            known = readJson(FILE);
-            defaults = known;
-        }
-        return known;
+        return Shipped.DEFAULTS;
     }
 
     /** A number setting. */
