@@ -123,13 +123,11 @@ class SearchExecutor(EvaluationParts):
 
         Raises:
             StaleVocabulary: the counts read with the query differ from those planned with.
-            UnknownCategoryError: the query's check is strict and a defined value selected
-                nothing (nothing is written: a dataset comes after).
+            UnknownCategoryError: strict, and a defined value selected nothing.
         """
         found = [] if self.vocabulary is None else self.vocabulary.warnings()
         defined = self.lookups.defined_warnings()
-        check = None if self.vocabulary is None else self.vocabulary.check
-        if defined and check is not None and check.strict:
+        if defined and self.vocabulary is not None and self.vocabulary.strict:
             raise UnknownCategoryError(defined)
         return [*found, *defined]
 

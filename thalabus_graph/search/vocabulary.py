@@ -203,6 +203,11 @@ class VocabularyAttempt:
             return self.vocabularies.read(self.check, self.row)
         return self.vocabularies.first(self.check, fresh=self.fresh)
 
+    @property
+    def strict(self) -> bool:
+        """Whether the query's findings are errors (``strict_categories``)."""
+        return self.check is not None and self.check.strict
+
     def forget(self) -> None:
         """Forget the row kept for this query's read, after its evaluation failed: a plan
         made with a row seen before runs lookups before the statement that would find the

@@ -25,6 +25,13 @@ final class Languages {
         return name;
     }
 
+    /** Whether {@code index} is one of the full-text indexes of {@code base} the engine's
+     *  migrations create: the language-neutral one or a language's ({@code base_<analyzer>}). */
+    static boolean indexOf(String base, String index) {
+        return index.equals(base) || (index.startsWith(base + "_")
+                && all().containsValue(index.substring(base.length() + 1)));
+    }
+
     private static Map<String, String> all() {
         Map<String, String> found = known;
         if (found == null) {

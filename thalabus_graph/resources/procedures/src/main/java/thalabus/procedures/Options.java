@@ -93,17 +93,22 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
         if (given == null) {
             return null;
         }
-        Set<String> sources = new java.util.TreeSet<>();
+        Map<String, String> bases = new java.util.TreeMap<>();
         for (String[] src : PhraseSearch.TEXT_SOURCES) {
-            sources.add(src[0]);
+            bases.put(src[0], src[1]);
         }
         List<String[]> out = new ArrayList<>();
         for (Object pair : given instanceof List<?> list ? list : List.of(given)) {
             if (!(pair instanceof List<?> p) || p.size() != 2 || !(p.get(0) instanceof String source)
-                    || !(p.get(1) instanceof String index) || !sources.contains(source)) {
+                    || !(p.get(1) instanceof String index) || !bases.containsKey(source)) {
                 throw new IllegalArgumentException("thalabus.phrase: option 'text_indexes' is a "
-                        + "list of [source, index] pairs, the source one of " + sources
+                        + "list of [source, index] pairs, the source one of " + bases.keySet()
                         + ", e.g. [['chapters', 'chapters_fulltext_english']]; got " + pair);
+            }
+            if (!Languages.indexOf(bases.get(source), index)) {
+                throw new IllegalArgumentException("thalabus.phrase: option 'text_indexes': '"
+                        + index + "' is not a full-text index of " + source + " (" + bases.get(source)
+                        + " or " + bases.get(source) + "_<language>, e.g. _english)");
             }
             out.add(new String[] {source, index});
         }

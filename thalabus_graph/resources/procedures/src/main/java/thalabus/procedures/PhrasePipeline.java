@@ -83,14 +83,6 @@ final class PhrasePipeline {
         boolean fuse = opts.withText(text, settings);
         String lucene = fuse ? Lucene.termsQuery(text) : "";
         List<String[]> textSources = lucene.isEmpty() ? List.of() : opts.textIndexes();
-        for (String[] src : textSources) {
-            try {
-                tx.schema().getIndexByName(src[1]);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("thalabus.phrase: the graph has no full-text "
-                        + "index '" + src[1] + "' (from option 'text_indexes' or 'language')");
-            }
-        }
         List<Map<String, Object>> textSearches = new ArrayList<>();
         for (String[] src : textSources) {
             textSearches.add(Map.of("source", src[0], "index", src[1], "query", lucene,
