@@ -4,9 +4,10 @@
 // [name, value] pairs among the asked values, and the ontology ids equal to the asked one.
 // One read before evaluation, so a misspelt filter is reported instead of matching nothing.
 // The scan (only when a pair is not stored as written) also returns the spellings a typo's
-// suggestion is chosen from: every category name (known_names) and the [name, value] pairs
-// of the asked names (known_pairs), at most 1,000 of each; an asked ontology not stored as
-// written likewise gets every ontology id (known_ontologies, at most 1,000).
+// suggestion is chosen from: every category name, graph-defined ones too (known_names), and
+// the [name, value] pairs of the asked names (known_pairs), at most 1,000 of each; an asked
+// ontology not stored as written likewise gets every ontology id (known_ontologies, at most
+// 1,000).
 // A pattern the plan counts at run time (one not read with the vocabulary) is counted by this
 // statement too, with no names or pairs: one copy of the counting rules.
 // When every [name, value] pair of the query ($exact_pairs, as written; $exact_names their
@@ -61,12 +62,15 @@ CALL (exact) {
   UNWIND CASE WHEN exact THEN [] ELSE [true] END AS scan
   MATCH (c:Category)
   WITH c, toLower(c.name) IN $names AS asked
-  RETURN collect(DISTINCT CASE WHEN asked THEN c.name END) AS scanned_names,
-         collect(DISTINCT CASE WHEN asked AND toLower(c.value) IN $values
-                               THEN [c.name, c.value] END) AS scanned_pairs,
-         collect(DISTINCT c.name)[..1000] AS known_names,
-         collect(DISTINCT CASE WHEN asked THEN [c.name, c.value] END)[..1000]
-           AS known_pairs
+  WITH collect(DISTINCT CASE WHEN asked THEN c.name END) AS scanned_names,
+       collect(DISTINCT CASE WHEN asked AND toLower(c.value) IN $values
+                             THEN [c.name, c.value] END) AS scanned_pairs,
+       collect(DISTINCT c.name)[..1000] AS stored_names,
+       collect(DISTINCT CASE WHEN asked THEN [c.name, c.value] END)[..1000] AS known_pairs
+  // a misspelt graph-defined name gets its "did you mean" too (only when the scan runs)
+  RETURN scanned_names, scanned_pairs, known_pairs,
+         stored_names + CASE WHEN exact THEN [] ELSE
+           COLLECT { MATCH (d:CategoryDefinition) RETURN d.name LIMIT 1000 } END AS known_names
 }
 CALL () {
   UNWIND range(0, size($exact_pairs) - 1) AS i

@@ -180,6 +180,9 @@ def test_a_defined_value_that_selects_nothing_is_said(graph: ThalabusGraph) -> N
     assert [(w.kind, w.subject) for w in result.warnings] == [
         ("unknown_category_value", "READABLE_BY=alcie")]
     assert graph.query("READABLE_BY=alice").warnings == []
+    misspelt = graph.query("READABLE_BYY=alice").warnings
+    assert [(w.kind, w.suggestion) for w in misspelt] == [
+        ("unknown_category_name", "READABLE_BY")]
     with pytest.raises(UnknownCategoryError, match="READABLE_BY=alcie"):
         graph.query("READABLE_BY=alcie", strict_categories=True, create_dataset=True)
 
