@@ -199,7 +199,7 @@ class Evaluator:
     def results(self, node: Node | Rewritten) -> list[Fragment]:
         """The query's fragments, best first; a query that is TRUE gives the universe's stubs.
         With branch reranking, what it did is then final (``rerank_flags``,
-        ``rerank_warning``). A failed run forgets its vocabulary row (``forget_vocabulary``)."""
+        ``rerank_warning``). A failed run forgets its vocabulary row (``forgetting``)."""
         with self.executor.forgetting():
             fragments = list(self.stream(node))
         if self.outcomes is not None:

@@ -103,18 +103,14 @@ class SearchExecutor(EvaluationParts):
     @contextmanager
     def forgetting(self) -> Iterator[None]:
         """The evaluation inside, whose failure (a statement's ``GraphError``) forgets the
-        vocabulary row it was planned with (``forget_vocabulary``) before it propagates."""
+        vocabulary row it was planned with before it propagates, so the next query reads the
+        vocabulary afresh (``VocabularyAttempt.forget``)."""
         try:
             yield
         except GraphError:
-            self.forget_vocabulary()
+            if self.vocabulary is not None:
+                self.vocabulary.forget()
             raise
-
-    def forget_vocabulary(self) -> None:
-        """After a failed evaluation: its next query reads the vocabulary afresh
-        (``VocabularyAttempt.forget``)."""
-        if self.vocabulary is not None:
-            self.vocabulary.forget()
 
     def vocabulary_warnings(self) -> list[QueryWarning]:
         """The warnings of the query's vocabulary, once the evaluation ran

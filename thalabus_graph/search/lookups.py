@@ -70,8 +70,8 @@ class Lookups:
                                              "defined_category_documents", **params)
             for row in rows:
                 out[(name, row["value"])] = frozenset(row["documentids"])
-            self.unselected.update((pair, None) for pair in ((name, v) for v in values)
-                                   if pair not in out)
+            self.unselected.update(dict.fromkeys((name, v) for v in values
+                                                 if (name, v) not in out))
         return out
 
     def defined_warnings(self) -> list[QueryWarning]:

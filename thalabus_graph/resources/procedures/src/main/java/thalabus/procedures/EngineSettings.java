@@ -30,7 +30,7 @@ public final class EngineSettings {
      *  override of the default's kind (number, boolean, text), within the setting's range and
      *  one of its words where the Python {@code Settings} has them ({@code /settings_rules.json}). */
     public static EngineSettings of(Map<String, Object> overrides) {
-        Map<String, Object> merged = new HashMap<>(shipped());
+        Map<String, Object> merged = new HashMap<>(Shipped.DEFAULTS);
         if (overrides != null) {
             for (Map.Entry<String, Object> e : overrides.entrySet()) {
                 if (!merged.containsKey(e.getKey())) {
@@ -46,16 +46,13 @@ public final class EngineSettings {
 
     @SuppressWarnings("unchecked")
     private static void checked(String name, Object standard, Object value) {
-        String kind = standard instanceof Number ? "a number" : standard instanceof Boolean
-                ? "true or false" : standard instanceof String ? "text" : null;
-        boolean fits = kind == null || (standard instanceof Number && value instanceof Number)
-                || (standard instanceof Boolean && value instanceof Boolean)
-                || (standard instanceof String && value instanceof String);
-        if (!fits) {
-            throw new IllegalArgumentException("thalabus.phrase: setting '" + name + "' is "
-                    + kind + ", not " + value);
+        for (Class<?> kind : List.of(Number.class, Boolean.class, String.class)) {
+            if (kind.isInstance(standard) && !kind.isInstance(value)) {
+                throw new IllegalArgumentException("thalabus.phrase: setting '" + name
+                        + "' must be a " + kind.getSimpleName() + ", not " + value);
+            }
         }
-        Map<String, Object> rules = rules();
+        Map<String, Object> rules = Shipped.RULES;
         Object range = ((Map<String, Object>) rules.get("ranges")).get(name);
         if (range instanceof List<?> r && value instanceof Number n
                 && (n.doubleValue() < ((Number) r.get(0)).doubleValue()
@@ -76,11 +73,8 @@ public final class EngineSettings {
         static final Map<String, Object> RULES = readJson(EngineSettings.RULES);
     }
 
-    private static Map<String, Object> rules() {
-        return Shipped.RULES;
-    }
-
-    private static Map<String, Object> readJson(String file) {
+    /** A JSON object the build wrote into the jar ({@code file} from its root). */
+    static Map<String, Object> readJson(String file) {
         try (InputStream in = EngineSettings.class.getResourceAsStream(file)) {
             if (in == null) {
                 throw new IllegalStateException("the plugin jar lacks " + file);
@@ -89,10 +83,6 @@ public final class EngineSettings {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    private static Map<String, Object> shipped() {
-        return Shipped.DEFAULTS;
     }
 
     /** A number setting. */

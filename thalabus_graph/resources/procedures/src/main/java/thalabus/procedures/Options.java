@@ -86,7 +86,6 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
         return v;
     }
 
-    /** The full-text (source, index) pairs: given, else the language's, else the neutral ones. */
     /** The {@code text_indexes} option: [source, index] pairs of the language-neutral
      *  sources' full-text indexes (null: not given). */
     private static List<String[]> textIndexes(Object given) {
@@ -105,7 +104,7 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
                         + "list of [source, index] pairs, the source one of " + bases.keySet()
                         + ", e.g. [['chapters', 'chapters_fulltext_english']]; got " + pair);
             }
-            if (!Languages.indexOf(bases.get(source), index)) {
+            if (!Languages.isFullTextIndex(bases.get(source), index)) {
                 throw new IllegalArgumentException("thalabus.phrase: option 'text_indexes': '"
                         + index + "' is not a full-text index of " + source + " (" + bases.get(source)
                         + " or " + bases.get(source) + "_<language>, e.g. _english)");
@@ -115,6 +114,7 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
         return out;
     }
 
+    /** The full-text (source, index) pairs: given, else the language's, else the neutral ones. */
     List<String[]> textIndexes() {
         if (indexes != null) {
             return indexes;
