@@ -418,6 +418,8 @@ QUERY_TERMS = [
     "tab\there\nnew\u00a0nbsp\u2003em\u001cfs\u0085nel", "«guillemets» „low“ ”quote”", "x😀y 😀",
     "e-mail co-op -minus +plus", "café cafe\u0301 naïve", "a_b __ _", "C++ C# .NET F#",
     "ﬁ\u0307 Å Ω K", "한국어 텍스트", "ﾃｽﾄ ｶﾀｶﾅ", "١٢٣ ٤.٥", "x:y:z 1:2", "a'b'c d''e",
+    # emoji are tokens, and a run is cut every 255 characters: both count against the budget
+    " ".join(chr(0x1F300 + i) for i in range(1100)), "a" * 1000 + " b " + "c" * 255,
 ]
 TERM_ALPHABET = ("abcXYZ019 .,;:'’‘ʼ`´\"“”„«»!?()[]{}<>+-&|^~*\\/_\t\n\u00a0\u2003東タ字ＡＢ３"
                  "．ﬁİΣée\u0301😀𐐀١_")
