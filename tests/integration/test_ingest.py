@@ -69,6 +69,26 @@ def test_bad_lines_are_reported_with_their_number_or_stop_the_run(
     assert info.value.line_number == 2
 
 
+def test_a_misspelt_field_is_said_where_it_would_be_silent(
+        graph: ThalabusGraph, clean_db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "typos.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [
+        {"documentid": "typo-1", "chapter": "a chapter under a property's name"},
+        {"documentid": "typo-2", "chapters": ["fine"], "keyword": ["k"]},
+        {"documentid": "typo-3", "chapters": ["fine"], "author": "A. Writer"},
+    ]) + "\n", encoding="utf-8")
+    report = graph.ingest(path, progress=False)
+    assert report.documents == 2
+    assert [(e.line_number, "did you mean the field 'keywords'?" in e.message)
+            for e in report.errors] == [(2, True)]
+    assert report.warnings() == [
+        "line 1: 'chapter' is stored as a Document property; did you mean the field "
+        "'chapters'?"]
+    assert report.to_dict()["warnings"] == report.warnings()
+    assert count(clean_db, "MATCH (d:Document {documentid: 'typo-1'}) "
+                           "RETURN count(d.chapter)") == 1
+
+
 def test_precomputed_embeddings_are_stored_and_a_wrong_dimension_is_a_line_error(
         graph: ThalabusGraph, clean_db: Database) -> None:
     vec = (np.ones(graph.settings.embedding_dimensions) / 10).tolist()

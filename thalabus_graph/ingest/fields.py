@@ -9,6 +9,7 @@ in ``ingest.source``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -24,6 +25,7 @@ from thalabus_graph.ingest.source import (
     MAX_KEY_BYTES,
     FragmentKind,
     Scalar,
+    SourceDocument,
     SourceFragment,
 )
 from thalabus_graph.query.ast import NAME_PATTERN, id_form
@@ -35,6 +37,14 @@ _RESERVED = frozenset({
     "documentid", "ontology", "title", "language", "categories", "chapters", "paragraphs",
     "summaries", "questions", "keywords", "embeddings",
 })
+FIELD_SIMILAR = 0.8
+"""How alike a key and a reserved field name must be (``difflib`` ratio, lowercased) for the
+key to be called a likely misspelling of it: one letter in a word of five or more."""
+_SINGULAR: Mapping[str, str] = {
+    "chapter": "chapters", "paragraph": "paragraphs", "summary": "summaries",
+    "question": "questions", "keyword": "keywords", "embedding": "embeddings",
+    "category": "categories",
+}
 _KIND_KEYS: Mapping[str, FragmentKind] = {
     "chapters": "chapter", "paragraphs": "paragraph", "summaries": "summary",
     "questions": "question",
@@ -77,6 +87,38 @@ def optional_str(obj: dict[str, Any], key: str, *, allow_blank: bool) -> str | N
     return _nfc(value)
 
 
+def field_like(key: str) -> str | None:
+    """The reserved field ``key`` looks like a misspelling of (``Chapters``, ``chapter``,
+    ``catgories``), else None: such a key is stored as an extra property, which a typo in a
+    field name would otherwise make silent."""
+    if key in _RESERVED:
+        return None
+    lowered = key.lower()
+    if lowered in _RESERVED:
+        return lowered
+    if lowered in _SINGULAR:
+        return _SINGULAR[lowered]
+    found = difflib.get_close_matches(lowered, sorted(_RESERVED), n=1, cutoff=FIELD_SIMILAR)
+    return found[0] if found else None
+
+
+def field_notices(doc: SourceDocument) -> list[str]:
+    """What to tell about ``doc``'s extra properties named like a misspelt field: each is
+    stored as a property, and the field it resembles is not read from it."""
+    out = []
+    for key in doc.properties:
+        like = field_like(key)
+        if like is not None:
+            out.append(f"{key!r} is stored as a Document property; did you mean the field "
+                       f"{like!r}?")
+    return out
+
+
+def _field_hint(key: str) -> str:
+    like = field_like(key)
+    return "" if like is None else f" (did you mean the field {like!r}?)"
+
+
 def properties(obj: dict[str, Any]) -> dict[str, Scalar]:
     """The extra properties: every non-null key the format does not reserve, a scalar under
     a property name the engine does not use itself (``ENGINE_PROPERTIES``)."""
@@ -96,7 +138,7 @@ def properties(obj: dict[str, Any]) -> dict[str, Scalar]:
         if not isinstance(value, str | int | float | bool):
             raise IngestError(
                 f"property {key!r} must be a string, number or boolean, "
-                f"not {json_type(value)}")
+                f"not {json_type(value)}{_field_hint(key)}")
         if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
             raise IngestError(f"property {key!r} is an integer outside the signed 64-bit "
                            "range Neo4j stores (write it as a string)")

@@ -41,6 +41,7 @@ from thalabus_graph.errors import GraphError, IngestError, UnembeddedDocuments
 from thalabus_graph.graph import category_definitions, cypher_library
 from thalabus_graph.graph.database import Database
 from thalabus_graph.graph.migrations.runner import require_migrated
+from thalabus_graph.ingest.fields import field_notices
 from thalabus_graph.ingest.fragment_vectors import FragmentVectors
 from thalabus_graph.ingest.lines import count_documents, iter_documents, line_limit
 from thalabus_graph.ingest.parsing import document_from_dict
@@ -144,6 +145,7 @@ class Ingestor:
                 report.errors.append(item)
                 continue
             line = item.line_number or 0
+            report.field_notices.extend(LineError(line, notice) for notice in field_notices(item))
             earlier = seen.get(item.documentid)
             if earlier is not None:
                 report.duplicates.append(Duplicate(item.documentid, earlier, line))

@@ -54,6 +54,9 @@ class IngestReport:
     ``ThalabusGraph.ingest`` ran it)."""
     warm_up_problem: str = ""
     """Why the warm-up stopped early (empty when it ran through or did not run)."""
+    field_notices: list[LineError] = field(default_factory=list)
+    """Written lines with a key stored as an extra property that looks like a misspelt field
+    (``chapter`` for ``chapters``): the document was written, the key is only a property."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with rates."""
@@ -75,12 +78,14 @@ class IngestReport:
             "bookmarks": list(self.bookmarks),
             "index_wait_seconds": round(self.index_wait_seconds, 3),
             "warm_up_seconds": round(self.warm_up_seconds, 3),
+            "warnings": self.warnings(),
         }
 
     def warnings(self) -> list[str]:
         """Human-readable lines for what the caller should know besides the errors."""
         out = [f"line {d.line_number}: documentid {d.documentid!r} given again on line "
                f"{d.replaced_by}; the later line replaces it whole" for d in self.duplicates]
+        out.extend(f"line {n.line_number}: {n.message}" for n in self.field_notices)
         out.extend(f"dataset {ds}: {n} members dropped (their fragments left re-ingested "
                    "documents)" for ds, n in sorted(self.members_dropped.items()))
         if self.index_warning:

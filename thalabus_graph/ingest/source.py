@@ -61,7 +61,8 @@ Decisions:
   engine itself writes or reads on Document and fragment nodes (``ENGINE_PROPERTIES``:
   ``fragmentid``, ``text``, ``embedding``, ``ordinal``, ``ontologyid`` ...) is a line error: a
   document carrying ``fragmentid`` would read as that fragment wherever a dataset member's id
-  is ``coalesce(fragmentid, documentid)``.
+  is ``coalesce(fragmentid, documentid)``. A key named like a misspelt field (``chapter``,
+  ``Title``) is stored too, and the run's report warns of it (``fields.field_like``).
 - The Document's properties from the input (title, language, ontology, extra properties) are
   the input's: a re-ingest sets those its line gives and removes those the previous line gave
   and this one does not (``INGEST_PROPERTIES`` records their names). Any other property is the
