@@ -69,11 +69,11 @@ class Settings:
     """HNSW links per node of the vector indexes (`vector.hnsw.m`, 1-512; migration V0005). With
     Neo4j's default 16 (and ef_construction 100) recall@10 at 200,000 perturbed e5 chapters stayed
     at 0.96-0.98 however many candidates were asked (unreachable neighbours); 32 / 400 gives 0.998
-    at k = 800, 1.000 at 1,000 (benchmarks/vector_k_scale.py, README)."""
+    at k = 800, 1.000 at 1,000 (benchmarks/vector_k_scale.py; docs/benchmarks.md)."""
     vector_hnsw_ef_construction: int = 400
     """HNSW candidate list while the vector indexes are built (`vector.hnsw.ef_construction`,
-    1-3200; migration V0005): a better-connected graph for a slower build (README "Vector-index
-    candidates on real embeddings")."""
+    1-3200; migration V0005): a better-connected graph for a slower build (docs/benchmarks.md
+    "Vector-index candidates")."""
     embedder_url: str = ""
     """Base URL of an OpenAI-compatible /v1/embeddings server; empty = local e5 in-process."""
     embedder_model: str = "multilingual-e5-small"
@@ -138,14 +138,15 @@ class Settings:
     text search (fused); with it on (the default) every phrase does."""
     hybrid_all_queries: bool = True
     """Also fuse text search into longer phrases (SciFact train nDCG@10: 0.667 semantic only,
-    0.732 fused; see README "Retrieval quality")."""
+    0.732 fused; docs/benchmarks.md "Retrieval quality")."""
     fusion: Fusion = "language-slots"
     """How a phrase's semantic and text hits are fused: language-slots | convex | max | rrf.
     language-slots: convex fusion reordering only documents of the query's language, every
-    language keeping the semantic ranks its documents held (README "Hybrid fusion")."""
+    language keeping the semantic ranks its documents held (docs/benchmarks.md "Retrieval
+    quality")."""
     fusion_text_weight: float = 0.45
     """Weight of the text evidence in convex and language-slots fusion (semantic min-max
-    normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (README)."""
+    normalised, gets 1 - weight); chosen on xquad-r dev and SciFact train (docs/benchmarks.md)."""
     fusion_full_coverage: float = 0.5
     """language-slots: share of the query's words (weighted by rarity among the candidates) a
     text hit must contain to count whole; one with less counts in proportion, so a hit sharing

@@ -84,6 +84,21 @@ def test_ingest_of_a_missing_file_is_one_line_and_exit_2(
     assert error["type"] == "IngestError" and str(missing) in error["message"]
 
 
+def test_a_file_of_no_document_exits_2_and_its_skipped_lines_are_counted(
+        neo4j_uri: str, clean_db: Database, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    wrong = tmp_path / "notes.md"
+    wrong.write_text("".join(f"line {i} of prose\n" for i in range(30)), encoding="utf-8")
+    assert main(["ingest", str(wrong), "--uri", neo4j_uri]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert sum(line.startswith("skipped line ") for line in err) == 20
+    assert "skipped 30 lines (10 more than shown; --json lists every one)" in err
+    assert err[-1] == "error: no line of the file was a document to ingest"
+    assert main(["ingest", str(wrong), "--uri", neo4j_uri, "--json"]) == 2
+    assert len(json.loads(capsys.readouterr().out)["errors"]) == 30
+    assert main(["ingest", str(_stories(tmp_path)), "--uri", neo4j_uri]) == 0
+
+
 def test_long_output_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("thalabus-graph")
     query = " AND ".join(f"K=v{i}" for i in range(5_000))  # filters: free of max_query_terms

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from thalabus_graph.errors import IngestError
 from thalabus_graph.ingest.fields import field_like, field_notices
 from thalabus_graph.ingest.parsing import document_from_dict
 
@@ -38,3 +39,12 @@ def test_a_document_tells_each_property_named_like_a_field() -> None:
     assert field_notices(doc) == [
         "'Title' is stored as a Document property; did you mean the field 'title'?",
         "'summary' is stored as a Document property; did you mean the field 'summaries'?"]
+
+
+def test_a_misspelt_documentid_or_a_reserved_name_names_the_field() -> None:
+    with pytest.raises(IngestError, match=r"missing documentid \('documentID' is not it"):
+        document_from_dict({"documentID": "d-1", "chapters": ["x"]})
+    with pytest.raises(IngestError, match="did you mean the field 'ontology'"):
+        document_from_dict({"documentid": "d-1", "chapters": ["x"], "ontologyid": "o"})
+    with pytest.raises(IngestError, match="did you mean the field 'chapters'"):
+        document_from_dict({"documentid": "d-1", "chapter": ["x"]})

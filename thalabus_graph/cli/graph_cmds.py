@@ -226,6 +226,10 @@ def _print_warnings(warnings: list[dict[str, Any]]) -> None:
         print(f"warning: {warning['message']}", file=sys.stderr)
 
 
+SKIPPED_SHOWN = 20
+"""Skipped lines printed one by one; the rest are counted (a wrong file skips every line)."""
+
+
 def _ingest(args: argparse.Namespace) -> int:
     _check_readable(args.file)
     with common.graph(args) as g:
@@ -239,10 +243,19 @@ def _ingest(args: argparse.Namespace) -> int:
               f"{d['seconds']} s ({d['fragments_per_second']} fragments/s); embeddings: "
               f"{d['embeddings_computed']} computed, {d['embeddings_reused']} reused, "
               f"{d['embeddings_supplied']} supplied")
-        for e in report.errors:
+        for e in report.errors[:SKIPPED_SHOWN]:
             print(f"skipped line {e.line_number}: {e.message}", file=sys.stderr)
+        if report.errors:
+            more = len(report.errors) - SKIPPED_SHOWN
+            print(f"skipped {len(report.errors)} lines" + (
+                f" ({more} more than shown; --json lists every one)" if more > 0 else ""),
+                file=sys.stderr)
         for warning in report.warnings():
             print(f"warning: {warning}", file=sys.stderr)
+    if report.errors and not report.documents:
+        if not args.json:
+            print("error: no line of the file was a document to ingest", file=sys.stderr)
+        return common.EXIT_BAD_INPUT
     return common.EXIT_OK
 
 

@@ -176,8 +176,9 @@ def mapped_errors(what: str) -> Iterator[None]:
     try:
         yield
     except ServiceUnavailable as exc:
-        raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running? "
-                         "(`thalabus-graph neo4j start`)") from exc
+        raise GraphError(f"{what}: Neo4j is not reachable ({exc}); is the server running, "
+                         "and is this its URI? `thalabus-graph neo4j start` prints the URI "
+                         "of the server it starts: pass it as --uri or NEO4J_URI") from exc
     except AuthError as exc:
         raise GraphError(f"{what}: authentication failed ({exc.message or exc}); check the "
                          "user name and password: connect(auth=(user, password)), else "

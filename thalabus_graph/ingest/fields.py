@@ -132,7 +132,7 @@ def properties(obj: dict[str, Any]) -> dict[str, Scalar]:
             raise IngestError(
                 f"property name {key!r} is reserved: the engine stores its own {key} on "
                 f"documents and fragments (reserved: {', '.join(sorted(ENGINE_PROPERTIES))}"
-                "); rename the property")
+                f"); rename the property{_field_hint(key)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise IngestError(f"property {key!r} is not a finite number")
         if not isinstance(value, str | int | float | bool):

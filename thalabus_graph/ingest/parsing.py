@@ -68,6 +68,11 @@ class _Builder:
         obj = self.obj
         if not isinstance(obj, dict):
             raise IngestError(f"a document must be a JSON object, not {fields.json_type(obj)}")
+        if "documentid" not in obj:
+            like = [key for key in obj if fields.field_like(key) == "documentid"]
+            if like:
+                raise IngestError(f"missing documentid ({like[0]!r} is not it: the field "
+                                  "is 'documentid')")
         self.documentid = fields.documentid(obj.get("documentid"))
         ontology = fields.optional_str(obj, "ontology", allow_blank=False)
         title = fields.optional_str(obj, "title", allow_blank=True)
