@@ -16,11 +16,13 @@ import difflib
 import logging
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
 from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.progress import logging_unconfigured
 from thalabus_graph.settings_values import ENV_PREFIX as ENV_PREFIX
 from thalabus_graph.settings_values import RANGES as RANGES
 from thalabus_graph.settings_values import check_range, coerce, is_secret, without_user_info
@@ -258,7 +260,8 @@ class Settings:
     reranker_url: str = ""
     """Base URL of a score server (vLLM, TEI, Cohere, Jina); empty = no reranking."""
     reranker_protocol: RerankerProtocol = "vllm-score"
-    """Wire format: vllm-score | vllm-rerank | tei | cohere | jina."""
+    """Wire format: vllm-score | vllm-rerank | tei | cohere | jina | chat (a chat model that
+    rates each passage, ``ModelReranker``) | none (no reranking, whatever the URL)."""
     reranker_model: str = ""
     """Model name sent to the score server."""
     reranker_api_key: str = ""
@@ -358,8 +361,16 @@ class Settings:
             raw = env.get(ENV_PREFIX + f.name.upper())
             if raw is not None:
                 values[f.name] = coerce(f.name, raw, type(getattr(_DEFAULTS, f.name)))
+        from_environment = set(values) - set(overrides)
         values.update(overrides)
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ConfigurationError as exc:
+            name = str(exc).split(" ", 1)[0]
+            variable = ENV_PREFIX + name.upper()
+            if name in from_environment and variable not in str(exc):
+                raise ConfigurationError(f"{variable}: {exc}") from None
+            raise
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
@@ -420,10 +431,15 @@ def misspelled_variables(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def warn_misspelled(environ: Mapping[str, str]) -> None:
-    """Log a warning for each misspelled ``THALABUS_*`` name: it is ignored, not fatal."""
+    """Warn of each misspelled ``THALABUS_*`` name: it is ignored, not fatal. Logged, or,
+    where the application configured no logging (which would drop the record), a Python
+    ``UserWarning``, shown once per process like any other."""
     for name, meant in sorted(misspelled_variables(environ).items()):
-        logger.warning("%s is not a thalabus-graph setting and is ignored; did you mean %s?",
-                       name, meant)
+        message = f"{name} is not a thalabus-graph setting and is ignored; did you mean {meant}?"
+        if logging_unconfigured():
+            warnings.warn(message, UserWarning, stacklevel=3)
+        else:
+            logger.warning("%s", message)
 
 
 def field_docs() -> dict[str, str]:

@@ -77,3 +77,20 @@ def test_the_cli_prints_the_misspelled_name_on_stderr(
     monkeypatch.setenv("THALABUS_MIN_SCORE", "nan")  # stop before any connection
     assert main(["query", '"zebra"']) == 2
     assert "THALABUS_MIN_SCOR is not a thalabus-graph setting" in capsys.readouterr().err
+
+
+def test_without_logging_a_misspelled_name_is_a_python_warning(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import thalabus_graph.settings as settings_module
+
+    monkeypatch.setattr(settings_module, "logging_unconfigured", lambda: True)
+    with pytest.warns(UserWarning, match="did you mean THALABUS_MIN_SCORE"):
+        Settings.from_env({"THALABUS_MIN_SCOR": "0.3"})
+
+
+def test_a_word_setting_read_from_the_environment_names_its_variable() -> None:
+    with pytest.raises(ConfigurationError, match=r"^THALABUS_RERANKER_PROTOCOL: reranker_protocol "
+                                                 r"must be one of .*, not 'vllm'"):
+        Settings.from_env({"THALABUS_RERANKER_PROTOCOL": "vllm"})
+    with pytest.raises(ConfigurationError, match=r"^reranker_protocol must be one of"):
+        Settings.from_env({}, reranker_protocol="vllm")

@@ -52,7 +52,9 @@ def embedder_from_settings(settings: Settings, *, cache: bool = True) -> Embedde
         if inner.dimensions != settings.embedding_dimensions:
             raise ConfigurationError(
                 f"the local e5 model has {inner.dimensions} dimensions but "
-                f"embedding_dimensions is {settings.embedding_dimensions}")
+                f"embedding_dimensions (THALABUS_EMBEDDING_DIMENSIONS) is "
+                f"{settings.embedding_dimensions}: set it to {inner.dimensions}, or name an "
+                "embedding server of that size (THALABUS_EMBEDDER_URL)")
     if cache and settings.query_embedding_cache_size > 0:
         return CachedQueryEmbedder(inner, settings.query_embedding_cache_size)
     return inner
