@@ -47,7 +47,7 @@ from thalabus_graph.results.context import GraphContext
 from thalabus_graph.results.documents import DocumentHit, log_sources
 from thalabus_graph.results.plan_view import Plan
 from thalabus_graph.results.query_result import QueryResult
-from thalabus_graph.search.evaluator import Evaluator, Shared, evaluator_for
+from thalabus_graph.search.evaluator import Evaluator, Shared, evaluator_for, pool_limit
 from thalabus_graph.search.executor import SearchExecutor
 from thalabus_graph.search.languages import GraphLanguages, TextLanguageState
 from thalabus_graph.search.procedure import ProcedureState
@@ -351,8 +351,7 @@ class Queries:
         each filtered semantic search its estimated selectivity and chosen path. No query
         embedding is computed. Category warnings are listed as in ``query``
         (``strict_categories`` raises them); each text search shows its analyzer and the
-        phrase's language. The limit sizes the pools as ``query`` does; ``pools`` shows them
-        (every ``top_n`` and the vector index's least ``k``)."""
+        phrase's language. The limit sizes the pools as in ``query``; ``pools`` shows them."""
         from thalabus_graph.plan.explain import explained
 
         limit = cost.check_limit(request.limit, self.settings)
@@ -364,7 +363,8 @@ class Queries:
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids,
                            embedder=_NoEmbedder(self.shared.embedder().model_id),
-                           language=request.language, limit=limit, stream_limit=limit)
+                           language=request.language, limit=pool_limit(request, node),
+                           stream_limit=limit)
         ex.definitions = {name: CategoryDefinition(name, pattern)
                           for name, pattern in reads.definitions.items()}
         ex.preload(reads.sizes, reads.counts)

@@ -114,6 +114,28 @@ def test_a_tool_call_with_neo4j_down_is_a_prompt_tool_error(
         served.close()
 
 
+def test_a_server_started_with_neo4j_down_answers_each_call_with_a_tool_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with caplog.at_level(logging.WARNING, logger="thalabus_graph"):
+        served = mcp_cmd.connect(Connection(uri=f"bolt://127.0.0.1:{port}"))
+    assert "starts anyway" in caplog.text
+    graph = ThalabusGraph(served, embedder=HashEmbedder(384))
+
+    async def run() -> None:
+        async with Client(build_server(graph)) as client:
+            assert "query" in {t.name for t in (await client.list_tools()).tools}
+            down = await client.call_tool("query", {"query": '"x"'}, read_timeout_seconds=120)
+            assert down.is_error and "not reachable" in down.content[0].text
+
+    try:
+        anyio.run(run)
+    finally:
+        served.close()
+
+
 @pytest.mark.parametrize("header", [b"Bearer s3cret-token", b"bearer s3cret-token",
                                     b"BEARER   s3cret-token", b"BeArEr s3cret-token"])
 def test_the_bearer_scheme_is_matched_in_any_letter_case(header: bytes) -> None:

@@ -194,6 +194,24 @@ def test_a_limited_exact_search_brings_its_documents_details(
     assert asked and all(n == 0 for _, n in asked), asked
 
 
+@pytest.mark.parametrize("query", ['"kitchen floor" AND \'garden\'',
+                                   "'kitchen' AND 'garden'",
+                                   '"kitchen floor" AND NOT \'garden\''])
+def test_a_limit_does_not_size_pools_whose_combination_it_would_change(
+        corpus: Database, query: str) -> None:
+    # two scored sides of an AND keep what both pools hold, a NOT excludes what its pool
+    # holds: pools of 4 would drop or let in documents, so these queries keep their pools
+    graph = _graph(corpus)
+    assert graph.explain(query, limit=1)["pools"]["chapters"] == 200
+    full = graph.query(query)
+    assert full.documents
+    for limit in (1, 3):
+        limited = graph.query(query, limit=limit)
+        assert limited.documents is not None
+        assert [(d.documentid, round(d.score, 9)) for d in limited.documents] == [
+            (d.documentid, round(d.score, 9)) for d in full.documents[:limit]]
+
+
 def test_explain_and_profile_show_the_sized_pools(corpus: Database) -> None:
     graph = _graph(corpus)
     pool = math.ceil(3 * 4.0)

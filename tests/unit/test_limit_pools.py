@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from thalabus_graph import Settings
+from thalabus_graph import Settings, parse
 from thalabus_graph.errors import ConfigurationError
 from thalabus_graph.plan import cost
 from thalabus_graph.plan.steps import VECTOR_SOURCES
@@ -90,3 +90,20 @@ def test_the_largest_limit_is_the_index_cap() -> None:
     assert cost.check_limit(500, settings) == 500
     with pytest.raises(ConfigurationError, match="between 1 and 500"):
         cost.check_limit(501, settings)
+
+
+@pytest.mark.parametrize(("query", "sizes"), [
+    ('"a"', True), ("'t'", True), ('"a" AND X=1', True), ('"a" OR "b"', True),
+    ('("a" OR "b") AND X=1 AND NOT Y=2', True), ('X=1', True), ("", True),
+    ('("a" AND X=1) OR \'t\'', True),
+    ('"a" AND "b"', False), ("'t' AND 'u'", False), ('"a" AND NOT "b"', False),
+    ('NOT "a"', False), ('("a" OR "b") AND "c"', False), ('"a" OR ("b" AND NOT \'t\')', False),
+])
+def test_a_limit_sizes_only_pools_whose_best_results_are_the_answers(
+        query: str, sizes: bool) -> None:
+    assert cost.limit_sizes_pools(parse(query)) is sizes
+
+
+def test_a_deep_query_is_judged_without_recursion() -> None:
+    deep = parse(" AND ".join(['"a"'] + [f"X={i}" for i in range(5_000)]))
+    assert cost.limit_sizes_pools(deep) is True

@@ -87,6 +87,10 @@ def configure_logging(args: argparse.Namespace) -> None:
     quiet = getattr(args, "log_level", None) is not None and level_name != "INFO"
     for name in NOTICE_LOGGERS:  # at the default level, notices still show
         logging.getLogger(name).setLevel(logging.NOTSET if quiet else logging.INFO)
+    # the driver's own warnings (a defunct connection, a transaction retried) would reach
+    # stderr through Python's last-resort handler; the command reports the error it ends in
+    logging.getLogger("neo4j").setLevel(
+        logging.NOTSET if level_name in ("INFO", "DEBUG") else logging.ERROR)
 
 
 def finite_float(low: float | None = 0.0, high: float | None = None) -> Callable[[str], float]:

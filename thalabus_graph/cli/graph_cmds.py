@@ -320,16 +320,24 @@ def _query(args: argparse.Namespace) -> int:
         print(f"{len(result.documents)} documents")
         for d in result.documents[:rows]:
             print(f"  {d.score:7.4f}  {output.shown(d.documentid):<16} {_short(d.title, 60)}")
+        _print_unshown(len(result.documents) - rows, "documents")
     else:
         print(f"{len(result.fragments)} fragments")
         for f in result.fragments[:rows]:
             print(f"  {f.score:7.4f}  {output.shown(f.fragmentid):<20} {f.source:<10} "
                   f"{_short(f.text, 50)}")
+        _print_unshown(len(result.fragments) - rows, "fragments")
     for datasetid in result.dataset_ids:
         print(f"dataset: {output.shown(datasetid)}")
     if result.plan is not None:
         print(result.plan)  # the same tree as print(result.plan) in Python
     return common.EXIT_OK
+
+
+def _print_unshown(count: int, what: str) -> None:
+    """The line under a table the query's results did not fit in."""
+    if count > 0:
+        print(f"  ... {count} {what} more (--limit N shows N; --json shows every one)")
 
 
 def _explain(args: argparse.Namespace) -> int:

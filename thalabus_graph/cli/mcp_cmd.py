@@ -5,16 +5,20 @@ token). Needs the ``mcp`` extra; without it the command says how to install it."
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from typing import Any
 
+from neo4j.exceptions import ServiceUnavailable
+
 from thalabus_graph.cli import common
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.errors import ConfigurationError, GraphError
 from thalabus_graph.graph.connection import Connection
 from thalabus_graph.graph.database import Database
 from thalabus_graph.settings import Settings
 
+logger = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
 FAIL_FAST: dict[str, float] = {"connection_timeout": 5.0,
                                "connection_acquisition_timeout": 10.0,
@@ -45,10 +49,11 @@ command line (other users can read a process's arguments).
 def register(subparsers: Any) -> None:
     """Add the ``mcp`` sub-command."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "mcp", help="serve query, explain, datasets, reranking and goal context as MCP tools",
+        "mcp", help="serve query, explain, categories, datasets, reranking and goal context as MCP "
+        "tools",
         description="Serve Thalabus retrieval as Model Context Protocol tools for LLM agents: "
-        "query, explain, dataset_show, goal_context and (with --allow-writes) rerank_dataset "
-        "and query's create_dataset.", epilog=EXAMPLES,
+        "query, explain, categories, dataset_show, goal_context and (with --allow-writes) "
+        "rerank_dataset and query's create_dataset.", epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (default; the agent host starts this process) or streamable "
@@ -82,9 +87,20 @@ def register(subparsers: Any) -> None:
 
 
 def connect(target: Connection) -> Database:
-    """The server's connection to ``target``: a driver with the ``FAIL_FAST`` timeouts."""
-    return Database.connect(target.uri, auth=target.auth, database=target.database,
-                            driver_config=FAIL_FAST)
+    """The server's connection to ``target``: a driver with the ``FAIL_FAST`` timeouts. A
+    Neo4j that does not answer at start is said on stderr and the server starts anyway: each
+    tool call then answers with the error of the moment, as when Neo4j goes away later; a
+    wrong password or URI still stops the start."""
+    try:
+        return Database.connect(target.uri, auth=target.auth, database=target.database,
+                                driver_config=FAIL_FAST)
+    except GraphError as exc:
+        if not isinstance(exc.__cause__, ServiceUnavailable):
+            raise
+        logger.warning("%s; the MCP server starts anyway, and its tools answer with an error "
+                       "until Neo4j answers", exc)
+        return Database.connect(target.uri, auth=target.auth, database=target.database,
+                                driver_config=FAIL_FAST, verify=False)
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -92,7 +92,10 @@ def descriptions(sample: Sample) -> dict[str, str]:
     return {"query": f"{QUERY_INTRO}\n\n{rules}", "explain": f"{EXPLAIN_INTRO}\n\n{rules}"}
 
 
-RENAMED = {"within_datasets": "subset_of_datasetids", "ontology": "ontology_id"}
+RENAMED = {"within_datasets": "subset_of_datasetids", "ontology": "ontology_id",
+           "text": "query", "q": "query", "question": "query", "search": "query",
+           "top_k": "limit", "k": "limit", "dataset": "dataset_id", "datasetid": "dataset_id",
+           "goal": "goal_id", "goalid": "goal_id"}
 """Argument names agents may know from other spellings, and the tools' names for them."""
 
 

@@ -26,6 +26,7 @@ from thalabus_graph.plan.steps import (
     TextPath,
     VectorSource,
 )
+from thalabus_graph.query.ast import And, Node, Not, Semantic, Text, fold
 from thalabus_graph.settings import Settings
 
 
@@ -178,6 +179,28 @@ def sized(settings: Settings, limit: int | None) -> Settings:
     changes["vector_min_k"] = min(settings.vector_min_k, settings.limit_min_k)
     changes["vector_k_factor"] = min(settings.vector_k_factor, settings.limit_k_factor)
     return settings.replace(**changes)
+
+
+def limit_sizes_pools(root: Node) -> bool:
+    """Whether a limit may size ``root``'s pools (``cost.sized``) without changing its
+    answer: only where each scored side's best results are the query's, a phrase or TEXT
+    term alone, under ORs (the higher score wins, so the best of the union are among the best
+    of each side) and beside filters. Two scored sides under an AND keep the documents both
+    pools hold, so smaller pools would drop those deep in one of them; a scored side under a
+    NOT excludes what its pool holds, so a smaller pool would exclude less."""
+    def step(node: Node, kids: tuple[tuple[bool, bool], ...]) -> tuple[bool, bool]:
+        # (scored, safe) of each subtree
+        if isinstance(node, Semantic | Text):
+            return True, True
+        if isinstance(node, Not):
+            return kids[0][0], not kids[0][0]
+        if not kids:
+            return False, True
+        scored = [k[0] for k in kids]
+        safe = all(k[1] for k in kids) and not (isinstance(node, And) and all(scored))
+        return any(scored), safe
+
+    return fold(root, step)[1]
 
 
 def pools(settings: Settings) -> dict[str, int]:

@@ -26,6 +26,7 @@ from thalabus_graph.embeddings import Embedder
 from thalabus_graph.fragments import Fragment, all_stubs, combine_and, combine_not, combine_or
 from thalabus_graph.graph.database import Database
 from thalabus_graph.plan.compile import CompiledPlan, Compiler, NodeRun, PlanNode, Profile
+from thalabus_graph.plan.cost import limit_sizes_pools
 from thalabus_graph.plan.rewrite import Prepared, Rewritten, prepare
 from thalabus_graph.plan.searches import PhraseState, phrase_plan, render
 from thalabus_graph.plan.seeds import PairCounts
@@ -71,6 +72,14 @@ class Shared:
     procedures: ProcedureState | None = None
 
 
+def pool_limit(request: QueryRequest, node: Node) -> int | None:
+    """The limit that sizes ``request``'s pools (``cost.sized``), None for the configured
+    ones: a scoped request and a query whose answer smaller pools would change keep them
+    (``evaluator_for``, ``cost.limit_sizes_pools``)."""
+    scoped = request.ontology_id is not None or request.subset_of_datasetids is not None
+    return None if scoped or not limit_sizes_pools(node) else request.limit
+
+
 def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
                   stale_row: Mapping[str, Any] | None = None,
                   prepared: Prepared | None = None) -> Evaluator:
@@ -84,13 +93,13 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
     phrases' candidates are its scope's searches, whose pools their fusion is fitted on and
     their calibrated background read from, so pools sized to its limit would move every
     score (an unscoped phrase's search returns a fixed sample beyond its pool instead,
-    ``PhraseSearches.sampled``)."""
+    ``PhraseSearches.sampled``); so does a query whose answer smaller pools would change
+    (``cost.limit_sizes_pools``: two scored sides of an AND, a scored side under a NOT)."""
     limit = request.limit
-    scoped = request.ontology_id is not None or request.subset_of_datasetids is not None
     settings = (shared.settings if request.min_score is None
                 else shared.settings.replace(min_score=request.min_score))
     ex = SearchExecutor(
-        shared.db, settings, shared.embedder(), limit=None if scoped else limit,
+        shared.db, settings, shared.embedder(), limit=pool_limit(request, node),
         profile=request.profile, document_details=request.return_documents and limit is None,
         exact_details=request.return_documents, in_index_state=shared.in_index,
         language=request.language, text_languages=shared.text_languages,
