@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from thalabus_graph.errors import ThalabusError, ThalabusSyntaxError
 from thalabus_graph.query import parse
@@ -97,3 +99,11 @@ def test_constructor_signature_is_kept() -> None:
     error = ThalabusSyntaxError("expected x", 3, "abcdef")
     assert (error.position, error.text, error.expected) == (3, "abcdef", "expected x")
     assert str(ThalabusSyntaxError("bad", 0)) == "bad (at position 0)"
+
+
+@given(st.text(alphabet=st.sampled_from([" ", "\t", "\u3000", "\u200b", "\u200d", "\ufeff",
+                                         "\u202e", "\u00ad", "\u2060"]), min_size=1))
+def test_a_term_of_only_invisible_characters_is_empty(body: str) -> None:
+    for query in (f'"{body}"', f"'{body}'", f"X='{body}'"):
+        with pytest.raises(ThalabusSyntaxError, match="empty"):
+            parse(query)

@@ -128,6 +128,30 @@ def test_a_topic_near_in_another_language_is_kept_with_doubt_not_emptied() -> No
     assert doubtful and all(DOUBT * floor <= f.score < floor for f in doubtful)
 
 
+def test_a_pool_kept_whole_with_doubt_still_says_so() -> None:
+    # a small pool (a query's limit) whose every fragment is kept with doubt drops none: the
+    # warning that they all score under MIN_SCORE must not go with the drops
+    for step in range(40):
+        cosine = 0.760 + step * 0.001
+        s, out = near_in_another_language(cosine)
+        if [w.rule for w in s.warnings()] == ["doubtful"]:
+            break
+    else:
+        raise AssertionError("no cosine kept the phrase with doubt")
+    kept = {f.fragmentid for f in out}
+    s = scale()
+    own = fragments(flat(0.80), text="nothing shared", prefix="en")
+    other = fragments([cosine], text="ganz andere Wörter", prefix="de")
+    languages = {f.documentid: "en" for f in own} | {f.documentid: "de" for f in other}
+    s.remember("melting of the ice sheets", [*own, *other], SIZES, languages=languages)
+    pool = [f for f in (*own, *other) if f.fragmentid in kept]
+    assert {f.fragmentid for f in s.apply("melting of the ice sheets", pool)} == kept
+    [warning] = s.warnings()
+    assert isinstance(warning, DroppedWarning)
+    assert (warning.rule, warning.dropped, warning.kept) == ("doubtful", 0, len(kept))
+    assert "every fragment under the score floor" in warning.message
+
+
 def test_the_best_cosine_in_another_language_reads_document_languages() -> None:
     drawn = [Candidate("chapters", 0.95, None, "en"), Candidate("chapters", 0.93, None, "de"),
              Candidate("chapters", 0.90, None, "en")]

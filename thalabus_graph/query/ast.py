@@ -113,6 +113,13 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate on its own: not valid Unicode text (cannot be encoded as UTF-8)."""
 
 
+def blank(text: str) -> bool:
+    """Whether ``text`` holds nothing to search: only whitespace and invisible format
+    characters (a zero-width space, a BOM, a soft hyphen, a direction mark: Unicode category
+    Cf), which no analyzer keeps and an embedder reads as noise."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 def _check_unicode(what: str, text: str) -> None:
     bad = LONE_SURROGATE.search(text)
     if bad is not None:
@@ -123,7 +130,7 @@ def _check_unicode(what: str, text: str) -> None:
 def _check_phrase(kind: str, text: object) -> str:
     if not isinstance(text, str):
         raise QueryNodeTypeError(f"{kind} text must be a str, not {type(text).__name__}")
-    if not text.strip():
+    if blank(text):
         raise QueryNodeError(f"{kind} text must not be empty or blank")
     _check_unicode(f"{kind} text", text)
     return nfc(text)
@@ -245,7 +252,7 @@ class Category(_NodeBase):
         for value in values:
             if not isinstance(value, str):
                 raise QueryNodeTypeError(f"category values must be str, not {type(value).__name__}")
-            if not value.strip():
+            if blank(value):
                 raise QueryNodeError("category values must not be empty or blank")
             _check_unicode("a category value", value)
         values = tuple(id_form(value) for value in values)

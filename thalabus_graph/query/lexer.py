@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from enum import Enum
 
 from thalabus_graph.errors import ThalabusSyntaxError
-from thalabus_graph.query.ast import LONE_SURROGATE, NAME_PATTERN, Category, Semantic, Text
+from thalabus_graph.query.ast import (
+    LONE_SURROGATE,
+    NAME_PATTERN,
+    Category,
+    Semantic,
+    Text,
+    blank,
+)
 
 
 class TokenKind(Enum):
@@ -82,7 +89,7 @@ def _read_quoted(text: str, start: int, body_start: int, what: str) -> tuple[str
             text,
         )
     body = escape_re.sub(r"\1", match.group())
-    if not body.strip():
+    if blank(body):
         raise ThalabusSyntaxError(f"empty {what}: expected text between the quotes", start, text)
     return body, end + 1
 

@@ -196,9 +196,10 @@ class DroppedWarning(QueryWarning):
                 "doubtful": f"{at}; {kept} kept under it with doubt (the gate, "
                             f"{gate:.3f}, judged the topic absent, but fragments in another "
                             "language come near it)"}[rule]
-        return cls("scores", phrase, None,
-                   f"phrase {phrase!r}: {dropped} fragment(s) dropped by {what}; best cosine "
-                   f"{cosine}", dropped, kept, best_cosine, rule)
+        done = (f"{dropped} fragment(s) dropped by {what}" if dropped else
+                f"every fragment under {what}")
+        return cls("scores", phrase, None, f"phrase {phrase!r}: {done}; best cosine {cosine}",
+                   dropped, kept, best_cosine, rule)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``QueryWarning``'s and the counts, the best cosine and the rule."""
@@ -339,7 +340,7 @@ class PhraseScale:
         dropped = len(calibrated) - len(kept) - len(doubtful)
         gate = self.calibration.gate_of(bg)
         floor = self.settings.min_score
-        if dropped <= 0 or not calibrated:
+        if (dropped <= 0 and not doubtful) or not calibrated:
             return
         if doubtful:
             rule = "doubtful"

@@ -37,8 +37,9 @@ public record DroppedWarning(String phrase, int dropped, int kept, Double bestCo
         if (what == null) {
             throw new IllegalArgumentException("unknown rule " + rule);
         }
-        String message = "phrase " + Python.repr(phrase) + ": " + dropped + " fragment(s) dropped by "
-                + what + "; best cosine " + cosine;
+        String done = dropped != 0 ? dropped + " fragment(s) dropped by " + what
+                : "every fragment under " + what;
+        String message = "phrase " + Python.repr(phrase) + ": " + done + "; best cosine " + cosine;
         return new DroppedWarning(phrase, dropped, kept, bestCosine, rule, message);
     }
 }

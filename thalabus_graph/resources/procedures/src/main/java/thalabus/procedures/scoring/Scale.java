@@ -226,7 +226,7 @@ public final class Scale {
                                        List<Scored> doubtful) {
         int dropped = calibrated.size() - kept.size() - doubtful.size();
         double gate = calibration.gateOf(bg);
-        if (dropped <= 0 || calibrated.isEmpty()) {
+        if ((dropped <= 0 && doubtful.isEmpty()) || calibrated.isEmpty()) {
             return null;
         }
         String rule;
