@@ -195,6 +195,18 @@ def test_a_quoted_value_parameter_is_the_value(graph: ThalabusGraph) -> None:
         graph.drop_category("QUOTED")
 
 
+def test_a_dollar_in_a_patterns_string_is_the_character(graph: ThalabusGraph,
+                                                       db: Database) -> None:
+    graph.define_category("PRICED", "(document) WHERE $value = 'a$b' OR $value = '$value'")
+    try:
+        every = cypher_documents(db, "MATCH (d:Document) RETURN d.documentid AS id")
+        assert documents(graph.query("PRICED='a$b'", return_documents=False)) == every
+        assert documents(graph.query("PRICED='$value'", return_documents=False)) == every
+        assert documents(graph.query("PRICED=b", return_documents=False)) == set()
+    finally:
+        graph.drop_category("PRICED")
+
+
 def test_a_failed_query_does_not_outlive_the_definition_that_failed_it(
         graph: ThalabusGraph) -> None:
     """The query's vocabulary row, kept for its next run, held the failing definition: the

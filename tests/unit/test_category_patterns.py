@@ -45,3 +45,17 @@ def test_every_spelling_of_value_reads_the_bound_variable(pattern: str) -> None:
 def test_text_inside_quotes_is_not_a_parameter() -> None:
     with pytest.raises(CategoryDefinitionError, match="does not use"):
         check_pattern("(document)<-[:CAN_READ]-(:User {name: '$value'})")
+
+
+@pytest.mark.parametrize("literal", ["'a$b'", "'top$secret'", "'$value'", '"$x $y"',
+                                     "'price: 5$'"])
+def test_a_dollar_inside_a_string_survives_the_parameter_rewriting(literal: str) -> None:
+    from thalabus_graph.graph.cypher_library import PARAMETER
+    from thalabus_graph.graph.database import prepared
+
+    pattern = f"{ANCHOR} WHERE document.note = {literal}"
+    sent = prepared(CategoryDefinition("NOTE", pattern).match_clause())
+    written = sent[sent.rindex("= ") + 2:]
+    assert not PARAMETER.search(written)  # nothing in the string reads as a parameter
+    assert written.replace("\\u0024", "$") == literal
+    assert sent.count(VALUE_VARIABLE) == 1

@@ -111,11 +111,18 @@ def _parameters(pattern: str) -> list[tuple[int, int, str]]:
 
 
 def _with_value_variable(pattern: str) -> str:
+    """``pattern`` as its statement's subquery holds it: ``$value`` read from the bound
+    variable, and each ``$`` inside a string literal escaped (``inert_dollars``), so the
+    statements' parameter rewriting leaves the string as the operator wrote it."""
+    edits = [(start, end, VALUE_VARIABLE) for start, end, name in _parameters(pattern)
+             if name == "value"]
+    edits += [(start, end, cypher_library.inert_dollars(pattern[start:end]))
+              for start, end, kind in _code_spans(pattern)
+              if kind == "string" and "$" in pattern[start:end]]
     out, at = [], 0
-    for start, end, name in _parameters(pattern):
-        if name == "value":
-            out += [pattern[at:start], VALUE_VARIABLE]
-            at = end
+    for start, end, text in sorted(edits):
+        out += [pattern[at:start], text]
+        at = end
     return "".join([*out, pattern[at:]])
 
 

@@ -40,6 +40,25 @@ PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 """A parameter reference in a statement (``$name``; group 1 the name)."""
 
 
+def inert_dollars(literal: str) -> str:
+    """A quoted string literal of user text (quotes included) with every ``$`` written as
+    the escape ``\\u0024``: the same string to Cypher, and nothing ``PARAMETER`` (the
+    statements' parameter rewriting, ``database.prepared``) would take for a parameter."""
+    out, i = [], 0
+    while i < len(literal):
+        pair = literal[i:i + 2]
+        if pair == "\\$":  # an unknown escape: Neo4j keeps both characters
+            out.append("\\\\\\u0024")
+            i += 2
+        elif literal[i] == "\\":
+            out.append(pair)
+            i += 2
+        else:
+            out.append("\\u0024" if literal[i] == "$" else literal[i])
+            i += 1
+    return "".join(out)
+
+
 def _package_folder(package: str) -> Traversable:
     try:
         return resources.files(package)

@@ -225,19 +225,7 @@ def _slot_text(text: str, tokens: Sequence[Token]) -> str:
     for token in tokens:
         if token.kind != "string" or "$" not in token.value:
             continue
-        out, i, literal = [], 0, token.value
-        while i < len(literal):
-            pair = literal[i:i + 2]
-            if pair == "\\$":  # an unknown escape: Neo4j keeps both characters
-                out.append("\\\\\\u0024")
-                i += 2
-            elif literal[i] == "\\":
-                out.append(pair)
-                i += 2
-            else:
-                out.append("\\u0024" if literal[i] == "$" else literal[i])
-                i += 1
-        pieces += [text[last:token.start], "".join(out)]
+        pieces += [text[last:token.start], cypher_library.inert_dollars(token.value)]
         last = token.end
     return "".join([*pieces, text[last:]])
 
