@@ -231,7 +231,7 @@ class ThalabusGraph(ApplicationGraph):
             return_documents=return_documents, create_dataset=create_dataset,
             automatically_rerank=automatically_rerank, session=session, profile=profile,
             strict_categories=strict_categories, required_filter=required_filter,
-            context=context))
+            context=context, held=self.queries.required is not None))
 
     @within_budget
     def explain(self, text: str, *, ontology_id: str | None = None,
@@ -243,7 +243,8 @@ class ThalabusGraph(ApplicationGraph):
         (``Queries.explain``; the arguments as in ``query``)."""
         return self.queries.explain(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language,
-            strict_categories=strict_categories, required_filter=required_filter))
+            strict_categories=strict_categories, required_filter=required_filter,
+            held=self.queries.required is not None))
 
     def documents_of(self, fragments: Sequence[Fragment], *,
                      known: Mapping[str, Sequence[Any]] | None = None) -> list[DocumentHit]:
@@ -273,7 +274,8 @@ class ThalabusGraph(ApplicationGraph):
         return self.queries.fast_path(QueryRequest(
             text, ontology_id, subset_of_datasetids, limit, language, return_documents=False,
             session=session, strict_categories=strict_categories, cut=False,
-            required_filter=required_filter, context=context),
+            required_filter=required_filter, context=context,
+            held=self.queries.required is not None),
             create_dataset=create_dataset, goal=goal, goals=self.goals)
 
     # --- reranking -----------------------------------------------------------------------

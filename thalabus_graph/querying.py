@@ -352,14 +352,14 @@ class Queries:
         embedding is computed. Category warnings are listed as in ``query``
         (``strict_categories`` raises them); each text search shows its analyzer and the
         phrase's language. The limit sizes the pools as in ``query``; ``pools`` shows them."""
-        from thalabus_graph.plan.explain import explained
+        from thalabus_graph.plan.explain import explained, viewed
 
         limit = cost.check_limit(request.limit, self.settings)
         node = self.held(request, parse_for_explain(request.text, self.settings))
         warnings, reads = check_query(self.db, node, request.ontology_id,
                                       _listed(request.subset_of_datasetids),
                                       rewrite(node).patterns,
-                                      strict=request.strict_categories)
+                                      strict=request.strict_categories, quiet=request.viewed)
         ex = self.executor(ontology_id=request.ontology_id,
                            subset_of_datasetids=request.subset_of_datasetids,
                            embedder=_NoEmbedder(self.shared.embedder().model_id),
@@ -368,8 +368,8 @@ class Queries:
         ex.definitions = {name: CategoryDefinition(name, pattern)
                           for name, pattern in reads.definitions.items()}
         ex.preload(reads.sizes, reads.counts)
-        return {**explained(ex, node, warnings, reads.pair_counts), "limit": limit,
-                "pools": cost.pools(ex.settings)}
+        out = {**explained(ex, node, warnings, reads.pair_counts), "limit": limit}
+        return {**(viewed(out) if request.viewed else out), "pools": cost.pools(ex.settings)}
 
 
 def _know(db: Database, ex: SearchExecutor, node: Node, reads: QueryReads | None = None

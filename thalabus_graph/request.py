@@ -38,6 +38,7 @@ class QueryRequest:
         context: a read-only Cypher fragment run for each result (``results.context``).
         min_score: the floor of semantic scores instead of ``MIN_SCORE`` (None: that one);
             the fast path asks with ``MIN_RERANKING_SCORE_DOC``, its own cut-off.
+        held: the connection holds its queries to a required filter (set by the engine).
     """
 
     text: str
@@ -55,3 +56,11 @@ class QueryRequest:
     required_filter: str | None = None
     context: str | None = None
     min_score: float | None = None
+    held: bool = False
+
+    @property
+    def viewed(self) -> bool:
+        """Whether the query sees only a required filter's view: then nothing about the
+        graph outside it may come back, so its vocabulary check is quiet (a warning or a
+        "did you mean" would tell which names and values exist beyond the view)."""
+        return self.held or self.required_filter is not None

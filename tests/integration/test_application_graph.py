@@ -147,6 +147,32 @@ def test_no_query_text_escapes_the_required_filter(db: Database, graph: Thalabus
     assert held.explain("")["query"] == "READABLE_BY=alice"
 
 
+def test_a_view_tells_nothing_of_the_graph_outside_it(db: Database,
+                                                      graph: ThalabusGraph) -> None:
+    # unheld, a misspelt value gets its "did you mean" and a value outside alice's view none
+    assert graph.query("COUNTRY_OF_ORIGIN=IQQ").warnings
+    for held, extra in ((ThalabusGraph(db, embedder=graph.embedder,
+                                       required_filter="READABLE_BY=alice"), {}),
+                        (graph, {"required_filter": "READABLE_BY=alice"})):
+        answers = {text: held.query(text, strict_categories=True, **extra)
+                   for text in ("COUNTRY_OF_ORIGIN=IQQ", "COUNTRY_OF_ORIGIN=ZZ",
+                                "COUNTRY_OF_ORIGIN=IQ", "READABLE_BY=bob",
+                                "READABLE_BY=nobody", "NOPE=1")}
+        assert all(not answer.warnings and {d.documentid for d in answer.documents or ()}
+                   <= readable("alice") for answer in answers.values()), answers
+        plan = held.explain('"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR PROCEDURE=Dublin)',
+                            strict_categories=True, **extra)
+        assert plan["warnings"] == []
+        assert not {"documents", "selectivity", "filtered_documents", "k"} & set(
+            key for key in _keys(plan["plan"])), plan["plan"]
+
+
+def _keys(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(k for v in value.values() for k in _keys(v))]
+    return [k for v in value for k in _keys(v)] if isinstance(value, list) else []
+
+
 def test_definitions_are_checked_when_defined(graph: ThalabusGraph, db: Database) -> None:
     bad = {
         "(document)<-[:CAN_READ]-(u:User {name: $value}) SET u.hacked = true": "",

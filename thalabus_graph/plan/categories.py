@@ -78,12 +78,14 @@ class VocabularyCheck:
     datasetids: tuple[str, ...] | None
     patterns: tuple[CategoryPattern, ...]
     strict: bool = False
+    quiet: bool = False
+    """Judge nothing: no warning, no error (a query held to a required filter's view)."""
 
     @classmethod
     def of(cls, node: Node, ontology_id: str | None = None,
            datasetids: Sequence[str] | None = None,
-           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
-           ) -> VocabularyCheck | None:
+           patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
+           quiet: bool = False) -> VocabularyCheck | None:
         """The check of ``node`` in its scope (None: the query has no category and no scope,
         and nothing is read). The read also says which names are graph-defined (``defined``):
         their values are whatever the pattern matches, so they get no warning."""
@@ -93,7 +95,7 @@ class VocabularyCheck:
         if not predicates and ontology_id is None and datasetids is None:
             return None
         return cls(predicates, ontology_id, None if datasetids is None else tuple(datasetids),
-                   tuple(patterns), strict)
+                   tuple(patterns), strict and not quiet, quiet)
 
     @cached_property
     def params(self) -> dict[str, Any]:
@@ -121,7 +123,7 @@ class VocabularyCheck:
         """
         vocabulary = _vocabulary(row)
         predicates = [p for p in self.predicates if p.name not in vocabulary.defined]
-        warnings = _warnings(vocabulary, predicates, self.ontology_id)
+        warnings = [] if self.quiet else _warnings(vocabulary, predicates, self.ontology_id)
         if self.strict and warnings:
             raise UnknownCategoryError(warnings)
         return warnings, self._reads(vocabulary)

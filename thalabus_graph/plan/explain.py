@@ -53,3 +53,21 @@ def explained(ex: Statistics, node: Node, warnings: Sequence[QueryWarning],
     return {"query": serialize(node), "ast": node.to_dict(),
             "plan": tree.to_dict(), "scores": ex.scale.explain(),
             "warnings": [w.to_dict() for w in warnings]}
+
+
+COUNTED = frozenset({"documents", "rows", "selectivity", "estimated_fragments",
+                     "filtered_documents", "k", "walked", "documentids", "candidates"})
+"""The plan's entries read from the whole graph, or decided by what was read there."""
+
+
+def viewed(explanation: dict[str, Any]) -> dict[str, Any]:
+    """``explanation`` for a query held to a required filter's view: without what the plan
+    read of the whole graph (``COUNTED``, and reasons quoting a number), since a view must
+    tell nothing of what lies outside it (how many documents hold a value it cannot see)."""
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items() if k not in COUNTED and not (
+                k == "reason" and isinstance(v, str) and any(c.isdigit() for c in v))}
+        return [scrub(v) for v in value] if isinstance(value, list) else value
+
+    return {**explanation, "plan": scrub(explanation["plan"])}

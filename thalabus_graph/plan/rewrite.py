@@ -154,18 +154,19 @@ class Prepared:
 
 def prepare(node: Node, settings: Settings, *, ontology_id: str | None,
             datasetids: Sequence[str] | None, limit: object, grouped: bool,
-            strict: bool, defined: frozenset[str] = frozenset()) -> Prepared:
+            strict: bool, defined: frozenset[str] = frozenset(), quiet: bool = False
+            ) -> Prepared:
     """``node`` ready to plan in its scope: rewritten (``rewrite``), with its vocabulary
     check (``VocabularyCheck.of``, which puts the scope in identifier form) and its limit
     checked (``cost.check_limit``). ``defined``: the query's graph-defined category names,
-    known to the check and never pushed as patterns.
+    known to the check and never pushed as patterns; ``quiet``: the check judges nothing.
 
     Raises:
         ConfigurationError: a bad limit, or a scope that is not an id or a list of ids.
     """
     rewritten = rewrite(node, grouped=grouped, defined=defined)
     check = VocabularyCheck.of(node, ontology_id, datasetids, rewritten.patterns,
-                               strict=strict)
+                               strict=strict, quiet=quiet)
     return Prepared(rewritten, check, check_limit(limit, settings))
 
 

@@ -126,7 +126,8 @@ def prepared_for(ex: SearchExecutor, request: QueryRequest, node: Node,
     if prepared is None:
         prepared = prepare(node, ex.settings, ontology_id=request.ontology_id,
                            datasetids=request.subset_of_datasetids, limit=request.limit,
-                           grouped=grouped, strict=request.strict_categories)
+                           grouped=grouped, strict=request.strict_categories,
+                           quiet=request.viewed)
     ex.prepared = prepared
     defined = ex.defined  # decides the vocabulary attempt, as the plan's first count would
     counts = {} if ex.vocabulary is None else ex.vocabulary.attempt.reads.pair_counts

@@ -121,6 +121,8 @@ class SearchExecutor(EvaluationParts):
             StaleVocabulary: the counts read with the query differ from those planned with.
             UnknownCategoryError: strict, and a defined value selected nothing.
         """
+        if self.vocabulary is not None and self.vocabulary.quiet:
+            return []
         found = [] if self.vocabulary is None else self.vocabulary.warnings()
         defined = self.lookups.defined_warnings()
         if defined and self.vocabulary is not None and self.vocabulary.strict:

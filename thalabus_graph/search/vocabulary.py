@@ -208,6 +208,11 @@ class VocabularyAttempt:
         """Whether the query's findings are errors (``strict_categories``)."""
         return self.check is not None and self.check.strict
 
+    @property
+    def quiet(self) -> bool:
+        """Whether the query's findings are not told (``VocabularyCheck.quiet``)."""
+        return self.check is not None and self.check.quiet
+
     def forget(self) -> None:
         """Forget the row kept for this query's read, after its evaluation failed: a plan
         made with a row seen before runs lookups before the statement that would find the
@@ -281,8 +286,8 @@ class Vocabularies:
 
 def check_query(db: Database, node: Node, ontology_id: str | None = None,
                 datasetids: Sequence[str] | None = None,
-                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False
-                ) -> tuple[list[QueryWarning], QueryReads]:
+                patterns: Sequence[CategoryPattern] = (), *, strict: bool = False,
+                quiet: bool = False) -> tuple[list[QueryWarning], QueryReads]:
     """Warnings for every category name, value and ontology of the query that no stored
     document has (in reading order, each once) and, from the same round trip, what the plan
     would read next: the node counts, the scope's size and the count of every pushed
@@ -291,7 +296,8 @@ def check_query(db: Database, node: Node, ontology_id: str | None = None,
     Raises:
         UnknownCategoryError: ``strict`` and there are warnings (before anything runs).
     """
-    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict)
+    check = VocabularyCheck.of(node, ontology_id, datasetids, patterns, strict=strict,
+                               quiet=quiet)
     if check is None:
         return [], QueryReads()
     return check.judge(read_row(Runner(db), check.params))
