@@ -18,6 +18,7 @@ from tests.integration.test_mcp import server_env as server_env
 from tests.support.permissions import grant
 from thalabus_graph import ThalabusGraph
 from thalabus_graph.graph.database import Database
+from thalabus_graph.mcp.views import Views
 
 pytestmark = [pytest.mark.integration, pytest.mark.line_neutral]
 READERS = {"alice": ["docid-1001", "docid-1002", "docid-1012", "docid-2003"],
@@ -41,8 +42,10 @@ def seen(answer: Any) -> set[str]:
     return {hit["documentid"] for hit in hits}
 
 
-async def agent_sees(client: Client, graph: ThalabusGraph, reader: str) -> None:
-    """Every query shape, a dataset made without a filter, and a goal built from it."""
+async def agent_sees(client: Client, graph: ThalabusGraph, reader: str,
+                     space: str = "") -> None:
+    """Every query shape, a dataset made without a filter, and a goal built from it (both
+    named in the agent's ``space``, as an operator may write them for it)."""
     allowed = set(READERS[reader])
     for text in QUERIES:
         for documents in (True, False):
@@ -52,13 +55,13 @@ async def agent_sees(client: Client, graph: ThalabusGraph, reader: str) -> None:
     assert seen(await call(client, "query", query='"asylum"', limit=50))
     explained = await call(client, "explain", query='"asylum"')
     assert "READABLE_BY" in json.dumps(explained.structured_content)
-    wide = graph.query('"asylum" OR "friends"', create_dataset=True, session="wide",
+    wide = graph.query('"asylum" OR "friends"', create_dataset=True, session=space + "wide",
                        return_documents=False)
     assert {f.documentid for f in wide.fragments} - allowed
     shown = await call(client, "dataset_show", dataset_id=wide.dataset_ids[0], limit=200)
     assert seen(shown) <= allowed and seen(shown)
     goal = f"goal-{reader}"
-    graph.datasets.use_for_goal(goal, wide.dataset_ids[0])
+    graph.datasets.use_for_goal(space + goal, wide.dataset_ids[0])
     lines = await call(client, "goal_context", goal_id=goal)
     assert not lines.is_error, lines.content
     assert {m["documentid"] for m in lines.structured_content["fragments"]} <= allowed
@@ -99,14 +102,50 @@ def test_http_gives_each_token_its_own_view(graph: ThalabusGraph, server_env: di
     async def main(url: str) -> None:
         for token, text in TOKENS.items():
             async with Client(http_transport(url, token)) as client:
-                await agent_sees(client, graph, text.split("=")[1])
+                await agent_sees(client, graph, text.split("=")[1], Views.space(text))
+        await agents_stay_in_their_views(url)
 
-    with http_server(server_env, "--token-filters", str(path)) as url:
+    with http_server(server_env, "--token-filters", str(path), "--allow-writes") as url:
         anyio.run(main, url)
         import httpx
         body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         wrong = httpx.post(url, json=body, headers={"Authorization": "Bearer " + "x" * 24})
         assert wrong.status_code == 401
+
+
+async def agents_stay_in_their_views(url: str) -> None:
+    """What one agent writes (a dataset, a goal) the other can neither read, rerank, extend
+    nor use as a scope; each pages through its own dataset to the end."""
+    alice, bob = list(TOKENS)
+    async with Client(http_transport(url, bob)) as client:
+        made = await call(client, "query", query='"asylum"', create_dataset=True,
+                          session="bobsess", goal_id="bobgoal", limit=50)
+        assert not made.is_error, made.content
+        dataset = made.structured_content["dataset_id"]
+        assert dataset.startswith(Views.space(TOKENS[bob]))
+        assert not (await call(client, "dataset_show", dataset_id=dataset)).is_error
+    async with Client(http_transport(url, alice)) as client:
+        for tool, arguments in (("dataset_show", {"dataset_id": dataset}),
+                                ("rerank_dataset", {"dataset_id": dataset}),
+                                ("goal_context", {"goal_id": "bobgoal"}),
+                                ("query", {"query": '"asylum"',
+                                           "subset_of_datasetids": [dataset]})):
+            answer = await call(client, tool, **arguments)
+            text = answer.content[0].text
+            assert answer.is_error and "bobsess" not in text.split(":", 1)[1].replace(
+                dataset, ""), (tool, text)  # nothing of bob's beyond the id asked
+        own = await call(client, "query", query='"asylum" OR "friends"', create_dataset=True,
+                         session="bobsess", goal_id="bobgoal", documents=False, limit=1)
+        mine = own.structured_content["dataset_id"]
+        assert mine != dataset and mine.startswith(Views.space(TOKENS[alice]))
+        pages, offset = [], 0
+        while offset is not None:
+            page = (await call(client, "dataset_show", dataset_id=mine, limit=1,
+                               offset=offset)).structured_content
+            pages += [m["documentid"] for m in page["members"]]
+            offset = page["next_offset"]
+            assert len(pages) <= page["members_total"]
+        assert len(pages) == page["members_total"] and set(pages) <= set(READERS["alice"])
 
 
 def test_an_agent_asks_for_the_operators_contexts_by_name(

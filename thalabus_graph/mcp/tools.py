@@ -258,15 +258,18 @@ class Tools:
             raise ToolError("goal_id needs create_dataset=true (the new dataset is attached)")
 
         def work() -> QueryOutput:
+            space = self.views.space(required)
+            parents = (subset_of_datasetids if subset_of_datasetids is None else
+                       [self.views.own(d, required, "dataset") for d in subset_of_datasetids])
             result = self.graph.query(query, ontology_id=ontology_id,
-                                      subset_of_datasetids=subset_of_datasetids,
+                                      subset_of_datasetids=parents,
                                       return_documents=documents,
-                                      create_dataset=create_dataset, session=session,
+                                      create_dataset=create_dataset, session=space + session,
                                       strict_categories=strict_categories,
                                       required_filter=required,
                                       context=self.views.context(context))
             if goal_id and result.dataset_ids:
-                self.graph.datasets.use_for_goal(goal_id, result.dataset_ids[0])
+                self.graph.datasets.use_for_goal(space + goal_id, result.dataset_ids[0])
             out = query_output(result, query, offset, limit, list(self.graph.bookmarks))
             data = fit_page(out.model_dump(), out.returned, self.output_chars,
                             fitting="snippets", offset=offset, thin="fragments",
@@ -314,22 +317,24 @@ class Tools:
 
         def work() -> DatasetOutput:
             datasets = self.graph.datasets
-            info = datasets.get(dataset_id)
+            info = datasets.get(self.views.own(dataset_id, required, "dataset"))
             visible = self.views.visible(required)
             members = datasets.members(dataset_id, include_hidden=include_hidden,
                                        limit=offset + limit if visible is None else None)
             members = [m for m in members if visible is None or m.documentid in visible]
+            listed = (info.members if include_hidden else info.members - info.hidden
+                      ) if visible is None else len(members)
             members = members[offset:offset + limit]
             lineage: list[str] = []
             parents = info.derived_from
             while parents and len(lineage) < LINEAGE_DEPTH:
                 lineage.append(parents[0])
                 parents = datasets.get(parents[0]).derived_from
-            listed = info.members if include_hidden else info.members - info.hidden
             out = DatasetOutput(
                 dataset_id=info.datasetid, kind=info.kind, query=info.query,
                 session=info.session, created_at=str(info.created_at),
-                members_total=info.members, hidden=info.hidden,
+                members_total=info.members if visible is None else listed,
+                hidden=info.hidden,
                 weight_scale=info.weight_scale, reranked=info.reranked,
                 reason=None if info.reason is None else self.redact(info.reason),
                 failures=info.failures, lineage=lineage,
@@ -357,9 +362,10 @@ class Tools:
         required = self.views.required()
 
         def work() -> RerankOutput:
-            result = self.graph.rerank_dataset(dataset_id, query)
-            members = self.views.kept(self.graph.datasets.members(result.dataset_id),
-                                      required)[:limit]
+            result = self.graph.rerank_dataset(self.views.own(dataset_id, required, "dataset"),
+                                               query)
+            kept = self.views.kept(self.graph.datasets.members(result.dataset_id), required)
+            members = kept[:limit]
             out = RerankOutput(
                 dataset_id=result.dataset_id, parent_id=result.parent_id, query=result.query,
                 reranked=result.reranked,
@@ -367,9 +373,9 @@ class Tools:
                 reason=None if result.reason is None else self.redact(result.reason),
                 rounds=result.rounds, failures=result.failures,
                 weight_scale=result.weight_scale, unscored=result.unscored,
-                capped=result.capped, members_total=len(result.fragments),
+                capped=result.capped, members_total=len(kept),
                 members=[member_out(m) for m in members], bookmarks=list(result.bookmarks),
-                next_offset=next_offset(0, len(members), len(result.fragments)))
+                next_offset=next_offset(0, len(members), len(kept)))
             data = fit_page(out.model_dump(), "members", self.output_chars,
                             fitting="snippets", offset=0,
                             more=f"dataset_show with dataset_id={result.dataset_id!r} and "
@@ -394,7 +400,8 @@ class Tools:
         required = self.views.required()
 
         def work() -> GoalContextOutput:
-            context = self.graph.goal_context(goal_id, char_budget=char_budget, target=target)
+            goal = self.views.space(required) + goal_id
+            context = self.graph.goal_context(goal, char_budget=char_budget, target=target)
             fragments = self.views.kept(context.fragments, required)
             out = GoalContextOutput(
                 goal_id=goal_id, datasets=context.datasets,

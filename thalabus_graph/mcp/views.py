@@ -7,12 +7,16 @@ JSON file maps each bearer token to a required filter (``{"token-a": "READABLE_B
 a tool call runs with its caller's filter (``VIEW``), on top of the server's own
 ``--required-filter``. The filter reaches every query and explain as ``required_filter`` and
 keeps every dataset member and goal line outside it out of the answers (``Views.kept``).
+Each token filter also has its own space of sessions and goals (``Views.space``): the
+datasets and goals an agent writes are named inside it, and an agent reads or writes no
+dataset or goal of another view, so no agent learns another's queries, sessions or sizes.
 Graph contexts are Cypher the operator wrote (``--context NAME=FILE.cypher``); an agent
 names one, never sends Cypher.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from thalabus_graph.engine import ThalabusGraph
-from thalabus_graph.errors import ConfigurationError
+from thalabus_graph.errors import ConfigurationError, DatasetInputError
 from thalabus_graph.query.required import required_filter
 
 VIEW: ContextVar[str | None] = ContextVar("thalabus_mcp_view", default=None)
@@ -111,6 +115,28 @@ class Views:
         if self.graph.required_filter is None and required is None:
             return None
         return frozenset(f.documentid for f in self.graph.stream("", required_filter=required))
+
+    @staticmethod
+    def space(required: str | None) -> str:
+        """The prefix of the sessions and goals of the view ``required`` ('' without a token
+        filter: the server's one view): ``view-`` and 12 hex of the filter's sha256, the same
+        for every token holding that filter and across restarts."""
+        if required is None:
+            return ""
+        return f"view-{hashlib.sha256(required.encode('utf-8')).hexdigest()[:12]}."
+
+    def own(self, name: str, required: str | None, what: str) -> str:
+        """``name`` (a dataset or goal id the caller gave) when it lies in the caller's
+        space, else the error an unknown one gets: another view's ids do not exist for it.
+
+        Raises:
+            DatasetInputError: ``name`` is outside the caller's space.
+        """
+        space = self.space(required)
+        if space and not name.startswith(space):
+            raise DatasetInputError(f"no {what} {name!r} in this view (the ids this view "
+                                    f"writes start with {space!r})")
+        return name
 
     def kept(self, items: Iterable[M], required: str | None) -> list[M]:
         """``items`` (anything with a ``documentid``) inside the caller's view."""
