@@ -247,6 +247,18 @@ def unscored(document: dict[str, Any]) -> dict[str, Any]:
     ({"settings": {"hybrid_all_queries": "true"}}, "hybrid_all_queries"),
     ({"settings": {"fusion": "best"}}, "fusion"),
     ({"settings": {"embedder_model": 5}}, "embedder_model"),
+    ({"filter": [[{"name": "K", "values": ["v"]}]],
+      "searches": [{"kind": "index", "source": "users", "index": "typical_rag", "k": 50}]},
+     "source 'users'"),
+    ({"filter": [[{"name": "K", "values": ["v"]}]],
+      "searches": [{"kind": "index", "source": "chapters", "k": -5, "top_n": 10}]}, "'k'"),
+    ({"filter": [[{"name": "K", "values": ["v"]}]],
+      "searches": [{"kind": "text", "source": "chapters", "index": "migration_lock", "k": 9}]},
+     "migration_lock"),
+    ({"filter": [[{"name": "K", "values": ["v"]}]],
+      "searches": [{"kind": "scan", "source": "chapters"}]}, "kind 'scan'"),
+    ({"filter": [[{"name": "K", "values": ["v"]}]],
+      "searches": [{"kind": "exact", "source": "chapters", "top_n": 5}] * 17}, "more than 16"),
 ])
 def test_a_bad_option_is_an_error_naming_it(clean_db: Database, db_settings: Settings,
                                             options: dict[str, Any], named: str) -> None:

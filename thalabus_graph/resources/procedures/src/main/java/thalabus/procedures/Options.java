@@ -49,11 +49,54 @@ record Options(Long limit, String language, List<String[]> indexes, Boolean held
                         "thalabus.phrase: option 'searches' must list maps, not " + item);
             }
             Object index = m.get("index");
-            out.add(new RestrictedSearch.Planned(String.valueOf(m.get("kind")),
+            out.add(checked(new RestrictedSearch.Planned(String.valueOf(m.get("kind")),
                     String.valueOf(m.get("source")), index == null ? null : index.toString(),
-                    number(m, "k", 0), number(m, "top_n", 0), real(m, "walked")));
+                    number(m, "k", 0), number(m, "top_n", 0), real(m, "walked"))));
+            if (out.size() > MAX_SEARCHES) {
+                throw new IllegalArgumentException("thalabus.phrase: option 'searches' lists "
+                        + "more than " + MAX_SEARCHES + " searches (one per source and kind)");
+            }
         }
         return out;
+    }
+
+    /** Searches a plan can hold: each vector source once, each full-text source once. */
+    private static final int MAX_SEARCHES = 16;
+
+    /** {@code s} when the engine's plan could have made it: a known kind on a source of that
+     *  kind, a full-text index of its source, and sizes of at least 0 (1 for an index's k). */
+    private static RestrictedSearch.Planned checked(RestrictedSearch.Planned s) {
+        boolean vector = s.kind().equals("exact") || s.kind().equals("index");
+        boolean text = s.kind().equals("text") || s.kind().equals("candidates");
+        String[][] sources = vector ? PhraseSearch.VECTOR_SOURCES : PhraseSearch.TEXT_SOURCES;
+        String base = null;
+        for (String[] src : sources) {
+            base = src[0].equals(s.source()) ? src[1] : base;
+        }
+        String problem = !vector && !text ? "kind '" + s.kind() + "' is none of exact, index, "
+                + "text, candidates"
+                : base == null ? "source '" + s.source() + "' is no " + (vector ? "vector"
+                        : "full-text") + " source (" + names(sources) + ")"
+                : text && (s.index() == null || !Languages.isFullTextIndex(base, s.index()))
+                        ? "index '" + s.index() + "' is not a full-text index of " + s.source()
+                        + " (" + base + " or " + base + "_<language>)"
+                : s.kind().equals("index") && s.k() < 1 ? "'k' must be at least 1"
+                : s.k() < 0 || s.topN() < 0 ? "'k' and 'top_n' must be at least 0"
+                : !(s.walked() >= 0 && Double.isFinite(s.walked())) ? "'walked' must be a "
+                        + "finite number of at least 0"
+                : null;
+        if (problem != null) {
+            throw new IllegalArgumentException("thalabus.phrase: option 'searches': " + problem);
+        }
+        return s;
+    }
+
+    private static String names(String[][] sources) {
+        List<String> out = new ArrayList<>();
+        for (String[] src : sources) {
+            out.add(src[0]);
+        }
+        return String.join(", ", out);
     }
 
     private static double real(Map<?, ?> m, String key) {
