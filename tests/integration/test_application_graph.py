@@ -160,6 +160,8 @@ def test_a_view_tells_nothing_of_the_graph_outside_it(db: Database,
                                 "READABLE_BY=nobody", "NOPE=1")}
         assert all(not answer.warnings and {d.documentid for d in answer.documents or ()}
                    <= readable("alice") for answer in answers.values()), answers
+        absent = held.query('"chocolate cake recipe"', **extra).warnings
+        assert absent and all(w.to_dict().get("best_cosine") is None for w in absent)
         plan = held.explain('"asylum" AND (COUNTRY_OF_ORIGIN=IQ OR PROCEDURE=Dublin)',
                             strict_categories=True, **extra)
         assert plan["warnings"] == []

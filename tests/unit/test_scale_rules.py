@@ -157,3 +157,15 @@ def test_the_best_cosine_in_another_language_reads_document_languages() -> None:
              Candidate("chapters", 0.90, None, "en")]
     assert abs((other_language_best(drawn) or 0.0) - 0.86) < 1e-9
     assert other_language_best([Candidate("chapters", 0.9, None, None)]) is None
+
+
+def test_a_viewed_query_gets_its_counts_without_the_graphs_cosine_or_gate() -> None:
+    s = scale()
+    found = fragments(flat(0.80), text="nothing shared")
+    s.viewed = True
+    s.remember("quantum chromodynamics on lattices", found, SIZES)
+    assert s.apply("quantum chromodynamics on lattices", found) == []
+    [warning] = s.warnings()
+    assert isinstance(warning, DroppedWarning)
+    assert (warning.rule, warning.dropped, warning.best_cosine) == ("gate", len(found), None)
+    assert "0.8" not in warning.message and "cosine" not in warning.message

@@ -201,6 +201,18 @@ class DroppedWarning(QueryWarning):
         return cls("scores", phrase, None, f"phrase {phrase!r}: {done}; best cosine {cosine}",
                    dropped, kept, best_cosine, rule)
 
+    def viewed(self) -> DroppedWarning:
+        """This warning for a query held to a view: the counts and the rule of its own
+        fragments, without the best cosine and the gate, which the whole graph's candidates
+        decide (how near the graph comes to the phrase outside the view)."""
+        what = {"gate": "dropped by the phrase gate (the corpus seems to hold nothing on it)",
+                "min_score": "dropped by the score floor",
+                "doubtful": f"dropped by the score floor; {self.kept} kept under it with "
+                            "doubt"}[self.rule]
+        return DroppedWarning("scores", self.subject, None,
+                              f"phrase {self.subject!r}: {self.dropped} fragment(s) {what}",
+                              self.dropped, self.kept, None, self.rule)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``QueryWarning``'s and the counts, the best cosine and the rule."""
         return {**super().to_dict(), "dropped": self.dropped, "kept": self.kept,
@@ -235,6 +247,8 @@ class PhraseScale:
         warned: phrase -> what the scale removed from it (``warnings``).
         mismatch: the warning of a query embedding with another model than the graph's
             vectors' (``check_model``).
+        viewed: the query sees a required filter's view: its warnings say nothing read from
+            the whole graph's candidates (``DroppedWarning.viewed``).
     """
 
     settings: Settings
@@ -244,6 +258,7 @@ class PhraseScale:
     remembered: set[str] = field(default_factory=set)
     warned: dict[str, DroppedWarning] = field(default_factory=dict)
     mismatch: QueryWarning | None = None
+    viewed: bool = False
 
     @property
     def calibrated(self) -> bool:
@@ -358,7 +373,9 @@ class PhraseScale:
         query's (``check_model``), then one ``DroppedWarning`` per phrase whose fragments the
         scale removed (by its gate, or all of them) or kept with doubt, in the order the
         phrases ran."""
-        return [*([self.mismatch] if self.mismatch else []), *self.warned.values()]
+        warned = self.warned.values()
+        return [*([self.mismatch] if self.mismatch else []),
+                *(w.viewed() if self.viewed else w for w in warned)]
 
     def check_model(self, model_id: str, stored: Sequence[str] | None) -> None:
         """Warn (once per evaluation in the result, once per process and pair in the log)

@@ -107,6 +107,7 @@ def evaluator_for(shared: Shared, request: QueryRequest, node: Node,
         stale_row=stale_row,
         stream_limit=limit if request.cut and not request.create_dataset else None,
         procedures=shared.procedures)
+    ex.scale.viewed = request.viewed
     if not request.automatically_rerank:
         return Evaluator(ex, record=request.profile, request=request, prepared=prepared)
     outcomes = BranchOutcomes(semantic=bool(rerank_query(node)))
