@@ -99,6 +99,13 @@ def test_a_file_of_no_document_exits_2_and_its_skipped_lines_are_counted(
     assert main(["ingest", str(_stories(tmp_path)), "--uri", neo4j_uri]) == 0
 
 
+def test_a_database_the_server_lacks_is_bad_input_naming_the_flag(
+        neo4j_uri: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", '"x"', "--uri", neo4j_uri, "--database", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such database" in err and "--database" in err
+
+
 def test_long_output_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("thalabus-graph")
     query = " AND ".join(f"K=v{i}" for i in range(5_000))  # filters: free of max_query_terms

@@ -190,6 +190,10 @@ def mapped_errors(what: str) -> Iterator[None]:
                                ) from exc
         if any(text in (exc.message or "") for text in MISSING_INDEX_MESSAGES):
             raise GraphError(f"{what}: {NOT_MIGRATED} ({exc.message})") from exc
+        if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
+            raise ConfigurationError(f"{what}: the server has no such database ({exc.message});"
+                                     " name one it has: --database or NEO4J_DATABASE (Community "
+                                     "Edition has one, neo4j)") from exc
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
                              "this user for a few seconds (dbms.security.auth_lock_time); check "
