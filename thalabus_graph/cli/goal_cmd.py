@@ -34,20 +34,20 @@ def register(subparsers: Any) -> None:
     q = sub.add_parser("use", help="the goal uses a dataset (the goal is created when new)",
                        formatter_class=raw,
                        epilog="example:\n  thalabus-graph goal use my-goal 'default#rerank_1'")
-    q.add_argument("goal")
+    q.add_argument("goal", help="the goal's id (any text; created when new)")
     q.add_argument("dataset", help="dataset id")
     common.add_common_options(q)
     q.set_defaults(handler=_use)
     q = sub.add_parser("load", help="load a whole document into the goal", formatter_class=raw,
                        epilog="example:\n  thalabus-graph goal load my-goal docid-1003")
-    q.add_argument("goal")
+    q.add_argument("goal", help="the goal's id (any text; created when new)")
     q.add_argument("document", help="document id")
     common.add_common_options(q)
     q.set_defaults(handler=_load)
     q = sub.add_parser("show", help="the goal's context and RAG message", formatter_class=raw,
                        epilog="examples:\n  thalabus-graph goal show my-goal\n"
                               "  thalabus-graph goal show my-goal --char-budget 8000 --json")
-    q.add_argument("goal")
+    q.add_argument("goal", help="the goal's id (any text; created when new)")
     q.add_argument("--min-score", type=common.finite_float(None), default=None,
                    help="threshold of reranker weights (default MIN_RERANKING_SCORE_FRAG)")
     q.add_argument("--min-retrieval-score", type=common.finite_float(0.0, 1.0), default=None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from typing import Any
 
 from thalabus_graph.bounds import parse_for_explain, parse_within_limits
@@ -59,6 +60,11 @@ def _register_ingest(subparsers: Any) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "ingest", help="ingest documents from a JSON Lines file", formatter_class=fmt,
+        description=textwrap.fill("Ingest documents from a JSON Lines file, one document a line: "
+        '{"documentid", "ontology", "title", "language", "categories": {NAME: [values]}, '
+        '"chapters", "paragraphs", "summaries", "questions", "keywords", "embeddings"}, any '
+        "other key an extra property (a key named like a misspelt field is warned of). A bad "
+        "line is reported with its number and skipped; re-ingesting replaces a document.", 79),
         epilog="examples:\n  thalabus-graph ingest corpus.jsonl\n"
                "  thalabus-graph ingest corpus.jsonl --strict --json")
     p.add_argument("file", help="JSON Lines file, one document per line")
@@ -127,7 +133,9 @@ def _register_explain(subparsers: Any) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "explain", help="show the compiled plan of a query without running it",
-        formatter_class=fmt,
+        formatter_class=fmt, description=textwrap.fill(
+            "The compiled plan of a query (its steps, the path each search takes, the pools), "
+            "without running a search.", 79) + "\n\n" + QUOTING_RULE.split("\n\n", 1)[1],
         epilog="examples:\n  thalabus-graph explain '\"asylum seeker\" AND COUNTRY_OF_ORIGIN=IQ'\n"
                "  thalabus-graph explain 'NOT DECISION=granted' --ontology asylum --json")
     p.add_argument("text", help="the query (quote it for the shell)")
@@ -144,6 +152,9 @@ def _register_rerank(subparsers: Any) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "rerank", help="rerank a dataset into {session}#rerank_N", formatter_class=fmt,
+        description=textwrap.fill("Rerank a dataset's members with the configured reranker "
+        "(THALABUS_RERANKER_URL) into a new dataset {session}#rerank_N; a failing reranker "
+        "degrades to the retrieval order, flagged on the new dataset.", 79),
         epilog="examples:\n  thalabus-graph rerank 'default#dataset_1'\n"
                "  THALABUS_RERANKER_URL=http://127.0.0.1:8000 thalabus-graph rerank "
                "'default#dataset_1' --query 'religious conversion'\n"
@@ -175,7 +186,8 @@ def _register_rerank(subparsers: Any) -> None:
                    help="several semantic clauses: joined (one reranker query, the clauses "
                         "joined by AND) or scored per clause and combined by the AND rule "
                         "geometric (mean) or minimum (default: RERANK_CLAUSES)")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=int, default=10,
+                   help="members of the new dataset printed (default 10; --json lists all)")
     common.add_common_options(p)
     p.set_defaults(handler=_rerank)
 
@@ -193,7 +205,7 @@ def _register_datasets(subparsers: Any) -> None:
     q = sub.add_parser("list", help="every dataset", formatter_class=fmt,
                        epilog="examples:\n  thalabus-graph datasets list\n"
                               "  thalabus-graph datasets list --session cli --json")
-    q.add_argument("--session", default=None)
+    q.add_argument("--session", default=None, help="only the datasets of this session")
     common.add_common_options(q)
     q.set_defaults(handler=_datasets_list)
     q = sub.add_parser("show", help="one dataset and its best members", formatter_class=fmt,
@@ -201,7 +213,8 @@ def _register_datasets(subparsers: Any) -> None:
                               "  thalabus-graph datasets show 'default#rerank_1' --hidden "
                               "--histogram scores.png")
     q.add_argument("dataset")
-    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--limit", type=int, default=20,
+                   help="members printed, best first (default 20)")
     q.add_argument("--hidden", action="store_true", help="include hidden members")
     q.add_argument("--histogram", default=None, metavar="FILE.png",
                    help="plot retrieval weight against reranker weight of a derived dataset "

@@ -259,10 +259,9 @@ class Tools:
 
         def work() -> QueryOutput:
             space = self.views.space(required)
-            parents = (subset_of_datasetids if subset_of_datasetids is None else
-                       [self.views.own(d, required, "dataset") for d in subset_of_datasetids])
             result = self.graph.query(query, ontology_id=ontology_id,
-                                      subset_of_datasetids=parents,
+                                      subset_of_datasetids=self.views.owned(
+                                          subset_of_datasetids, required),
                                       return_documents=documents,
                                       create_dataset=create_dataset, session=space + session,
                                       strict_categories=strict_categories,
@@ -318,13 +317,8 @@ class Tools:
         def work() -> DatasetOutput:
             datasets = self.graph.datasets
             info = datasets.get(self.views.own(dataset_id, required, "dataset"))
-            visible = self.views.visible(required)
-            members = datasets.members(dataset_id, include_hidden=include_hidden,
-                                       limit=offset + limit if visible is None else None)
-            members = [m for m in members if visible is None or m.documentid in visible]
-            listed = (info.members if include_hidden else info.members - info.hidden
-                      ) if visible is None else len(members)
-            members = members[offset:offset + limit]
+            members, listed, total = self.views.page(info, include_hidden, offset, limit,
+                                                     required)
             lineage: list[str] = []
             parents = info.derived_from
             while parents and len(lineage) < LINEAGE_DEPTH:
@@ -333,7 +327,7 @@ class Tools:
             out = DatasetOutput(
                 dataset_id=info.datasetid, kind=info.kind, query=info.query,
                 session=info.session, created_at=str(info.created_at),
-                members_total=info.members if visible is None else listed,
+                members_total=total,
                 hidden=info.hidden,
                 weight_scale=info.weight_scale, reranked=info.reranked,
                 reason=None if info.reason is None else self.redact(info.reason),

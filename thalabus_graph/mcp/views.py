@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
+from thalabus_graph.datasets import DatasetInfo, Member
 from thalabus_graph.engine import ThalabusGraph
 from thalabus_graph.errors import ConfigurationError, DatasetInputError
 from thalabus_graph.query.required import required_filter
@@ -137,6 +138,27 @@ class Views:
             raise DatasetInputError(f"no {what} {name!r} in this view (the ids this view "
                                     f"writes start with {space!r})")
         return name
+
+    def owned(self, datasetids: Sequence[str] | None, required: str | None
+              ) -> list[str] | None:
+        """``datasetids`` (a query's parent datasets) when each lies in the caller's space
+        (``own``)."""
+        return None if datasetids is None else [self.own(d, required, "dataset")
+                                                for d in datasetids]
+
+    def page(self, info: DatasetInfo, include_hidden: bool, offset: int, limit: int,
+             required: str | None) -> tuple[list[Member], int, int]:
+        """A page of a dataset's members inside the caller's view, best first, with the
+        members listed there (hidden ones only with ``include_hidden``) and its total (the
+        dataset's, or the view's count under a filter: a view never learns the rest)."""
+        visible = self.visible(required)
+        members = self.graph.datasets.members(info.datasetid, include_hidden=include_hidden,
+                                              limit=offset + limit if visible is None else None)
+        if visible is None:
+            listed = info.members - (0 if include_hidden else info.hidden)
+            return members[offset:offset + limit], listed, info.members
+        members = [m for m in members if m.documentid in visible]
+        return members[offset:offset + limit], len(members), len(members)
 
     def kept(self, items: Iterable[M], required: str | None) -> list[M]:
         """``items`` (anything with a ``documentid``) inside the caller's view."""
