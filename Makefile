@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict thalabus_graph
 
 test: $(STAMP) lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 # The integration suite on one Neo4j line, always on a launcher server of that version,
 # whatever NEO4J_URI says: the 5.26 LTS (Java 17+) and the newest 2026.x release the launcher

@@ -210,6 +210,11 @@ class QueryTimeout(GraphError):
     read at its transaction timeout, or the deadline had passed before the next read."""
 
 
+class UnknownDatabaseError(GraphError, ConfigurationError):
+    """The server has no database of the name asked (``database=``, ``--database``,
+    ``NEO4J_DATABASE``): Neo4j's refusal, and bad input (the CLI exits 2)."""
+
+
 class OutOfTransactionMemory(GraphError):
     """Neo4j refused a write for its transaction memory limit
     (``dbms.memory.transaction.total.max`` or ``db.memory.transaction.max``), raised inside
@@ -303,5 +308,6 @@ __all__ = [
     "ThalabusSyntaxError",
     "UnembeddedDocuments",
     "UnknownCategoryError",
+    "UnknownDatabaseError",
     "UnknownLanguageError",
 ]

@@ -42,6 +42,7 @@ from thalabus_graph.errors import (
     GraphError,
     InvalidTextError,
     QueryTimeout,
+    UnknownDatabaseError,
 )
 from thalabus_graph.graph import cypher_library
 from thalabus_graph.graph.auto_commit import AUTO_COMMIT_ATTEMPTS, AutoCommit, Runs
@@ -191,9 +192,9 @@ def mapped_errors(what: str) -> Iterator[None]:
         if any(text in (exc.message or "") for text in MISSING_INDEX_MESSAGES):
             raise GraphError(f"{what}: {NOT_MIGRATED} ({exc.message})") from exc
         if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
-            raise ConfigurationError(f"{what}: the server has no such database ({exc.message});"
-                                     " name one it has: --database or NEO4J_DATABASE (Community "
-                                     "Edition has one, neo4j)") from exc
+            raise UnknownDatabaseError(f"{what}: the server has no such database ({exc.message});"
+                                       " name one it has: --database or NEO4J_DATABASE "
+                                       "(Community Edition has one, neo4j)") from exc
         if exc.code == AUTH_RATE_LIMIT:
             raise GraphError(f"{what}: authentication failed too often in a row, Neo4j refuses "
                              "this user for a few seconds (dbms.security.auth_lock_time); check "
