@@ -22,6 +22,7 @@
     │                                   (dataset, goal, document, fragment) or a bad session name
     ├── GraphError                      Neo4j failed (mapped from neo4j.exceptions at one boundary)
     │   ├── QueryTimeout                a query outran its time budget (query_timeout_seconds)
+    │   ├── UnknownDatabaseError        also a ConfigurationError: no database of that name
     │   └── OutOfTransactionMemory      a write larger than the server's transaction memory
     ├── LauncherError                   the local Neo4j launcher could not do what was asked
     │   └── PortTaken                   another process bound the chosen port first
